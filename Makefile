@@ -1,0 +1,56 @@
+# mlx-otelcol: build the collector with ocb, run it, test it.
+#   make run    build and run with config/mlx.yaml (the real mlx_lm.server)
+#   make demo   the same distribution, with the simulated engine
+#   make test   everything the project checks (.ci/run calls this)
+
+SHELL       := /bin/bash
+GO          ?= go
+OCB_VERSION := v0.165.0
+BIN         := $(CURDIR)/bin
+OCB         := $(BIN)/builder
+COLLECTOR   := $(CURDIR)/_build/mlx-otelcol
+MLXSIM      := $(BIN)/mlxsim
+CONFIG      ?= config/mlx.yaml
+# Go sources that end up in the collector binary.
+COMPONENT_SRC := $(shell find receiver processor extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
+
+.PHONY: all build run demo test unit e2e lint tools clean
+
+all: build
+
+## tools: ocb, pinned, into ./bin (the Go module proxy serves it).
+tools: $(OCB)
+$(OCB):
+	GOBIN=$(BIN) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
+
+## build: the collector, from builder-config.yaml, into _build/.
+build: $(COLLECTOR)
+$(COLLECTOR): $(OCB) builder-config.yaml go.mod go.sum $(COMPONENT_SRC)
+	$(OCB) --config builder-config.yaml
+	@touch $@
+
+$(MLXSIM): $(shell find cmd/mlxsim internal/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
+	$(GO) build -o $@ ./cmd/mlxsim
+
+## run: the distribution with the real engine (mlx_lm.server on a Mac).
+run: $(COLLECTOR)
+	$(COLLECTOR) --config $(CONFIG)
+
+## demo: the distribution with the simulated engine in place of mlx_lm.server.
+demo: $(COLLECTOR) $(MLXSIM)
+	MLXSIM=$(MLXSIM) $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml
+
+## test: unit tests, then end-to-end tests against the built binary.
+test: unit e2e
+
+unit:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_build/*')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+e2e: $(COLLECTOR) $(MLXSIM)
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...
+
+clean:
+	rm -rf _build bin .data

@@ -1,0 +1,30 @@
+package doccheck
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMetricNames(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "documentation.md")
+	require.NoError(t, os.WriteFile(p, []byte("# x\n\n## How\n\n### not_a_metric\n\n## Metrics\n\n### b_total\n\ntext\n\n### a_seconds\n\n## Other\n\n### c\n"), 0o600))
+	names, err := MetricNames(p)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a_seconds", "b_total"}, names)
+}
+
+func TestMetricNamesWithoutSection(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "documentation.md")
+	require.NoError(t, os.WriteFile(p, []byte("# x\n### a\n"), 0o600))
+	_, err := MetricNames(p)
+	assert.Error(t, err)
+}
+
+func TestScrapedFamilies(t *testing.T) {
+	exp := "# HELP up x\n# TYPE up gauge\nup 1\n# TYPE a_total counter\na_total{x=\"1\"} 2\n"
+	assert.Equal(t, []string{"a_total", "up"}, ScrapedFamilies([]byte(exp)))
+}

@@ -1,0 +1,162 @@
+package supervisorreceiver
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+)
+
+// Probe kinds for health_check.probe.
+const (
+	// ProbeCompletion sends a max_tokens: 1 chat completion: it only succeeds
+	// once the model is loaded and the generation loop answers.
+	ProbeCompletion = "completion"
+	// ProbeModels asks GET /v1/models and requires the model to be listed.
+	// mlx_lm answers it before the model is loaded: a weaker signal.
+	ProbeModels = "models"
+	// ProbeHealth asks GET /health, which mlx_lm answers as soon as the HTTP
+	// server is up. The weakest signal.
+	ProbeHealth = "health"
+)
+
+// Config of the mlx_supervisor receiver.
+type Config struct {
+	scraperhelper.ControllerConfig `mapstructure:",squash"`
+
+	// Command is the engine's argv. Empty means attach mode: the engine is
+	// started elsewhere and only watched through Endpoint.
+	Command []string `mapstructure:"command"`
+	// Env is added to the collector's environment for the engine.
+	Env map[string]string `mapstructure:"env"`
+	// WorkingDir is the engine's working directory ("" keeps the collector's).
+	WorkingDir string `mapstructure:"working_dir"`
+	// Endpoint is the engine's base URL, for probes.
+	Endpoint string `mapstructure:"endpoint"`
+	// Model is the model id sent in probes and used as the model label of
+	// mlx_model_loaded. Default: the value of --model in Command.
+	Model string `mapstructure:"model"`
+
+	Log         LogConfig         `mapstructure:"log"`
+	HealthCheck HealthCheckConfig `mapstructure:"health_check"`
+	Restart     RestartConfig     `mapstructure:"restart"`
+	// ShutdownGracePeriod is how long the engine has between SIGTERM and
+	// SIGKILL when the collector stops or a hung engine is replaced.
+	ShutdownGracePeriod time.Duration `mapstructure:"shutdown_grace_period"`
+}
+
+// LogConfig says where the engine's stdout and stderr go.
+type LogConfig struct {
+	// Path of the server log. In attach mode it is only read, for crash
+	// reasons; it may be empty.
+	Path string `mapstructure:"path"`
+	// MaxSizeMiB rotates the file when it grows past this size.
+	MaxSizeMiB int `mapstructure:"max_size_mib"`
+	// MaxBackups is how many rotated files are kept.
+	MaxBackups int `mapstructure:"max_backups"`
+}
+
+// HealthCheckConfig drives the readiness and health probes.
+type HealthCheckConfig struct {
+	Probe    string        `mapstructure:"probe"`
+	Interval time.Duration `mapstructure:"interval"`
+	// StartupInterval is the probe interval while the engine is not ready
+	// yet, so readiness is seen soon after the model loads.
+	StartupInterval time.Duration `mapstructure:"startup_interval"`
+	Timeout         time.Duration `mapstructure:"timeout"`
+	// HangAfter: an engine that was ready, is still running, and has failed
+	// every probe for this long is killed and restarted (reason "hung").
+	// 0 disables.
+	HangAfter time.Duration `mapstructure:"hang_after"`
+}
+
+// RestartConfig is the backoff between restarts after a crash.
+type RestartConfig struct {
+	Enabled        bool          `mapstructure:"enabled"`
+	InitialBackoff time.Duration `mapstructure:"initial_backoff"`
+	MaxBackoff     time.Duration `mapstructure:"max_backoff"`
+	// ResetAfter: a process that ran this long before it exited starts the
+	// backoff again from InitialBackoff.
+	ResetAfter time.Duration `mapstructure:"reset_after"`
+}
+
+// SpawnMode says whether the receiver runs the engine itself.
+func (c *Config) SpawnMode() bool { return len(c.Command) > 0 }
+
+// Validate checks the configuration; the collector calls it at startup and
+// in `mlx-otelcol validate`.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Endpoint == "" {
+		errs = append(errs, errors.New("endpoint: must be set (the engine's base URL, e.g. http://127.0.0.1:8081)"))
+	} else if u, err := url.Parse(c.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("endpoint: %q is not an http(s) URL", c.Endpoint))
+	}
+	if len(c.Command) > 0 && c.Command[0] == "" {
+		errs = append(errs, errors.New("command: the first element (the program) is empty"))
+	}
+	if c.SpawnMode() && c.Log.Path == "" {
+		errs = append(errs, errors.New("log.path: must be set in spawn mode (the engine's stdout and stderr go there)"))
+	}
+	if c.Log.MaxSizeMiB <= 0 {
+		errs = append(errs, fmt.Errorf("log.max_size_mib: must be positive, got %d", c.Log.MaxSizeMiB))
+	}
+	if c.Log.MaxBackups < 0 {
+		errs = append(errs, fmt.Errorf("log.max_backups: must not be negative, got %d", c.Log.MaxBackups))
+	}
+	switch c.HealthCheck.Probe {
+	case ProbeCompletion, ProbeModels, ProbeHealth:
+	default:
+		errs = append(errs, fmt.Errorf("health_check.probe: %q is not one of completion, models, health", c.HealthCheck.Probe))
+	}
+	errs = append(errs,
+		positive("health_check.interval", c.HealthCheck.Interval),
+		positive("health_check.startup_interval", c.HealthCheck.StartupInterval),
+		positive("health_check.timeout", c.HealthCheck.Timeout),
+		notNegative("health_check.hang_after", c.HealthCheck.HangAfter),
+		positive("restart.initial_backoff", c.Restart.InitialBackoff),
+		positive("restart.max_backoff", c.Restart.MaxBackoff),
+		notNegative("restart.reset_after", c.Restart.ResetAfter),
+		positive("shutdown_grace_period", c.ShutdownGracePeriod),
+	)
+	if c.Restart.MaxBackoff > 0 && c.Restart.MaxBackoff < c.Restart.InitialBackoff {
+		errs = append(errs, fmt.Errorf("restart.max_backoff (%s) is below restart.initial_backoff (%s)", c.Restart.MaxBackoff, c.Restart.InitialBackoff))
+	}
+	return errors.Join(errs...)
+}
+
+func positive(name string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s: must be positive, got %s", name, d)
+	}
+	return nil
+}
+
+func notNegative(name string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%s: must not be negative, got %s", name, d)
+	}
+	return nil
+}
+
+// modelName is the model label: the configured model, else --model from the
+// command line, else mlx_lm's own default name.
+func (c *Config) modelName() string {
+	if c.Model != "" {
+		return c.Model
+	}
+	for i, a := range c.Command {
+		if a == "--model" && i+1 < len(c.Command) {
+			return c.Command[i+1]
+		}
+		if len(a) > len("--model=") && a[:len("--model=")] == "--model=" {
+			return a[len("--model="):]
+		}
+	}
+	return defaultModel
+}
+
+// defaultModel is the name mlx_lm gives a request without a model.
+const defaultModel = "default_model"

@@ -1,0 +1,69 @@
+package supervisorreceiver
+
+import (
+	"regexp"
+	"syscall"
+)
+
+// Crash reasons, the values of the reason label. The original supervisor's
+// set (metal_gpu_error, oom, python_error, hung, exit) is kept; ring_error,
+// signal and exec_failed are new.
+const (
+	ReasonMetalGPUError = "metal_gpu_error"
+	ReasonOOM           = "oom"
+	ReasonRingError     = "ring_error"
+	ReasonPythonError   = "python_error"
+	ReasonHung          = "hung"
+	ReasonSignal        = "signal"
+	ReasonExit          = "exit"
+	ReasonExecFailed    = "exec_failed"
+)
+
+// crashReasons lists every reason, in the order the series are emitted.
+var crashReasons = []string{
+	ReasonMetalGPUError, ReasonOOM, ReasonRingError, ReasonPythonError,
+	ReasonHung, ReasonSignal, ReasonExit, ReasonExecFailed,
+}
+
+// crashRules are tried in order against the tail of the engine's output;
+// the first that matches names the reason. A Metal failure is reported as
+// such even when Python prints a traceback after it, which is why the MLX
+// runtime's own lines come before the traceback rule.
+var crashRules = []struct {
+	re     *regexp.Regexp
+	reason string
+}{
+	// mlx backend/metal/device.cpp: "[METAL] Command buffer execution failed: ..."
+	{regexp.MustCompile(`(?i)\[METAL\].*(command buffer execution failed|gpu errors|reset|timeout|out of memory)`), ReasonMetalGPUError},
+	// mlx's allocator ("[metal::malloc] Attempting to allocate ..."), Python's
+	// MemoryError, and the kernel's words for memory exhaustion.
+	{regexp.MustCompile(`(?i)(\[metal::malloc\]|\bMemoryError\b|\bout of memory\b|\bOOM\b|\ballocation failed\b)`), ReasonOOM},
+	// mlx distributed/ring/ring.cpp: "[ring] Too many send/recv errors", "[ring] connection to a peer was lost".
+	{regexp.MustCompile(`\[ring\]`), ReasonRingError},
+	// mlx.launch: "[WARN] Node with rank 1 exited with code 1" / "was killed".
+	{regexp.MustCompile(`Node with rank \d+ (exited with code|was killed)`), ReasonRingError},
+	{regexp.MustCompile(`(?i)(Traceback \(most recent call last\)|segmentation fault|fatal python error)`), ReasonPythonError},
+}
+
+// exitStatus is how a process ended.
+type exitStatus struct {
+	// Code follows Python's subprocess returncode, as the original did: the
+	// exit status, or minus the signal number when a signal ended it.
+	Code int
+	// Signal is the signal that ended the process, 0 if it exited.
+	Signal syscall.Signal
+}
+
+// classifyCrash names why the engine stopped, from the tail of what it
+// printed since it was started and how it ended.
+func classifyCrash(tail []byte, st exitStatus) string {
+	for _, r := range crashRules {
+		if r.re.Match(tail) {
+			return r.reason
+		}
+	}
+	if st.Signal != 0 {
+		return ReasonSignal
+	}
+	return ReasonExit
+}

@@ -1,0 +1,173 @@
+package supervisorreceiver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// userAgent marks the supervisor's own requests in the engine's logs.
+const userAgent = "mlx-otelcol-supervisor"
+
+// prober runs the health checks: readiness while the engine starts, then
+// one check per interval, counted by result.
+type prober struct {
+	cfg    *Config
+	logger *zap.Logger
+	st     *status
+	client *http.Client
+	model  string
+	// onHung is called when a ready engine has failed every probe for
+	// hang_after; nil in attach mode, where there is nothing to restart.
+	onHung func()
+}
+
+func (p *prober) run(ctx context.Context) {
+	for {
+		p.st.mu.Lock()
+		wait := p.cfg.HealthCheck.Interval
+		if !p.st.ready {
+			wait = p.cfg.HealthCheck.StartupInterval
+		}
+		spawnedDown := p.cfg.SpawnMode() && !p.st.procUp
+		p.st.mu.Unlock()
+		if !spawnedDown {
+			p.check(ctx)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// check runs one probe and records what it found.
+func (p *prober) check(ctx context.Context) {
+	now := time.Now()
+	httpUp := p.cfg.SpawnMode() || p.get(ctx, "/health", nil) == nil
+	err := p.probe(ctx)
+	if ctx.Err() != nil {
+		return // shutting down: not a result
+	}
+	p.st.mu.Lock()
+	defer p.st.mu.Unlock()
+	if !p.cfg.SpawnMode() {
+		if httpUp && !p.st.httpUp {
+			p.st.httpSince = now
+		}
+		p.st.httpUp = httpUp
+	}
+	if err == nil {
+		p.st.checks["ok"]++
+		p.st.ready, p.st.readyOnce, p.st.failingFor = true, true, time.Time{}
+		return
+	}
+	p.st.checks["fail"]++
+	if p.st.ready {
+		p.logger.Warn("Engine health check failed", zap.Error(err))
+	}
+	p.st.ready = false
+	if !p.st.readyOnce || p.onHung == nil || p.cfg.HealthCheck.HangAfter == 0 {
+		return
+	}
+	if p.st.failingFor.IsZero() {
+		p.st.failingFor = now
+	} else if now.Sub(p.st.failingFor) >= p.cfg.HealthCheck.HangAfter {
+		p.logger.Error("Engine stopped answering; restarting it", zap.Duration("failing_for", now.Sub(p.st.failingFor)))
+		p.st.failingFor = time.Time{}
+		p.st.readyOnce = false
+		go p.onHung()
+	}
+}
+
+func (p *prober) probe(ctx context.Context) error {
+	switch p.cfg.HealthCheck.Probe {
+	case ProbeHealth:
+		return p.get(ctx, "/health", nil)
+	case ProbeModels:
+		var body struct {
+			Data []struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if err := p.get(ctx, "/v1/models", &body); err != nil {
+			return err
+		}
+		for _, m := range body.Data {
+			// Without a configured model any listed one will do.
+			if m.ID == p.model || p.model == defaultModel {
+				return nil
+			}
+		}
+		return fmt.Errorf("model %q is not listed by /v1/models", p.model)
+	default:
+		return p.completion(ctx)
+	}
+}
+
+// completion asks for one token: it only succeeds once the model is loaded
+// and the generation loop answers, unlike /health and /v1/models.
+func (p *prober) completion(ctx context.Context) error {
+	req := map[string]any{
+		"messages":   []map[string]string{{"role": "user", "content": "ping"}},
+		"max_tokens": 1,
+		"stream":     false,
+		"model":      p.model,
+	}
+	b, _ := json.Marshal(req)
+	var body struct {
+		Choices []json.RawMessage `json:"choices"`
+	}
+	if err := p.do(ctx, http.MethodPost, "/v1/chat/completions", b, &body); err != nil {
+		return err
+	}
+	if len(body.Choices) == 0 {
+		return fmt.Errorf("completion probe: no choices in the answer")
+	}
+	return nil
+}
+
+func (p *prober) get(ctx context.Context, path string, into any) error {
+	return p.do(ctx, http.MethodGet, path, nil, into)
+}
+
+func (p *prober) do(ctx context.Context, method, path string, body []byte, into any) error {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.HealthCheck.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(p.cfg.Endpoint, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", userAgent)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: status %d", method, path, resp.StatusCode)
+	}
+	if into != nil {
+		if err := json.Unmarshal(data, into); err != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package supervisorreceiver
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// runner keeps the engine running in spawn mode: start, wait, classify the
+// crash, back off, start again.
+type runner struct {
+	cfg    *Config
+	logger *zap.Logger
+	st     *status
+	out    io.Writer // the rotated server log
+	tail   *tailBuffer
+
+	mu      sync.Mutex
+	current *engineProcess
+	// forced is the reason of a stop the supervisor itself asked for (a hung
+	// engine), so the exit is not classified as a signal.
+	forced string
+}
+
+func (r *runner) run(ctx context.Context) {
+	crashesInRow := 0
+	for first := true; ctx.Err() == nil; first = false {
+		if !first {
+			r.st.mu.Lock()
+			r.st.restarts++
+			r.st.mu.Unlock()
+		}
+		r.tail.Reset()
+		started := time.Now()
+		proc, err := startEngine(r.cfg.Command, r.cfg.Env, r.cfg.WorkingDir, io.MultiWriter(r.out, r.tail))
+		var reason string
+		var st exitStatus
+		if err != nil {
+			r.logger.Error("Cannot start the engine", zap.Strings("command", r.cfg.Command), zap.Error(err))
+			reason, st = ReasonExecFailed, exitStatus{Code: -1}
+		} else {
+			r.logger.Info("Engine started", zap.Int("pid", proc.pid()))
+			r.setProcess(proc, started)
+			select {
+			case <-proc.exited:
+				st = proc.status
+			case <-ctx.Done():
+				st = proc.stop(r.cfg.ShutdownGracePeriod)
+				r.clearProcess(st)
+				r.logger.Info("Engine stopped", zap.Int("exit_code", st.Code))
+				return
+			}
+			reason = r.takeForced()
+			if reason == "" {
+				reason = classifyCrash(r.tail.Bytes(), st)
+			}
+			r.clearProcess(st)
+		}
+		if r.cfg.Restart.ResetAfter > 0 && time.Since(started) >= r.cfg.Restart.ResetAfter {
+			crashesInRow = 0
+		}
+		crashesInRow++
+		r.recordCrash(reason, st.Code)
+		r.logger.Warn("Engine exited", zap.String("reason", reason), zap.Int("exit_code", st.Code))
+		if !r.cfg.Restart.Enabled {
+			return
+		}
+		wait := backoffFor(crashesInRow, r.cfg.Restart.InitialBackoff, r.cfg.Restart.MaxBackoff)
+		r.setBackoff(true, wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		r.setBackoff(false, 0)
+	}
+}
+
+// kill stops a running engine that stopped answering; run restarts it.
+func (r *runner) kill(reason string) {
+	r.mu.Lock()
+	p := r.current
+	if p != nil {
+		r.forced = reason
+	}
+	r.mu.Unlock()
+	if p != nil {
+		// run sees the exit through p.exited and restarts the engine.
+		go p.stop(r.cfg.ShutdownGracePeriod)
+	}
+}
+
+func (r *runner) takeForced() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.forced
+	r.forced = ""
+	return f
+}
+
+func (r *runner) setProcess(p *engineProcess, started time.Time) {
+	r.mu.Lock()
+	r.current = p
+	r.mu.Unlock()
+	r.st.mu.Lock()
+	r.st.procUp, r.st.procSince = true, started
+	r.st.ready, r.st.readyOnce, r.st.failingFor = false, false, time.Time{}
+	r.st.mu.Unlock()
+}
+
+func (r *runner) clearProcess(st exitStatus) {
+	r.mu.Lock()
+	r.current = nil
+	r.mu.Unlock()
+	r.st.mu.Lock()
+	r.st.procUp, r.st.ready, r.st.lastExit = false, false, st.Code
+	r.st.mu.Unlock()
+}
+
+func (r *runner) recordCrash(reason string, code int) {
+	r.st.mu.Lock()
+	r.st.crashes[reason]++
+	r.st.lastReason = reason
+	r.st.lastExit = code
+	r.st.mu.Unlock()
+}
+
+func (r *runner) setBackoff(on bool, d time.Duration) {
+	r.st.mu.Lock()
+	r.st.inBackoff, r.st.backoff = on, d
+	r.st.mu.Unlock()
+}

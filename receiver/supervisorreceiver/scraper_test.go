@@ -1,0 +1,69 @@
+package supervisorreceiver
+
+import (
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+)
+
+func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
+	documented, err := doccheck.MetricNames("documentation.md")
+	require.NoError(t, err)
+	md := buildMetrics(newStatus().snapshot(true, time.Now()), "m", time.Now(), time.Now())
+	var emitted []string
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		emitted = append(emitted, ms.At(i).Name())
+	}
+	sort.Strings(emitted)
+	assert.Equal(t, documented, emitted)
+}
+
+func TestMetricsOfACrashedEngine(t *testing.T) {
+	st := newStatus()
+	st.crashes[ReasonOOM] = 2
+	st.lastReason, st.lastExit = ReasonOOM, -9
+	st.restarts = 2
+	st.inBackoff, st.backoff = true, 6*time.Second
+	st.checks["fail"] = 4
+	md := buildMetrics(st.snapshot(true, time.Now()), "qwen", time.Now(), time.Now())
+	points := map[string]float64{}
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i)
+		var dps pmetric.NumberDataPointSlice
+		if m.Type() == pmetric.MetricTypeSum {
+			dps = m.Sum().DataPoints()
+			assert.True(t, m.Sum().IsMonotonic(), m.Name())
+		} else {
+			dps = m.Gauge().DataPoints()
+		}
+		for j := 0; j < dps.Len(); j++ {
+			key := m.Name()
+			dps.At(j).Attributes().Range(func(k string, v pcommon.Value) bool {
+				key += "{" + k + "=" + v.Str() + "}"
+				return true
+			})
+			points[key] = dps.At(j).DoubleValue()
+		}
+	}
+	assert.Equal(t, float64(stateBackoff), points["mlx_server_state"])
+	assert.Equal(t, 6.0, points["mlx_server_backoff_seconds"])
+	assert.Equal(t, 2.0, points["mlx_server_crashes_total{reason=oom}"])
+	assert.Equal(t, 0.0, points["mlx_server_crashes_total{reason=metal_gpu_error}"])
+	assert.Equal(t, 1.0, points["mlx_server_last_crash_reason{reason=oom}"])
+	assert.Equal(t, 0.0, points["mlx_server_last_crash_reason{reason=exit}"])
+	assert.Equal(t, -9.0, points["mlx_server_last_exit_code"])
+	assert.Equal(t, 4.0, points["mlx_server_health_checks_total{result=fail}"])
+	assert.Equal(t, 0.0, points["mlx_server_health_checks_total{result=ok}"])
+	assert.Equal(t, 0.0, points["mlx_model_loaded{model=qwen}"])
+	assert.Equal(t, 2.0, points["mlx_server_restarts_total"])
+	assert.Len(t, points, 11+2*len(crashReasons)-2+1)
+}
