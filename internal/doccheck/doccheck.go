@@ -36,19 +36,3 @@ func MetricNames(path string) ([]string, error) {
 	sort.Strings(names)
 	return names, nil
 }
-
-// ScrapedFamilies returns the metric family names in a Prometheus text
-// exposition, from its `# TYPE` lines, sorted.
-func ScrapedFamilies(exposition []byte) []string {
-	var names []string
-	sc := bufio.NewScanner(bytes.NewReader(exposition))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 4 && f[0] == "#" && f[1] == "TYPE" {
-			names = append(names, f[2])
-		}
-	}
-	sort.Strings(names)
-	return names
-}

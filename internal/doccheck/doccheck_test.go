@@ -23,8 +23,3 @@ func TestMetricNamesWithoutSection(t *testing.T) {
 	_, err := MetricNames(p)
 	assert.Error(t, err)
 }
-
-func TestScrapedFamilies(t *testing.T) {
-	exp := "# HELP up x\n# TYPE up gauge\nup 1\n# TYPE a_total counter\na_total{x=\"1\"} 2\n"
-	assert.Equal(t, []string{"a_total", "up"}, ScrapedFamilies([]byte(exp)))
-}

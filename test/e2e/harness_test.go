@@ -1,0 +1,255 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+)
+
+// repoRoot is where the shipped configs are.
+var repoRoot = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}()
+
+func binary(t *testing.T, env string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		t.Fatalf("%s is not set: run the end-to-end tests with `make e2e`", env)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s: %v", env, err)
+	}
+	return p
+}
+
+// freePort returns a loopback port nobody listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// stack is one running collector with its own ports and data directory.
+type stack struct {
+	t          *testing.T
+	cmd        *exec.Cmd
+	out        *syncBuffer
+	dataDir    string
+	enginePort int
+	ports      map[string]int // exporter or extension name -> port
+	exited     chan struct{}
+}
+
+// collectorOptions say how to run the collector.
+type collectorOptions struct {
+	configs []string          // config files, relative to the repo root or absolute
+	sets    []string          // --set values
+	env     map[string]string // extra environment
+}
+
+// startCollector runs the built collector with the shipped config files,
+// every port moved to a free one, the data under a temporary directory.
+func startCollector(t *testing.T, opts collectorOptions) *stack {
+	t.Helper()
+	s := &stack{
+		t:          t,
+		out:        &syncBuffer{},
+		dataDir:    t.TempDir(),
+		enginePort: freePort(t),
+		ports:      map[string]int{},
+		exited:     make(chan struct{}),
+	}
+	for _, name := range []string{"prometheus/supervisor", "health_check", "otlp_grpc", "otlp_http"} {
+		s.ports[name] = freePort(t)
+	}
+	args := []string{}
+	for _, c := range opts.configs {
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(repoRoot, c)
+		}
+		args = append(args, "--config", c)
+	}
+	sets := []string{
+		fmt.Sprintf("exporters::prometheus/supervisor::endpoint=127.0.0.1:%d", s.ports["prometheus/supervisor"]),
+		fmt.Sprintf("extensions::health_check::endpoint=127.0.0.1:%d", s.ports["health_check"]),
+		fmt.Sprintf("receivers::otlp::protocols::grpc::endpoint=127.0.0.1:%d", s.ports["otlp_grpc"]),
+		fmt.Sprintf("receivers::otlp::protocols::http::endpoint=127.0.0.1:%d", s.ports["otlp_http"]),
+		"service::telemetry::metrics::level=none",
+	}
+	for _, v := range append(sets, opts.sets...) {
+		args = append(args, "--set", v)
+	}
+	s.cmd = exec.Command(binary(t, "MLX_OTELCOL"), args...)
+	s.cmd.Dir = repoRoot
+	s.cmd.Env = append(os.Environ(),
+		"MLXSIM="+binary(t, "MLXSIM"),
+		"MLX_DATA_DIR="+s.dataDir,
+		"MLX_ENGINE_PORT="+strconv.Itoa(s.enginePort),
+		"MLX_LISTEN_HOST=127.0.0.1",
+	)
+	for k, v := range opts.env {
+		s.cmd.Env = append(s.cmd.Env, k+"="+v)
+	}
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	require.NoError(t, s.cmd.Start())
+	go func() { _ = s.cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("collector output:\n%s", s.out.String())
+			if b, err := os.ReadFile(s.serverLog()); err == nil {
+				t.Logf("server.log:\n%s", tailOf(b, 4000))
+			}
+		}
+	})
+	return s
+}
+
+// stop sends SIGTERM and waits for the collector to exit.
+func (s *stack) stop() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		s.t.Errorf("the collector did not stop within 30s of SIGTERM")
+	}
+}
+
+func (s *stack) serverLog() string { return filepath.Join(s.dataDir, "server.log") }
+
+func (s *stack) engineURL(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", s.enginePort, path)
+}
+
+// scrape reads the /metrics of one of the collector's prometheus exporters.
+func (s *stack) scrape(exporter string) (*promtext.Scrape, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", s.ports[exporter]))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scrape %s: status %d", exporter, resp.StatusCode)
+	}
+	return promtext.Parse(b)
+}
+
+// waitFor scrapes until cond holds, and returns that scrape.
+func (s *stack) waitFor(exporter string, timeout time.Duration, what string, cond func(*promtext.Scrape) bool) *promtext.Scrape {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		sc, err := s.scrape(exporter)
+		if err == nil && cond(sc) {
+			return sc
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out after %s waiting for %s (last scrape error: %v)", timeout, what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// value is Scrape.Value that treats a missing series as a test failure.
+func value(t *testing.T, sc *promtext.Scrape, name string, labels ...string) float64 {
+	t.Helper()
+	v, ok := sc.Value(name, labels...)
+	require.True(t, ok, "series %s%v is in the scrape", name, labels)
+	return v
+}
+
+// chat sends a small non-streaming chat completion straight to the engine.
+func chat(ctx context.Context, url string) (*http.Response, error) {
+	body := `{"model": "mlx-community/Qwen3-4B-4bit", "messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 8}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return http.DefaultClient.Do(req)
+}
+
+// syncBuffer is a bytes.Buffer safe for the two writers of a process.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func tailOf(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// processesRunning lists the live pids whose command line starts with path
+// and has arg among its arguments.
+func processesRunning(path, arg string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.HasPrefix(cmdline, []byte(path+"\x00")) || !bytes.Contains(cmdline, []byte("\x00"+arg+"\x00")) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err == nil {
+			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			if len(f) > 0 && f[0] == "Z" {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}

@@ -1,0 +1,186 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+)
+
+var demoConfigs = []string{"config/mlx.yaml", "config/demo.yaml"}
+
+// engineOverlay writes a config that runs the simulated engine with extra
+// flags (lists replace, so this is the whole command).
+func engineOverlay(t *testing.T, extra ...string) string {
+	t.Helper()
+	y := "receivers:\n  mlx_supervisor:\n    command:\n"
+	for _, a := range append([]string{"${env:MLXSIM}", "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1", "--port", "${env:MLX_ENGINE_PORT}"}, extra...) {
+		y += fmt.Sprintf("      - %q\n", a)
+	}
+	p := filepath.Join(t.TempDir(), "engine.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
+	return p
+}
+
+func enginePids(s *stack) []int {
+	return processesRunning(binary(s.t, "MLXSIM"), strconv.Itoa(s.enginePort))
+}
+
+func TestReadyOnlyAfterTheModelLoads(t *testing.T) {
+	const loadDelay = 3 * time.Second
+	s := startCollector(t, collectorOptions{
+		configs: demoConfigs,
+		env:     map[string]string{"MLXSIM_LOAD_DELAY": loadDelay.String()},
+	})
+	start := time.Now()
+
+	// The engine's HTTP side answers while the model is still loading...
+	var health *http.Response
+	require.Eventually(t, func() bool {
+		r, err := http.Get(s.engineURL("/health"))
+		if err == nil {
+			health = r
+			r.Body.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond)
+	assert.Equal(t, http.StatusOK, health.StatusCode)
+
+	// ...but the supervisor does not call it ready.
+	sc := s.waitFor("prometheus/supervisor", 10*time.Second, "the engine process up", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_up")
+		return v == 1
+	})
+	if time.Since(start) < loadDelay-500*time.Millisecond {
+		assert.Equal(t, 0.0, value(t, sc, "mlx_server_ready"), "not ready while the model loads")
+		assert.Equal(t, 2.0, value(t, sc, "mlx_server_state"), "starting")
+		assert.Equal(t, 0.0, value(t, sc, "mlx_model_loaded", "model", "mlx-community/Qwen3-4B-4bit"))
+	}
+
+	sc = s.waitFor("prometheus/supervisor", 30*time.Second, "mlx_server_ready 1", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_ready")
+		return v == 1
+	})
+	assert.GreaterOrEqual(t, time.Since(start), loadDelay, "ready comes after the model-load delay")
+	assert.GreaterOrEqual(t, value(t, sc, "mlx_server_uptime_seconds"), (loadDelay - time.Second).Seconds())
+	assert.Equal(t, 1.0, value(t, sc, "mlx_server_state"), "running")
+	assert.Equal(t, 1.0, value(t, sc, "mlx_model_loaded", "model", "mlx-community/Qwen3-4B-4bit"))
+	assert.GreaterOrEqual(t, value(t, sc, "mlx_server_health_checks_total", "result", "ok"), 1.0)
+	assert.Equal(t, 0.0, value(t, sc, "mlx_server_restarts_total"))
+
+	// The engine's output lands in the server log, in mlx_lm's format.
+	log, err := os.ReadFile(s.serverLog())
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "Starting httpd at 127.0.0.1 on port "+strconv.Itoa(s.enginePort)+"...")
+	assert.Contains(t, string(log), " - INFO - Prompt Cache: ")
+}
+
+func TestScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
+	s := startCollector(t, collectorOptions{configs: demoConfigs, env: map[string]string{"MLXSIM_LOAD_DELAY": "0s"}})
+	sc := s.waitFor("prometheus/supervisor", 30*time.Second, "mlx_server_ready 1", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_ready")
+		return v == 1
+	})
+	documented, err := doccheck.MetricNames(filepath.Join(repoRoot, "receiver/supervisorreceiver/documentation.md"))
+	require.NoError(t, err)
+	assert.Equal(t, documented, sc.Names())
+	// Labels are the data points' own: no scope or resource labels leak in.
+	assert.Equal(t, []string{`mlx_server_health_checks_total{result="fail"}`, `mlx_server_health_checks_total{result="ok"}`},
+		sc.Series("mlx_server_health_checks_total"))
+	assert.Equal(t, []string{`mlx_server_state{}`}, sc.Series("mlx_server_state"))
+	assert.Equal(t, "COUNTER", sc.Families["mlx_server_crashes_total"].GetType().String())
+	assert.Equal(t, "GAUGE", sc.Families["mlx_server_last_crash_reason"].GetType().String())
+}
+
+func TestMetalFaultIsCountedAndTheEngineRestarted(t *testing.T) {
+	// The first probe is request 1; the test's own request is the second,
+	// and the engine dies of a Metal fault on it.
+	overlay := engineOverlay(t, "--sim-load-delay", "1s", "--sim-metal-fault-after", "2")
+	s := startCollector(t, collectorOptions{
+		configs: append(demoConfigs, overlay),
+		// After readiness, no probe until the test is over, so the count
+		// of requests the engine sees is the test's.
+		sets: []string{"receivers::mlx_supervisor::health_check::interval=1h"},
+	})
+	s.waitFor("prometheus/supervisor", 30*time.Second, "mlx_server_ready 1", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_ready")
+		return v == 1
+	})
+	firstPids := enginePids(s)
+	require.Len(t, firstPids, 1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if resp, err := chat(ctx, s.engineURL("/v1/chat/completions")); err == nil {
+		resp.Body.Close()
+	}
+
+	sc := s.waitFor("prometheus/supervisor", 30*time.Second, "a metal_gpu_error crash and a restart", func(sc *promtext.Scrape) bool {
+		c, _ := sc.Value("mlx_server_crashes_total", "reason", "metal_gpu_error")
+		r, _ := sc.Value("mlx_server_restarts_total")
+		return c == 1 && r == 1
+	})
+	assert.Equal(t, 1.0, value(t, sc, "mlx_server_last_crash_reason", "reason", "metal_gpu_error"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_server_last_crash_reason", "reason", "signal"))
+	assert.Equal(t, -6.0, value(t, sc, "mlx_server_last_exit_code"), "the abort is SIGABRT")
+	for _, r := range []string{"oom", "python_error", "ring_error", "signal", "exit", "exec_failed", "hung"} {
+		assert.Equal(t, 0.0, value(t, sc, "mlx_server_crashes_total", "reason", r), r)
+	}
+
+	// It comes back: a new process, ready again.
+	s.waitFor("prometheus/supervisor", 30*time.Second, "ready after the restart", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_ready")
+		return v == 1
+	})
+	pids := enginePids(s)
+	require.Len(t, pids, 1)
+	assert.NotEqual(t, firstPids[0], pids[0])
+}
+
+func TestShutdownLeavesNoEngineProcess(t *testing.T) {
+	s := startCollector(t, collectorOptions{configs: demoConfigs, env: map[string]string{"MLXSIM_LOAD_DELAY": "0s"}})
+	s.waitFor("prometheus/supervisor", 30*time.Second, "the engine up", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_up")
+		return v == 1
+	})
+	require.Len(t, enginePids(s), 1)
+	s.stop()
+	assert.Zero(t, s.cmd.ProcessState.ExitCode(), "the collector exits cleanly on SIGTERM")
+	assert.Empty(t, enginePids(s), "no engine process is left behind")
+}
+
+func TestValidateRejectsABadConfig(t *testing.T) {
+	bin := binary(t, "MLX_OTELCOL")
+	for _, tc := range []struct{ set, want string }{
+		{"receivers::mlx_supervisor::log::path=", "log.path: must be set in spawn mode"},
+		{"receivers::mlx_supervisor::health_check::interval=-1s", "health_check.interval: must be positive"},
+		{"receivers::mlx_supervisor::restrat::enabled=false", "invalid keys: restrat"},
+	} {
+		out, err := exec.Command(bin, "validate", "--config", filepath.Join(repoRoot, "config/mlx.yaml"), "--set", tc.set).CombinedOutput()
+		require.Error(t, err, tc.set)
+		assert.Contains(t, string(out), tc.want)
+	}
+	out, err := exec.Command(bin, "validate", "--config", filepath.Join(repoRoot, "config/mlx.yaml"), "--config", filepath.Join(repoRoot, "config/demo.yaml")).CombinedOutput()
+	assert.NoError(t, err, string(out))
+}
+
+func TestComponentsListsTheDistribution(t *testing.T) {
+	out, err := exec.Command(binary(t, "MLX_OTELCOL"), "components").CombinedOutput()
+	require.NoError(t, err)
+	for _, c := range []string{"mlx_supervisor", "otlp", "file_log", "prometheus", "otlp_http", "otlp_grpc", "debug", "batch", "memory_limiter", "resource", "health_check", "file_storage"} {
+		assert.Contains(t, string(out), "name: "+c+"\n", c)
+	}
+}
