@@ -25,8 +25,10 @@ $(OCB):
 
 ## build: the collector, from builder-config.yaml, into _build/.
 build: $(COLLECTOR)
+# flock (where there is one) keeps two builds from writing _build/ at once.
+LOCK := $(shell command -v flock >/dev/null 2>&1 && echo flock .build.lock)
 $(COLLECTOR): $(OCB) builder-config.yaml go.mod go.sum $(COMPONENT_SRC)
-	$(OCB) --config builder-config.yaml
+	$(LOCK) $(OCB) --config builder-config.yaml
 	@touch $@
 
 $(MLXSIM): $(shell find cmd/mlxsim internal/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
