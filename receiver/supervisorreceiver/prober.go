@@ -32,15 +32,19 @@ type prober struct {
 func (p *prober) run(ctx context.Context) {
 	for {
 		p.st.mu.Lock()
-		wait := p.cfg.HealthCheck.Interval
-		if !p.st.ready {
-			wait = p.cfg.HealthCheck.StartupInterval
-		}
 		spawnedDown := p.cfg.SpawnMode() && !p.st.procUp
 		p.st.mu.Unlock()
 		if !spawnedDown {
 			p.check(ctx)
 		}
+		// The wait follows what this check found: a first success moves to
+		// the slower interval at once.
+		p.st.mu.Lock()
+		wait := p.cfg.HealthCheck.Interval
+		if !p.st.ready {
+			wait = p.cfg.HealthCheck.StartupInterval
+		}
+		p.st.mu.Unlock()
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -200,3 +200,15 @@ func TestReceiverLifecycleEmitsMetrics(t *testing.T) {
 	md := sink.AllMetrics()[0]
 	assert.Equal(t, 11, md.MetricCount())
 }
+
+func TestProbesSlowDownOnceReady(t *testing.T) {
+	var loaded, hung atomic.Bool
+	loaded.Store(true)
+	srv := engineAPI(t, &loaded, &hung)
+	cfg := fastConfig(t, srv.URL)
+	cfg.HealthCheck.Interval = time.Hour
+	s := startSupervisor(t, cfg)
+	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(10 * cfg.HealthCheck.StartupInterval)
+	assert.Equal(t, int64(1), s.snap().checks["ok"], "after the first success the next probe waits the full interval")
+}
