@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary builds cmd/mlxsim into the test's temporary directory (the build
+// cache makes every build after the first one quick).
+func binary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mlxsim")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	base   string
+	done   chan error
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// start runs the binary with the given flags on a free port and waits until
+// /health answers.
+func start(t *testing.T, args ...string) *proc {
+	t.Helper()
+	return startBin(t, binary(t), args...)
+}
+
+func startBin(t *testing.T, bin string, args ...string) *proc {
+	t.Helper()
+	port := freePort(t)
+	args = append([]string{"--port", strconv.Itoa(port), "--sim-prefill-tokens-per-second", "1000000", "--sim-decode-tokens-per-second", "100000"}, args...)
+	p := &proc{cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}, base: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan error, 1)}
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := (&http.Client{Timeout: time.Second}).Get(p.base + "/health")
+		if err == nil {
+			resp.Body.Close()
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not come up: %v\n%s", err, p.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (p *proc) chat(t *testing.T, body string) (int, string, error) {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Post(p.base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+func (p *proc) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("process did not exit:\n%s", p.stderr.String())
+		return nil
+	}
+}
+
+const hi = `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5}`
+
+func TestRealCommandLineAndStartupLog(t *testing.T) {
+	p := start(t, "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1",
+		"--chat-template-args", `{"enable_thinking":false}`, "--trust-remote-code", "--log-level", "INFO",
+		"--prompt-cache-bytes", "8G", "--prompt-cache-size", "5", "--draft-model", "x", "--num-draft-tokens", "2",
+		"--decode-concurrency", "4", "--prompt-concurrency", "2", "--pipeline", "--use-default-chat-template",
+		"--top-p", "0.9", "--top-k", "20", "--min-p=0.05", "--allowed-origins", "*", "--adapter-path", "/tmp/a",
+		"--chat-template", "", "--max-tokens", "100", "--temp", "0.6", "--prefill-step-size", "512")
+	code, body, err := p.chat(t, hi)
+	if err != nil || code != 200 || !strings.Contains(body, `"object": "chat.completion"`) {
+		t.Fatalf("%d %v %s", code, err, body)
+	}
+	lines := strings.Split(p.stderr.String(), "\n")
+	if !strings.HasSuffix(lines[0], "/mlx_lm/server.py:1692: UserWarning: mlx_lm.server is not recommended for production as it only implements basic security checks.") ||
+		lines[1] != "  warnings.warn(" || !strings.HasSuffix(lines[2], fmt.Sprintf(" - INFO - Starting httpd at 127.0.0.1 on port %s...", p.base[strings.LastIndex(p.base, ":")+1:])) {
+		t.Errorf("startup lines:\n%s", p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), " - INFO - Prompt Cache: 0 sequences, 0.00 GB\n") {
+		t.Errorf("no cache block:\n%s", p.stderr.String())
+	}
+}
+
+func TestArgparseErrors(t *testing.T) {
+	bin := binary(t)
+	for args, want := range map[string]string{
+		"--bogus":                   "mlx_lm.server: error: unrecognized arguments: --bogus",
+		"--log-level info":          "mlx_lm.server: error: argument --log-level: invalid choice: 'info' (choose from 'DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL')",
+		"--chat-template-args {":    "mlx_lm.server: error: argument --chat-template-args: invalid loads value: '{'",
+		"--prompt-cache-bytes 8T":   "mlx_lm.server: error: argument --prompt-cache-bytes: invalid parse_size value: '8T'",
+		"--port notanumber --model": "mlx_lm.server: error: argument --port: invalid value",
+	} {
+		cmd := exec.Command(bin, strings.Fields(args)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "usage: mlx_lm.server") || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s: %v\n%s", args, err, stderr.String())
+		}
+	}
+}
+
+func TestExitAfter(t *testing.T) {
+	p := start(t, "--sim-exit-after", "2")
+	for i := 0; i < 2; i++ {
+		if code, body, err := p.chat(t, hi); err != nil || code != 200 {
+			t.Fatalf("request %d: %d %v %s", i, code, err, body)
+		}
+	}
+	err := p.wait(t)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("want exit status 1, got %v", err)
+	}
+	log := p.stderr.String()
+	if !strings.Contains(log, "Traceback (most recent call last):\n") || !strings.HasSuffix(log, "RuntimeError: can't start new thread\n") {
+		t.Errorf("no Python traceback at the end:\n%s", log)
+	}
+}
+
+func TestMetalFaultAborts(t *testing.T) {
+	p := start(t, "--sim-metal-fault-after", "1")
+	if code, _, err := p.chat(t, hi); err != nil || code != 200 {
+		t.Fatalf("first request: %d %v", code, err)
+	}
+	err := p.wait(t)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("want a signal death, got %v", err)
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGABRT || !strings.HasPrefix(err.Error(), "signal: aborted") {
+		t.Fatalf("want death by SIGABRT, got %v", err)
+	}
+	log := p.stderr.String()
+	if !strings.Contains(log, "[METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout).\n") {
+		t.Errorf("no [METAL] line:\n%s", log)
+	}
+	if strings.Contains(log, "goroutine ") || strings.Contains(log, "SIGABRT: abort") {
+		t.Errorf("Go crash dump leaked into the log:\n%s", log)
+	}
+}
+
+func TestHangAfter(t *testing.T) {
+	p := start(t, "--sim-hang-after", "1")
+	if code, _, err := p.chat(t, hi); err != nil || code != 200 {
+		t.Fatalf("first request: %d %v", code, err)
+	}
+	_, err := (&http.Client{Timeout: 300 * time.Millisecond}).Get(p.base + "/health")
+	if err == nil || !strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("/health should block after the hang, got %v", err)
+	}
+}
+
+func TestLoadDelay(t *testing.T) {
+	const delay = 1500 * time.Millisecond
+	bin := binary(t)
+	began := time.Now()
+	p := startBin(t, bin, "--sim-load-delay", delay.String()) // returns once /health answers
+	if up := time.Since(began); up > delay/2 {
+		t.Fatalf("/health took %v to answer; it must not wait for the model", up)
+	}
+	resp, err := (&http.Client{Timeout: 200 * time.Millisecond}).Get(p.base + "/v1/models")
+	if err != nil {
+		t.Fatalf("/v1/models while loading: %v", err)
+	}
+	resp.Body.Close()
+	if code, _, err := p.chat(t, hi); err != nil || code != 200 {
+		t.Fatalf("completion: %d %v", code, err)
+	}
+	if waited := time.Since(began); waited < delay {
+		t.Errorf("completion answered %v after start; the model loads in %v", waited, delay)
+	}
+}

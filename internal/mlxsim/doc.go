@@ -1,0 +1,67 @@
+// Package mlxsim is a simulated mlx_lm.server (Apple's MLX LLM server, which
+// cannot run on Linux) for tests and demos. It answers the same HTTP API
+// with the same bytes, writes the same stderr log, and generates text
+// deterministically, at a simulated speed, with injectable faults.
+//
+// Use:
+//
+//	e := mlxsim.New(mlxsim.Options{Model: "mlx-community/Qwen3-4B-4bit"}, os.Stderr)
+//	defer e.Close()
+//	srv := httptest.NewServer(e.Handler())
+//
+// cmd/mlxsim wraps it in a binary with mlx_lm.server's flags.
+//
+// # What is mimicked (from mlx_lm/server.py)
+//
+//   - Routes: POST /v1/completions, /v1/chat/completions, /chat/completions
+//     (exact path, query strings included); GET /health (exact), GET
+//     /v1/models (prefix, /v1/models/<org>/<repo> filters); OPTIONS → 204;
+//     other paths 404 "Not Found" labelled application/json; other methods
+//     501 with http.server's HTML page.
+//   - HTTP/1.0 responses from BaseHTTPRequestHandler: "Server: BaseHTTP/0.6
+//     Python/3.12.11", "Date", "Content-type" spelled as mlx_lm does, CORS
+//     headers, the connection closing after every response (conn.go).
+//   - 411, 400 (Python's own JSONDecodeError text), non-dict 400; uncaught
+//     exceptions (validation, missing messages, bad UTF-8, deep nesting, a
+//     stream_options without include_usage, a client that went away): no
+//     response, a socketserver traceback in the log.
+//   - Bodies built like json.dumps, key order as generate_response builds
+//     them (pyjson.go, completion.go); logprobs with the argpartition quirk
+//     (logprobs.go); tool calls (tools.go); reasoning; the LRU prompt cache
+//     with its assistant/user/system tags and the 4-line "Prompt Cache:"
+//     block (promptcache.go); keepalive comments and progress lines during
+//     prefill; the access log written when headers start (logs.go).
+//
+// # Deterministic rules
+//
+//   - Prompt tokens: a Qwen3-style ChatML rendering of the messages (and
+//     tools) split by Qwen2's pre-tokenizer pattern, one piece per token
+//     (template.go, tokenizer.go). /v1/completions: the raw prompt.
+//   - Output: a function of --sim-seed, the prompt tokens, the request seed
+//     and temperature (model.go): 16..96 tokens of pseudo-English, completed
+//     to the sentence end, then the end-of-turn token, which counts as a
+//     completion token as in mlx_lm. max_tokens cuts it ("length"), stop
+//     sequences are matched on tokens as mlx_lm does ("stop", the stop
+//     tokens count, their text is dropped).
+//   - Thinking: when the merged chat template args set enable_thinking true
+//     (or always, with ThinkByDefault, unless it is false), the answer is
+//     preceded by <think>…</think>, reported as "reasoning"; otherwise the
+//     prompt ends with Qwen3's empty think block.
+//   - Tool calls: the first tool whose function name the last (user)
+//     message mentions is called, arguments filled from its schema.
+//   - Timing: prefill at PrefillTPS in --prefill-step-size chunks, then one
+//     token per 1/DecodeTPS; requests run concurrently.
+//
+// # Known differences
+//
+//   - ids ("chatcmpl-<uuid4>", tool call ids) and "created" are random and
+//     the clock's, as in mlx_lm; only the generated content is reproducible.
+//   - Exceptions mlx_lm raises inside its batched generation thread (a stop
+//     value that cannot be tokenized) would kill that thread and hang every
+//     later request; the simulator answers 404 {"error": str(e)} as the
+//     sequential path does.
+//   - Python version specific texts follow CPython 3.12; tracebacks are
+//     plausible reconstructions with invented line numbers.
+//   - Behind a ResponseWriter that cannot be hijacked (HTTP/2, recorders)
+//     net/http frames the response (status line, header case, chunking).
+package mlxsim

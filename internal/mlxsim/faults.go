@@ -1,0 +1,93 @@
+package mlxsim
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// Fault injection (--sim-exit-after, --sim-metal-fault-after,
+// --sim-hang-after). Completion requests are counted when their handling
+// ends, whatever the outcome; the fault fires right after the Nth one has
+// been answered and its connection closed.
+//
+//   - exit: a Python traceback of an uncaught exception in the main thread,
+//     then exit status 1;
+//   - metal fault: MLX's uncaught C++ exception for a GPU timeout, as
+//     libc++abi prints it, then death by SIGABRT (the parent sees
+//     "signal: aborted");
+//   - hang: every later request, /health included, blocks forever (until
+//     Engine.Close).
+
+// MetalFaultLine is what a GPU timeout prints before the process aborts.
+const MetalFaultLine = "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)."
+
+func (e *Engine) completionDone() {
+	n := int(e.completions.Add(1))
+	o := &e.opts
+	if o.HangAfter > 0 && n >= o.HangAfter {
+		e.hung.Store(true)
+	}
+	if o.ExitAfter > 0 && n == o.ExitAfter {
+		e.log.write(exitTraceback())
+		exit := o.Exit
+		if exit == nil {
+			exit = os.Exit
+		}
+		exit(1)
+	}
+	if o.MetalFaultAfter > 0 && n == o.MetalFaultAfter {
+		e.log.write(MetalFaultLine + "\n")
+		abort := o.Abort
+		if abort == nil {
+			abort = Abort
+		}
+		abort()
+	}
+}
+
+// exitTraceback is the main thread dying while serve_forever starts a
+// handler thread, a failure seen on loaded machines.
+func exitTraceback() string {
+	frames := []pyFrame{
+		{scriptPath, 8, "<module>", "sys.exit(main())", "         ^^^^^^"},
+		{serverPy, 1864, "main", "run(args.host, args.port, ModelProvider(args))", ""},
+		{serverPy, 1715, "run", "_run_http_server(host, port, response_generator)", ""},
+		{serverPy, 1698, "_run_http_server", "httpd.serve_forever()", ""},
+		{pyStdlib + "/socketserver.py", 240, "serve_forever", "self._handle_request_noblock()", ""},
+		{pyStdlib + "/socketserver.py", 318, "_handle_request_noblock", "self.process_request(request, client_address)", ""},
+		{pyStdlib + "/socketserver.py", 707, "process_request", "t.start()", ""},
+		{pyStdlib + "/threading.py", 992, "start", "_start_new_thread(self._bootstrap, ())", ""},
+	}
+	return formatTraceback(frames, "RuntimeError: can't start new thread")
+}
+
+// BindErrorTraceback is what mlx_lm.server prints when it cannot bind its
+// socket (macOS errno values, as on the machines it runs on).
+func BindErrorTraceback(err error) string {
+	last := "OSError: [Errno 48] Address already in use"
+	switch {
+	case errors.Is(err, syscall.EACCES):
+		last = "PermissionError: [Errno 13] Permission denied"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		last = "OSError: [Errno 49] Can't assign requested address"
+	case strings.Contains(err.Error(), "no such host") || strings.Contains(err.Error(), "lookup"):
+		return formatTraceback([]pyFrame{
+			{scriptPath, 8, "<module>", "sys.exit(main())", "         ^^^^^^"},
+			{serverPy, 1864, "main", "run(args.host, args.port, ModelProvider(args))", ""},
+			{serverPy, 1715, "run", "_run_http_server(host, port, response_generator)", ""},
+			{serverPy, 1681, "_run_http_server", "infos = socket.getaddrinfo(", "        ^^^^^^^^^^^^^^^^^^^"},
+			{pyStdlib + "/socket.py", 976, "getaddrinfo", "for res in _socket.getaddrinfo(host, port, family, type, proto, flags):", "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+		}, "socket.gaierror: [Errno 8] nodename nor servname provided, or not known")
+	}
+	return formatTraceback([]pyFrame{
+		{scriptPath, 8, "<module>", "sys.exit(main())", "         ^^^^^^"},
+		{serverPy, 1864, "main", "run(args.host, args.port, ModelProvider(args))", ""},
+		{serverPy, 1715, "run", "_run_http_server(host, port, response_generator)", ""},
+		{serverPy, 1686, "_run_http_server", "httpd = server_class(", "        ^^^^^^^^^^^^^"},
+		{pyStdlib + "/socketserver.py", 457, "__init__", "self.server_bind()", ""},
+		{pyStdlib + "/http/server.py", 136, "server_bind", "socketserver.TCPServer.server_bind(self)", ""},
+		{pyStdlib + "/socketserver.py", 473, "server_bind", "self.socket.bind(self.server_address)", ""},
+	}, last)
+}

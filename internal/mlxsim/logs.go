@@ -1,0 +1,216 @@
+package mlxsim
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Python logging levels.
+const (
+	levelDebug    = 10
+	levelInfo     = 20
+	levelWarning  = 30
+	levelError    = 40
+	levelCritical = 50
+)
+
+var levelNames = map[int]string{
+	levelDebug:    "DEBUG",
+	levelInfo:     "INFO",
+	levelWarning:  "WARNING",
+	levelError:    "ERROR",
+	levelCritical: "CRITICAL",
+}
+
+// ParseLogLevel maps a --log-level choice to its number.
+func ParseLogLevel(s string) (int, bool) {
+	for n, name := range levelNames {
+		if strings.EqualFold(name, s) {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// Where the simulated Python installation lives; used in tracebacks and in
+// the UserWarning line so that log parsers see realistic paths.
+const (
+	pyStdlib   = "/opt/homebrew/Cellar/python@3.12/3.12.11/Frameworks/Python.framework/Versions/3.12/lib/python3.12"
+	pySite     = "/Users/mlx/.venv/lib/python3.12/site-packages"
+	serverPy   = pySite + "/mlx_lm/server.py"
+	pyVersion  = "3.12.11"
+	serverHdr  = "BaseHTTP/0.6 Python/" + pyVersion
+	scriptPath = "/Users/mlx/.venv/bin/mlx_lm.server"
+)
+
+// pyLog writes stderr the way mlx_lm.server does: logging records formatted
+// with "%(asctime)s - %(levelname)s - %(message)s", plus the lines that
+// bypass logging (http.server's access log, warnings, tracebacks). One mutex
+// guards the writer so that no two lines or blocks interleave.
+type pyLog struct {
+	mu    sync.Mutex
+	w     io.Writer
+	level int
+	now   func() time.Time
+}
+
+func newPyLog(w io.Writer, level int, now func() time.Time) *pyLog {
+	if w == nil {
+		w = io.Discard
+	}
+	return &pyLog{w: w, level: level, now: now}
+}
+
+func (l *pyLog) enabled(level int) bool { return level >= l.level }
+
+// asctime is logging.Formatter's default time format: "2026-08-22 16:59:44,123".
+func asctime(t time.Time) string {
+	return t.Format("2006-01-02 15:04:05") + fmt.Sprintf(",%03d", t.Nanosecond()/1e6)
+}
+
+func (l *pyLog) record(level int, msg string) string {
+	return asctime(l.now().Local()) + " - " + levelNames[level] + " - " + msg + "\n"
+}
+
+func (l *pyLog) log(level int, msg string) {
+	if !l.enabled(level) {
+		return
+	}
+	l.write(l.record(level, msg))
+}
+
+// logBlock writes several records atomically (e.g. the 4-line cache block).
+func (l *pyLog) logBlock(level int, msgs ...string) {
+	if !l.enabled(level) {
+		return
+	}
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(l.record(level, m))
+	}
+	l.write(b.String())
+}
+
+func (l *pyLog) debug(msg string)   { l.log(levelDebug, msg) }
+func (l *pyLog) info(msg string)    { l.log(levelInfo, msg) }
+func (l *pyLog) warning(msg string) { l.log(levelWarning, msg) }
+func (l *pyLog) error(msg string)   { l.log(levelError, msg) }
+
+// write emits raw text (already newline-terminated) under the lock.
+func (l *pyLog) write(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = io.WriteString(l.w, s)
+}
+
+var monthNames = [...]string{"", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+
+// logDateTime is BaseHTTPRequestHandler.log_date_time_string().
+func logDateTime(t time.Time) string {
+	return fmt.Sprintf("%02d/%3s/%04d %02d:%02d:%02d", t.Day(), monthNames[t.Month()], t.Year(), t.Hour(), t.Minute(), t.Second())
+}
+
+// httpMessage is BaseHTTPRequestHandler.log_message(): "%s - - [%s] %s\n".
+func (l *pyLog) httpMessage(addr, msg string) {
+	l.write(fmt.Sprintf("%s - - [%s] %s\n", addr, logDateTime(l.now().Local()), escapeControl(msg)))
+}
+
+// access is log_request(code): `"POST /v1/chat/completions HTTP/1.1" 200 -`.
+func (l *pyLog) access(addr, requestline string, code int) {
+	l.httpMessage(addr, fmt.Sprintf("\"%s\" %d -", requestline, code))
+}
+
+// escapeControl mirrors http.server's _control_char_table (3.12): C0
+// controls and DEL are shown as \xNN.
+func escapeControl(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			fmt.Fprintf(&b, `\x%02x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ---------------------------------------------------------------- tracebacks
+
+// pyFrame is one "File ..., line N, in func" entry with its source line and,
+// as Python 3.12 prints them, optional carets.
+type pyFrame struct {
+	file  string
+	line  int
+	fn    string
+	src   string
+	caret string
+}
+
+// pyExc is a Python exception: its type, str(e) and where it was raised.
+type pyExc struct {
+	typ    string
+	msg    string // str(e)
+	frames []pyFrame
+}
+
+// Error is str(e), which is what mlx_lm puts in {"error": ...} bodies.
+func (e *pyExc) Error() string { return e.msg }
+
+// line is the last line of a traceback: "ValueError: msg" (or just the type
+// when str(e) is empty).
+func (e *pyExc) line() string {
+	if e.msg == "" {
+		return e.typ
+	}
+	return e.typ + ": " + e.msg
+}
+
+func formatTraceback(frames []pyFrame, last string) string {
+	var b strings.Builder
+	b.WriteString("Traceback (most recent call last):\n")
+	for _, f := range frames {
+		fmt.Fprintf(&b, "  File \"%s\", line %d, in %s\n", f.file, f.line, f.fn)
+		if f.src != "" {
+			b.WriteString("    " + f.src + "\n")
+		}
+		if f.caret != "" {
+			b.WriteString("    " + f.caret + "\n")
+		}
+	}
+	b.WriteString(last + "\n")
+	return b.String()
+}
+
+// handlerFrames are the frames from socketserver's worker thread down to
+// do_POST, common to every exception that escapes a request handler.
+func handlerFrames(method string) []pyFrame {
+	return []pyFrame{
+		{pyStdlib + "/socketserver.py", 697, "process_request_thread", "self.finish_request(request, client_address)", ""},
+		{pyStdlib + "/socketserver.py", 362, "finish_request", "self.RequestHandlerClass(request, client_address, self)", ""},
+		{serverPy, 1689, "<lambda>", "lambda *args, **kwargs: handler_class(", "                        ^^^^^^^^^^^^^^"},
+		{serverPy, 1013, "__init__", "super().__init__(*args, **kwargs)", ""},
+		{pyStdlib + "/socketserver.py", 761, "__init__", "self.handle()", ""},
+		{pyStdlib + "/http/server.py", 436, "handle", "self.handle_one_request()", ""},
+		{pyStdlib + "/http/server.py", 424, "handle_one_request", "method()", ""},
+	}
+}
+
+// handleError prints what socketserver.BaseServer.handle_error prints when a
+// handler raises: the client address, the traceback, dashes around.
+func (l *pyLog) handleError(addr string, port int, exc *pyExc) {
+	var b strings.Builder
+	b.WriteString(strings.Repeat("-", 40) + "\n")
+	fmt.Fprintf(&b, "Exception occurred during processing of request from ('%s', %d)\n", addr, port)
+	frames := append(handlerFrames("do_POST"), exc.frames...)
+	b.WriteString(formatTraceback(frames, exc.line()))
+	b.WriteString(strings.Repeat("-", 40) + "\n")
+	l.write(b.String())
+}
+
+// userWarning is what warnings.warn prints at startup (L1692).
+func userWarning() string {
+	return serverPy + ":1692: UserWarning: mlx_lm.server is not recommended for production as it only implements basic security checks.\n  warnings.warn(\n"
+}

@@ -1,0 +1,181 @@
+package mlxsim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultModel is served when Options.Model is empty.
+const DefaultModel = "mlx-community/Qwen3-4B-4bit"
+
+// DefaultKVBytesPerToken is Qwen3-4B's KV cache size per token:
+// 36 layers × 2 (K and V) × 8 KV heads × 128 head dim × 2 bytes (bf16).
+const DefaultKVBytesPerToken = 36 * 2 * 8 * 128 * 2
+
+// DefaultSystemFingerprint looks like get_system_fingerprint() on an M3 Max:
+// "{mlx_lm version}-{mlx version}-{platform.platform()}-{gpu arch}".
+const DefaultSystemFingerprint = "0.31.3-0.30.6-macOS-15.6.1-arm64-arm-64bit-applegpu_g15s"
+
+// Options configures the simulated engine. The first group mirrors
+// mlx_lm.server's command line, the second the simulation.
+type Options struct {
+	// Model is --model; requests may name it or "default_model".
+	Model string
+	// ServedModels are the ids listed by GET /v1/models (mlx_lm lists the
+	// MLX models found in the Hugging Face cache). Default: [Model].
+	ServedModels []string
+	// Host and Port are only used in the "Starting httpd" line.
+	Host string
+	Port int
+	// AllowedOrigins is --allowed-origins (default ["*"]).
+	AllowedOrigins []string
+	// Sampling defaults: --temp, --top-p, --top-k, --min-p, --max-tokens,
+	// --num-draft-tokens.
+	Temp           float64
+	TopP           float64
+	TopK           int
+	MinP           float64
+	MaxTokens      int
+	NumDraftTokens int
+	// ChatTemplateArgs is --chat-template-args (a JSON object); request
+	// chat_template_kwargs are merged over it.
+	ChatTemplateArgs *Dict
+	// PrefillStepSize is --prefill-step-size.
+	PrefillStepSize int
+	// PromptCacheSize is --prompt-cache-size; PromptCacheBytes is
+	// --prompt-cache-bytes (0 = unlimited).
+	PromptCacheSize  int
+	PromptCacheBytes int64
+	// LogLevel is --log-level (DEBUG, INFO, WARNING, ERROR, CRITICAL).
+	LogLevel string
+
+	// Seed makes generation reproducible (--sim-seed).
+	Seed int64
+	// LoadDelay is how long the model takes to load (--sim-load-delay).
+	LoadDelay time.Duration
+	// PrefillTPS and DecodeTPS are the simulated speeds in tokens per second.
+	PrefillTPS float64
+	DecodeTPS  float64
+	// KVBytesPerToken sizes prompt cache entries.
+	KVBytesPerToken int64
+	// TrimmableCache models a pure-attention model (Qwen3: KVCache), whose
+	// cache entries can be trimmed: inserting an entry drops the entries
+	// that are its prefixes, and a longer entry can serve a shorter prompt.
+	// The default models a hybrid model (Qwen3.5, what mlx-oc served: its
+	// linear-attention state cannot be trimmed), so system, user and
+	// assistant entries all stay in the cache and only exact or shorter
+	// entries are reused.
+	TrimmableCache bool
+	// ThinkByDefault makes the model reason when the merged chat template
+	// args do not set enable_thinking (Qwen3's own default). Off by default:
+	// reasoning then needs enable_thinking: true.
+	ThinkByDefault bool
+	// SystemFingerprint is sent in every response.
+	SystemFingerprint string
+
+	// Fault injection: after the Nth completion request (0 = never) the
+	// process exits with status 1 after a traceback, aborts after a Metal
+	// error, or every later request hangs.
+	ExitAfter       int
+	MetalFaultAfter int
+	HangAfter       int
+	// Exit and Abort end the process; nil means os.Exit and a real SIGABRT.
+	Exit  func(code int)
+	Abort func()
+
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (o *Options) setDefaults() {
+	if o.Model == "" {
+		o.Model = DefaultModel
+	}
+	if len(o.ServedModels) == 0 {
+		o.ServedModels = []string{o.Model}
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Port == 0 {
+		o.Port = 8080
+	}
+	if len(o.AllowedOrigins) == 0 {
+		o.AllowedOrigins = []string{"*"}
+	}
+	if o.TopP == 0 {
+		o.TopP = 1.0
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = 512
+	}
+	if o.NumDraftTokens == 0 {
+		o.NumDraftTokens = 3
+	}
+	if o.ChatTemplateArgs == nil {
+		o.ChatTemplateArgs = NewDict()
+	}
+	if o.PrefillStepSize <= 0 {
+		o.PrefillStepSize = 2048
+	}
+	if o.PromptCacheSize == 0 {
+		o.PromptCacheSize = 10
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "INFO"
+	}
+	if o.PrefillTPS <= 0 {
+		o.PrefillTPS = 2000
+	}
+	if o.DecodeTPS <= 0 {
+		o.DecodeTPS = 40
+	}
+	if o.KVBytesPerToken <= 0 {
+		o.KVBytesPerToken = DefaultKVBytesPerToken
+	}
+	if o.SystemFingerprint == "" {
+		o.SystemFingerprint = DefaultSystemFingerprint
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// ParseSize is mlx_lm's parse_size for --prompt-cache-bytes: a decimal
+// number with an optional M, G, MB or GB suffix (powers of 1000).
+func ParseSize(x string) (int64, error) {
+	split := 0
+	for _, c := range x {
+		if !(c >= '0' && c <= '9' || c == '.') {
+			break
+		}
+		split++
+	}
+	digits, err := strconv.ParseFloat(x[:split], 64)
+	if err != nil {
+		return 0, fmt.Errorf("could not convert string to float: %s", pyStrRepr(x[:split]))
+	}
+	sizes := map[string]float64{"M": 1e6, "G": 1e9, "MB": 1e6, "GB": 1e9, "": 1}
+	unit := strings.ToUpper(strings.TrimSpace(x[split:]))
+	mul, ok := sizes[unit]
+	if !ok {
+		return 0, fmt.Errorf("%s", pyStrRepr(unit))
+	}
+	return int64(digits * mul), nil
+}
+
+// ParseChatTemplateArgs parses --chat-template-args like json.loads; the
+// result must be a JSON object.
+func ParseChatTemplateArgs(s string) (*Dict, error) {
+	v, err := pyLoads(s)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := v.(*Dict)
+	if !ok {
+		return nil, fmt.Errorf("chat template args must be a JSON object")
+	}
+	return d, nil
+}
