@@ -14,7 +14,9 @@ CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e lint tools clean
+.PHONY: all build run demo test unit e2e tools clean mlxsim
+
+mlxsim: $(MLXSIM)
 
 all: build
 
@@ -49,6 +51,7 @@ unit:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_build/*')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	$(GO) test -count=1 ./...
 
 e2e: $(COLLECTOR) $(MLXSIM)

@@ -51,6 +51,8 @@ func (p *prober) run(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-p.st.started:
+			t.Stop()
 		}
 	}
 }

@@ -110,6 +110,10 @@ func (r *runner) setProcess(p *engineProcess, started time.Time) {
 	r.st.procUp, r.st.procSince = true, started
 	r.st.ready, r.st.readyOnce, r.st.failingFor = false, false, time.Time{}
 	r.st.mu.Unlock()
+	select {
+	case r.st.started <- struct{}{}:
+	default:
+	}
 }
 
 func (r *runner) clearProcess(st exitStatus) {

@@ -32,10 +32,14 @@ type status struct {
 	readyOnce  bool // ready at least once since the process started
 	failingFor time.Time
 	checks     map[string]int64
+
+	// started is signalled when a new engine process starts, so the prober
+	// does not sleep through a restart on the long interval.
+	started chan struct{}
 }
 
 func newStatus() *status {
-	return &status{crashes: map[string]int64{}, checks: map[string]int64{}}
+	return &status{crashes: map[string]int64{}, checks: map[string]int64{}, started: make(chan struct{}, 1)}
 }
 
 // snapshot is a consistent copy for one scrape.

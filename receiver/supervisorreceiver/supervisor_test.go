@@ -212,3 +212,16 @@ func TestProbesSlowDownOnceReady(t *testing.T) {
 	time.Sleep(10 * cfg.HealthCheck.StartupInterval)
 	assert.Equal(t, int64(1), s.snap().checks["ok"], "after the first success the next probe waits the full interval")
 }
+
+func TestRestartedEngineIsProbedAtOnce(t *testing.T) {
+	var loaded, hung atomic.Bool
+	loaded.Store(true)
+	srv := engineAPI(t, &loaded, &hung)
+	// The engine lives a second, then exits; probes after ready wait an hour.
+	cfg := fastConfig(t, srv.URL, "sh", "-c", "sleep 1")
+	cfg.HealthCheck.Interval = time.Hour
+	s := startSupervisor(t, cfg)
+	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { s := s.snap(); return s.restarts >= 1 && s.ready }, 10*time.Second, 10*time.Millisecond,
+		"the restarted engine is probed without waiting the full interval")
+}
