@@ -44,8 +44,12 @@ run: $(COLLECTOR)
 demo: $(COLLECTOR) $(MLXSIM)
 	MLXSIM=$(MLXSIM) $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml
 
-## test: unit tests, then end-to-end tests against the built binary.
-test: unit e2e
+## test: unit tests, the rule and config checks, then end-to-end tests
+## against the built binary. Debian's VictoriaMetrics, Prometheus (promtool)
+## and Alertmanager are installed first when missing.
+test: rules-deps unit obs-check e2e
+
+include rules/rules.mk
 
 unit:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_build/*')); \

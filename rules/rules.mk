@@ -1,0 +1,65 @@
+# rules/rules.mk: the checks of the alert rules and the observability stack's
+# configs. Included by the top-level Makefile (include rules/rules.mk); every
+# target installs the Debian tools it needs first (scripts/install-deps.sh).
+#
+#   make rules-check    promtool check rules + vmalert -dryRun on rules/*.yml
+#   make rules-test     promtool test rules on rules/tests/*_test.yml
+#   make config-check   rendered configs up to date, and accepted by promtool,
+#                       VictoriaMetrics and amtool (default and loopback renders)
+#   make obs-check      all three
+#   make obs-render     re-render config/scrape/scrape.yml and
+#                       config/alertmanager/alertmanager.yml from their templates
+#   make obs-start      run VictoriaMetrics + vmalert + Alertmanager here with
+#                       these configs (scripts/obs-stack.sh; OBS_ENV=file adds
+#                       an env file, e.g. config/scrape/loopback.env)
+#   make obs-stop       stop them
+
+PROMTOOL         ?= promtool
+VMALERT          ?= vmalert
+VICTORIA_METRICS ?= victoria-metrics
+AMTOOL           ?= amtool
+
+RULE_FILES := $(sort $(wildcard rules/*.yml))
+RULE_TESTS := $(sort $(wildcard rules/tests/*_test.yml))
+
+.PHONY: rules-deps rules-check rules-test config-check obs-check obs-render obs-start obs-stop
+
+rules-deps:
+	@scripts/install-deps.sh
+
+rules-check: rules-deps
+	$(PROMTOOL) check rules $(RULE_FILES)
+	$(VMALERT) -dryRun -loggerLevel=ERROR -rule='rules/*.yml'
+
+rules-test: rules-deps
+	$(PROMTOOL) test rules $(RULE_TESTS)
+
+config-check: rules-deps
+	scripts/render-config.sh --check
+	$(PROMTOOL) check config config/scrape/scrape.yml
+	$(VICTORIA_METRICS) -promscrape.config=config/scrape/scrape.yml -promscrape.config.dryRun -loggerLevel=ERROR
+	$(AMTOOL) check-config config/alertmanager/alertmanager.yml
+	@# Routing: critical pages on-call, warning and info go to the alert hook.
+	@for case in oncall:critical alert:warning alert:info; do \
+	  $(AMTOOL) config routes test --config.file=config/alertmanager/alertmanager.yml \
+	    --verify.receivers=$${case%%:*} severity=$${case#*:} alertname=MLXServerDown node=rank0 >/dev/null 2>&1 || \
+	    { echo "alertmanager: severity=$${case#*:} does not route to $${case%%:*}" >&2; exit 1; }; \
+	done; echo "alertmanager routes: OK"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  scripts/render-config.sh -e config/scrape/loopback.env -o "$$tmp" >/dev/null && \
+	  $(PROMTOOL) check config "$$tmp/scrape.yml" && \
+	  $(VICTORIA_METRICS) -promscrape.config="$$tmp/scrape.yml" -promscrape.config.dryRun -loggerLevel=ERROR && \
+	  $(AMTOOL) check-config "$$tmp/alertmanager.yml" >/dev/null && \
+	  echo "loopback render: OK"
+
+obs-check: rules-check rules-test config-check
+
+obs-render:
+	scripts/render-config.sh
+
+OBS_ENV ?=
+obs-start:
+	scripts/obs-stack.sh start $(if $(OBS_ENV),-e $(OBS_ENV))
+
+obs-stop:
+	scripts/obs-stack.sh stop

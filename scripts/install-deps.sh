@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs the Debian tools the rule, config and stack checks run, when any is
+# missing:
+#   victoria-metrics         victoria-metrics, vmalert, vmagent
+#   prometheus               promtool
+#   prometheus-alertmanager  prometheus-alertmanager, amtool
+# Idempotent and silent when everything is there. Runs apt-get as root, or
+# through sudo otherwise. The packages try to start their services, which a
+# container refuses; that is harmless (policy-rc.d is not touched).
+#   scripts/install-deps.sh            install what is missing
+#   scripts/install-deps.sh --check    exit 1 (and list them) if any is missing
+set -euo pipefail
+
+# package:binary that proves it is installed
+WANT=(
+	"victoria-metrics:victoria-metrics"
+	"victoria-metrics:vmalert"
+	"prometheus:promtool"
+	"prometheus-alertmanager:prometheus-alertmanager"
+	"prometheus-alertmanager:amtool"
+)
+
+missing=()
+for w in "${WANT[@]}"; do
+	pkg=${w%%:*} bin=${w#*:}
+	if ! command -v "$bin" >/dev/null 2>&1 && ! [[ -x /usr/bin/$bin ]]; then
+		[[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
+	fi
+done
+
+((${#missing[@]} == 0)) && exit 0
+
+if [[ ${1-} == --check ]]; then
+	echo "install-deps: missing packages: ${missing[*]}" >&2
+	exit 1
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps: missing ${missing[*]} and no apt-get here; install them by hand" >&2
+	exit 1
+fi
+
+SUDO=()
+if ((EUID != 0)); then
+	command -v sudo >/dev/null 2>&1 || {
+		echo "install-deps: missing ${missing[*]}; not root and no sudo" >&2
+		exit 1
+	}
+	SUDO=(sudo)
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+# A package whose service cannot start in a container can leave dpkg with a
+# non-zero status although the binaries are installed: judge by the binaries.
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" >&2 || true
+
+still=()
+for w in "${WANT[@]}"; do
+	bin=${w#*:}
+	command -v "$bin" >/dev/null 2>&1 || [[ -x /usr/bin/$bin ]] || still+=("$bin")
+done
+if ((${#still[@]})); then
+	echo "install-deps: still missing after apt-get: ${still[*]}" >&2
+	exit 1
+fi

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Runs the observability stack on this host with the project's own configs:
+# VictoriaMetrics scraping config/scrape (rendered), vmalert evaluating
+# rules/*.yml (recording rules and alert state written back to
+# VictoriaMetrics), and Alertmanager routing to the webhooks of
+# config/alertmanager (rendered).
+#
+#   scripts/obs-stack.sh start [-e ENVFILE]...   render the configs, start all three, wait for them
+#   scripts/obs-stack.sh stop                    stop what start started (by pid file)
+#   scripts/obs-stack.sh status                  print each process and its address
+#
+# Configuration is render-config.sh's (config/scrape/nodes.env,
+# config/alertmanager/receivers.env, -e files, then the environment), e.g.
+#   VM_PORT=18428 VMALERT_PORT=18880 ALERTMANAGER_PORT=19093 \
+#   ALERT_WEBHOOK_URL=http://127.0.0.1:5001/alert ONCALL_WEBHOOK_URL=http://127.0.0.1:5001/oncall \
+#   scripts/obs-stack.sh start -e config/scrape/loopback.env
+# and:
+#   OBS_DIR         state, rendered configs, logs and pid files (./.data/obs)
+#   VM_FLAGS        extra victoria-metrics flags (default: -search.latencyOffset=5s, so
+#                   a fresh sample is queryable within seconds instead of 30 s)
+#   VMALERT_FLAGS   extra vmalert flags (default: -evaluationInterval=15s; each rule
+#                   group's own interval wins)
+#   AM_FLAGS        extra prometheus-alertmanager flags
+# The binaries come from the Debian packages (scripts/install-deps.sh).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OBS_DIR=${OBS_DIR:-$ROOT/.data/obs}
+VM_FLAGS=${VM_FLAGS:--search.latencyOffset=5s}
+VMALERT_FLAGS=${VMALERT_FLAGS:--evaluationInterval=15s}
+AM_FLAGS=${AM_FLAGS:-}
+
+die() { echo "obs-stack: $*" >&2; exit 1; }
+
+# value NAME: the rendered value of a render-config.sh variable, read back
+# from the env files the same way (environment first).
+value() {
+	local name=$1 f line v=""
+	for f in "$ROOT/config/scrape/nodes.env" "$ROOT/config/alertmanager/receivers.env" ${ENVFILES[@]+"${ENVFILES[@]}"}; do
+		while IFS= read -r line || [[ -n $line ]]; do
+			[[ $line =~ ^[[:space:]]*$name=(.*)$ ]] && v=${BASH_REMATCH[1]}
+		done <"$f"
+	done
+	[[ -n ${!name+x} ]] && v=${!name}
+	v=${v%\"} v=${v#\"} v=${v%\'} v=${v#\'}
+	printf '%s' "$v"
+}
+
+wait_port() { # host port name logfile
+	local i
+	for ((i = 0; i < 100; i++)); do
+		if (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	echo "obs-stack: $3 did not listen on $1:$2 within 20 s; its log:" >&2
+	tail -n 20 "$4" >&2 || true
+	return 1
+}
+
+start_one() { # name logfile command...
+	local name=$1 log=$2
+	shift 2
+	if [[ -f $OBS_DIR/$name.pid ]] && kill -0 "$(cat "$OBS_DIR/$name.pid")" 2>/dev/null; then
+		die "$name already runs (pid $(cat "$OBS_DIR/$name.pid")); run: $0 stop"
+	fi
+	"$@" >"$log" 2>&1 &
+	echo $! >"$OBS_DIR/$name.pid"
+}
+
+stop_all() {
+	local name pid i
+	for name in vmalert alertmanager victoria-metrics; do
+		[[ -f $OBS_DIR/$name.pid ]] || continue
+		pid=$(cat "$OBS_DIR/$name.pid")
+		if kill -0 "$pid" 2>/dev/null; then
+			kill "$pid" 2>/dev/null || true
+			for ((i = 0; i < 50; i++)); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.2
+			done
+			kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+		fi
+		rm -f "$OBS_DIR/$name.pid"
+	done
+}
+
+cmd=${1:-}
+(($#)) && shift
+ENVFILES=()
+while (($#)); do
+	case $1 in
+	-e) (($# >= 2)) || die "-e needs a file"; ENVFILES+=("$2"); shift 2 ;;
+	*) die "unknown argument $1" ;;
+	esac
+done
+
+case $cmd in
+start)
+	"$ROOT/scripts/install-deps.sh"
+	mkdir -p "$OBS_DIR/victoria-metrics" "$OBS_DIR/alertmanager"
+	args=()
+	for f in ${ENVFILES[@]+"${ENVFILES[@]}"}; do args+=(-e "$f"); done
+	"$ROOT/scripts/render-config.sh" ${args[@]+"${args[@]}"} -o "$OBS_DIR" >/dev/null
+
+	host=$(value OBS_ADDR)
+	vm_port=$(value VM_PORT)
+	vmalert_port=$(value VMALERT_PORT)
+	am_port=$(value ALERTMANAGER_PORT)
+	vm=http://$host:$vm_port
+
+	# shellcheck disable=SC2086 # the *_FLAGS are word lists
+	start_one victoria-metrics "$OBS_DIR/victoria-metrics.log" \
+		victoria-metrics -storageDataPath="$OBS_DIR/victoria-metrics" \
+		-httpListenAddr="$host:$vm_port" -promscrape.config="$OBS_DIR/scrape.yml" \
+		-loggerLevel=WARN $VM_FLAGS
+	wait_port "$host" "$vm_port" victoria-metrics "$OBS_DIR/victoria-metrics.log" || { stop_all; exit 1; }
+
+	# shellcheck disable=SC2086
+	start_one alertmanager "$OBS_DIR/alertmanager.log" \
+		prometheus-alertmanager --config.file="$OBS_DIR/alertmanager.yml" \
+		--storage.path="$OBS_DIR/alertmanager" --web.listen-address="$host:$am_port" \
+		--cluster.listen-address= --log.level=warn $AM_FLAGS
+	wait_port "$host" "$am_port" alertmanager "$OBS_DIR/alertmanager.log" || { stop_all; exit 1; }
+
+	# shellcheck disable=SC2086
+	start_one vmalert "$OBS_DIR/vmalert.log" \
+		vmalert -rule="$ROOT/rules/*.yml" -datasource.url="$vm" \
+		-remoteWrite.url="$vm" -remoteRead.url="$vm" \
+		-notifier.url="http://$host:$am_port" -httpListenAddr="$host:$vmalert_port" \
+		-external.url="http://$host:$vmalert_port" -loggerLevel=WARN $VMALERT_FLAGS
+	wait_port "$host" "$vmalert_port" vmalert "$OBS_DIR/vmalert.log" || { stop_all; exit 1; }
+
+	echo "victoria-metrics $vm"
+	echo "vmalert          http://$host:$vmalert_port"
+	echo "alertmanager     http://$host:$am_port"
+	echo "state and logs   $OBS_DIR"
+	;;
+stop)
+	stop_all
+	;;
+status)
+	rc=0
+	for name in victoria-metrics vmalert alertmanager; do
+		if [[ -f $OBS_DIR/$name.pid ]] && kill -0 "$(cat "$OBS_DIR/$name.pid")" 2>/dev/null; then
+			echo "$name running (pid $(cat "$OBS_DIR/$name.pid"))"
+		else
+			echo "$name stopped"
+			rc=1
+		fi
+	done
+	exit "$rc"
+	;;
+*)
+	sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	[[ $cmd == -h || $cmd == --help ]] || exit 2
+	;;
+esac

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Renders the observability stack's configs from their templates:
+#   config/scrape/scrape.yml.tmpl             -> scrape.yml        (VictoriaMetrics / Prometheus)
+#   config/alertmanager/alertmanager.yml.tmpl -> alertmanager.yml  (Alertmanager)
+#
+# Values come from, lowest to highest precedence:
+#   config/scrape/nodes.env, config/alertmanager/receivers.env  (the defaults)
+#   each -e FILE, in order
+#   the environment (RANK0_ADDR=127.0.0.1 PROXY_PORT=18080 ... render-config.sh)
+# Env files are KEY=VALUE lines (no shell expansion; # comments, blank lines
+# and optional surrounding quotes allowed). Only bash and coreutils are used.
+#
+# Usage:
+#   scripts/render-config.sh                  write both files next to their templates
+#   scripts/render-config.sh -o DIR           write DIR/scrape.yml and DIR/alertmanager.yml
+#   scripts/render-config.sh -e config/scrape/loopback.env -o /tmp/stack
+#   scripts/render-config.sh --check          exit 1 if the checked-in files differ from
+#                                             the templates rendered with the defaults only
+set -euo pipefail
+shopt -u patsub_replacement 2>/dev/null || true # bash 5.2: keep '&' literal in ${x//p/r}
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SCRAPE_TMPL=$ROOT/config/scrape/scrape.yml.tmpl
+AM_TMPL=$ROOT/config/alertmanager/alertmanager.yml.tmpl
+DEFAULT_ENVS=("$ROOT/config/scrape/nodes.env" "$ROOT/config/alertmanager/receivers.env")
+
+VARS=(RANK0_ADDR RANK1_ADDR OBS_ADDR
+	PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT
+	RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VMALERT_PORT ALERTMANAGER_PORT
+	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL)
+
+die() { echo "render-config: $*" >&2; exit 1; }
+
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+
+declare -A VAL=()
+
+is_known() {
+	local v
+	for v in "${VARS[@]}"; do [[ $v == "$1" ]] && return 0; done
+	return 1
+}
+
+# load_env FILE: KEY=VALUE lines into VAL (later files win).
+load_env() {
+	local file=$1 line key value n=0
+	[[ -r $file ]] || die "cannot read env file $file"
+	while IFS= read -r line || [[ -n $line ]]; do
+		n=$((n + 1))
+		line=${line%$'\r'}
+		[[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+		[[ $line =~ ^[[:space:]]*([A-Z0-9_]+)=(.*)$ ]] || die "$file:$n: not KEY=VALUE: $line"
+		key=${BASH_REMATCH[1]}
+		value=${BASH_REMATCH[2]}
+		value=${value%"${value##*[![:space:]]}"} # trailing blanks
+		if [[ $value =~ ^\"(.*)\"$ || $value =~ ^\'(.*)\'$ ]]; then
+			value=${BASH_REMATCH[1]}
+		fi
+		is_known "$key" || die "$file:$n: unknown variable $key (known: ${VARS[*]})"
+		VAL[$key]=$value
+	done <"$file"
+}
+
+# render TEMPLATE OUT: fill the @-delimited names, keep "#@if NAME" blocks when NAME is set.
+render() {
+	local tmpl=$1 out=$2 line v n=0 keep=1 in_block=0 tmp
+	tmp=$(mktemp "${out}.XXXXXX")
+	while IFS= read -r line || [[ -n $line ]]; do
+		n=$((n + 1))
+		if [[ $line =~ ^#@if[[:space:]]+([A-Z0-9_]+)[[:space:]]*$ ]]; then
+			((in_block)) && die "$tmpl:$n: nested #@if"
+			is_known "${BASH_REMATCH[1]}" || die "$tmpl:$n: unknown variable ${BASH_REMATCH[1]}"
+			in_block=1
+			[[ -n ${VAL[${BASH_REMATCH[1]}]} ]] && keep=1 || keep=0
+			continue
+		fi
+		if [[ $line =~ ^#@endif[[:space:]]*$ ]]; then
+			((in_block)) || die "$tmpl:$n: #@endif without #@if"
+			in_block=0 keep=1
+			continue
+		fi
+		((keep)) || continue
+		for v in "${VARS[@]}"; do
+			line=${line//@$v@/${VAL[$v]}}
+		done
+		[[ $line =~ @[A-Z0-9_]+@ ]] && { rm -f "$tmp"; die "$tmpl:$n: unknown placeholder ${BASH_REMATCH[0]}"; }
+		printf '%s\n' "$line" >>"$tmp"
+	done <"$tmpl"
+	((in_block)) && { rm -f "$tmp"; die "$tmpl: #@if without #@endif"; }
+	mv -f "$tmp" "$out"
+}
+
+validate() {
+	local v
+	for v in RANK0_ADDR OBS_ADDR; do
+		[[ -n ${VAL[$v]} ]] || die "$v must not be empty"
+	done
+	local host_re='^[][A-Za-z0-9.:_-]*$'
+	for v in RANK0_ADDR RANK1_ADDR OBS_ADDR; do
+		[[ ${VAL[$v]} =~ $host_re ]] || die "$v=${VAL[$v]}: not a host name or address"
+	done
+	for v in PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT \
+		RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VMALERT_PORT ALERTMANAGER_PORT; do
+		[[ ${VAL[$v]} =~ ^[0-9]+$ ]] && ((10#${VAL[$v]} >= 1 && 10#${VAL[$v]} <= 65535)) ||
+			die "$v=${VAL[$v]}: not a port"
+	done
+	for v in SCRAPE_INTERVAL SCRAPE_TIMEOUT; do
+		[[ ${VAL[$v]} =~ ^[0-9]+(ms|s|m|h)$ ]] || die "$v=${VAL[$v]}: not a duration (10s, 1m...)"
+	done
+	for v in ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL; do
+		[[ ${VAL[$v]} =~ ^https?://[^[:space:]\"]+$ ]] || die "$v=${VAL[$v]}: not an http(s) URL"
+	done
+}
+
+OUT=""
+CHECK=0
+EXTRA=()
+while (($#)); do
+	case $1 in
+	-o) (($# >= 2)) || usage 2; OUT=$2; shift 2 ;;
+	-e) (($# >= 2)) || usage 2; EXTRA+=("$2"); shift 2 ;;
+	--check) CHECK=1; shift ;;
+	-h | --help) usage 0 ;;
+	*) echo "render-config: unknown argument $1" >&2; usage 2 ;;
+	esac
+done
+
+for v in "${VARS[@]}"; do VAL[$v]=""; done
+for f in "${DEFAULT_ENVS[@]}"; do load_env "$f"; done
+if ((!CHECK)); then
+	for f in ${EXTRA[@]+"${EXTRA[@]}"}; do load_env "$f"; done
+	for v in "${VARS[@]}"; do
+		[[ -n ${!v+x} ]] && VAL[$v]=${!v}
+	done
+fi
+[[ -n ${VAL[RANK1_HW_PORT]} ]] || VAL[RANK1_HW_PORT]=${VAL[HW_PORT]}
+[[ -n ${VAL[RANK1_OTELCOL_PORT]} ]] || VAL[RANK1_OTELCOL_PORT]=${VAL[OTELCOL_PORT]}
+validate
+
+if ((CHECK)); then
+	tmpdir=$(mktemp -d)
+	trap 'rm -rf "$tmpdir"' EXIT
+	render "$SCRAPE_TMPL" "$tmpdir/scrape.yml"
+	render "$AM_TMPL" "$tmpdir/alertmanager.yml"
+	status=0
+	diff -u "$ROOT/config/scrape/scrape.yml" "$tmpdir/scrape.yml" || status=1
+	diff -u "$ROOT/config/alertmanager/alertmanager.yml" "$tmpdir/alertmanager.yml" || status=1
+	((status == 0)) || echo "render-config: checked-in configs are stale; run scripts/render-config.sh" >&2
+	exit "$status"
+fi
+
+if [[ -n $OUT ]]; then
+	mkdir -p "$OUT"
+	render "$SCRAPE_TMPL" "$OUT/scrape.yml"
+	render "$AM_TMPL" "$OUT/alertmanager.yml"
+	echo "$OUT/scrape.yml"
+	echo "$OUT/alertmanager.yml"
+else
+	render "$SCRAPE_TMPL" "$ROOT/config/scrape/scrape.yml"
+	render "$AM_TMPL" "$ROOT/config/alertmanager/alertmanager.yml"
+	echo "$ROOT/config/scrape/scrape.yml"
+	echo "$ROOT/config/alertmanager/alertmanager.yml"
+fi
