@@ -1,0 +1,122 @@
+package hwreceiver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+)
+
+// hwScraper is the receiver's scraper. At every collection_interval it runs
+// the fast sources concurrently, each bounded by command_timeout, adds the
+// last fresh result of each slow source (run in the background at
+// slow_interval) and emits the series.
+type hwScraper struct {
+	cfg    *Config
+	logger *zap.Logger
+	opts   emitOptions
+	fast   []*source
+	slow   *slowLoop
+
+	startTime time.Time
+	// lastErr is each source's state at the previous scrape ("" when it
+	// worked), so a failure is logged when it starts, not at every scrape.
+	lastErr map[string]string
+}
+
+func newHWScraper(cfg *Config, logger *zap.Logger) *hwScraper {
+	procs := newProcMatcher(cfg, os.Getpid())
+	fast, slow := platformSources(cfg, newCommandRunner(cfg.CommandTimeout), newCommandRunner(cfg.slowTimeout()), procs)
+	return newHWScraperWith(cfg, logger, procs, fast, slow)
+}
+
+// newHWScraperWith builds a scraper over the given sources (tests give the
+// macOS sources on Linux, or sources that hang).
+func newHWScraperWith(cfg *Config, logger *zap.Logger, procs *procMatcher, fast []*source, slow []slowSource) *hwScraper {
+	return &hwScraper{
+		cfg:    cfg,
+		logger: logger,
+		opts: emitOptions{
+			node:       nodeName(cfg.Node),
+			ring:       cfg.RingInterfaces,
+			components: procs.names(),
+			worker:     cfg.WorkerComponent,
+		},
+		fast:    fast,
+		slow:    newSlowLoop(slow, cfg.SlowInterval, cfg.slowTimeout(), cfg.staleAfter()),
+		lastErr: map[string]string{},
+	}
+}
+
+// nodeName is the configured node, else the host name.
+func nodeName(configured string) string {
+	if configured != "" {
+		return configured
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "unknown"
+}
+
+func (h *hwScraper) start(context.Context, component.Host) error {
+	h.startTime = time.Now()
+	h.slow.start()
+	return nil
+}
+
+func (h *hwScraper) shutdown(ctx context.Context) error {
+	return h.slow.stop(ctx)
+}
+
+func (h *hwScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
+	if h.startTime.IsZero() {
+		h.startTime = time.Now()
+	}
+	s := newSample()
+	reports := map[string]error{}
+	for _, r := range runSources(ctx, h.fast, h.cfg.CommandTimeout) {
+		if errors.Is(r.err, errNotApplicable) {
+			continue
+		}
+		reports[r.name] = r.err
+		if r.err == nil {
+			r.apply(s)
+		}
+	}
+	now := time.Now()
+	for name, err := range h.slow.results(s, now) {
+		reports[name] = err
+	}
+	for name, err := range reports {
+		s.sources[name] = err == nil
+	}
+	h.logChanges(reports)
+	// A failing source is no scrape error: mlx_hw_source_up carries it, and
+	// an error here would be logged by the scraper controller at every
+	// collection.
+	return buildMetrics(s, h.opts, h.startTime, now), nil
+}
+
+// logChanges logs a source that starts failing, with why, and one that
+// recovers.
+func (h *hwScraper) logChanges(reports map[string]error) {
+	for _, name := range sortedKeys(reports) {
+		err := reports[name]
+		prev, seen := h.lastErr[name]
+		switch {
+		case err != nil && (!seen || prev == ""):
+			h.logger.Warn("Hardware source failed; its series are not emitted until it works", zap.String("source", name), zap.Error(err))
+			h.lastErr[name] = err.Error()
+		case err == nil && seen && prev != "":
+			h.logger.Info("Hardware source works again", zap.String("source", name))
+			h.lastErr[name] = ""
+		case err == nil:
+			h.lastErr[name] = ""
+		}
+	}
+}

@@ -1,0 +1,259 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+)
+
+// hwOverlay makes the hardware receiver quick to test: a 1 s cadence, and
+// the simulated engine as a component.
+var hwOverlay = []string{
+	"receivers::mlx_hw::collection_interval=1s",
+	"receivers::mlx_hw::command_timeout=500ms",
+	"receivers::mlx_hw::slow_interval=1s",
+	"receivers::mlx_hw::processes::mlxsim=mlxsim .*--port",
+}
+
+func startHardware(t *testing.T, env map[string]string) *stack {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("compares the scrape with /proc: Linux only")
+	}
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["MLX_NODE_NAME"] = "e2e-node"
+	return startCollector(t, collectorOptions{configs: demoConfigs, sets: hwOverlay, env: env})
+}
+
+// A scrape of :9102 on this Linux host returns its real memory, CPU count,
+// load, uptime, disk and interface counters, labelled with the node, and
+// exactly the series documentation.md says Linux has.
+func TestHardwareSeriesOfThisLinuxHost(t *testing.T) {
+	netBefore := procNetDev(t)
+	s := startHardware(t, nil)
+	sc := s.waitFor("prometheus/hw", 30*time.Second, "the engine counted as a component", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_proc_count", "component", "mlxsim")
+		return v >= 1
+	})
+	load := readLoadavg(t)
+	netAfter := procNetDev(t)
+
+	// Memory, CPUs, load, uptime, disk: the host's own figures.
+	assert.Equal(t, meminfoBytes(t, "MemTotal"), value(t, sc, "mlx_hw_mem_total_bytes", "node", "e2e-node"))
+	assert.Equal(t, float64(cpuinfoProcessors(t)), value(t, sc, "mlx_hw_cpu_count"))
+	assert.GreaterOrEqual(t, value(t, sc, "mlx_hw_cpu_count"), float64(runtime.NumCPU()))
+	assert.InDelta(t, load, value(t, sc, "mlx_hw_load1"), 0.5+0.25*load, "load1 against /proc/loadavg")
+	assert.InDelta(t, procUptime(t), value(t, sc, "mlx_hw_uptime_seconds"), 5)
+	var st syscall.Statfs_t
+	require.NoError(t, syscall.Statfs("/", &st))
+	assert.Equal(t, float64(st.Blocks)*float64(st.Bsize), value(t, sc, "mlx_hw_disk_total_bytes"))
+	assert.Greater(t, value(t, sc, "mlx_hw_mem_available_bytes"), 0.0)
+	pages := value(t, sc, "mlx_hw_mem_pressure")
+	assert.Equal(t, float64(int64(pages)), pages, "mlx_hw_mem_pressure is a page count")
+	assert.InDelta(t, value(t, sc, "mlx_hw_mem_available_bytes"), pages*float64(os.Getpagesize()), float64(os.Getpagesize()))
+
+	// Interfaces other than lo: counters between the two readings.
+	for iface, before := range netBefore {
+		if iface == "lo" {
+			_, ok := sc.Value("mlx_net_rx_bytes_total", "iface", "lo")
+			assert.False(t, ok, "lo is not a ring interface")
+			continue
+		}
+		rx := value(t, sc, "mlx_net_rx_bytes_total", "iface", iface)
+		assert.GreaterOrEqual(t, rx, before[0], iface)
+		assert.LessOrEqual(t, rx, netAfter[iface][0], iface)
+		tx := value(t, sc, "mlx_net_tx_bytes_total", "iface", iface)
+		assert.GreaterOrEqual(t, tx, before[1], iface)
+		assert.LessOrEqual(t, tx, netAfter[iface][1], iface)
+	}
+
+	// Processes: the engine the supervisor runs, and the collector itself.
+	assert.Greater(t, value(t, sc, "mlx_proc_rss_bytes", "component", "mlxsim"), 1e6)
+	assert.Equal(t, 1.0, value(t, sc, "mlx_proc_count", "component", "mlx_otelcol"))
+	assert.Greater(t, value(t, sc, "mlx_proc_rss_bytes", "component", "mlx_otelcol"), 10e6)
+	assert.Equal(t, 0.0, value(t, sc, "mlx_worker_rss_bytes"), "no mlx_lm.server here")
+
+	// Sources: those of Linux, all working; none of macOS.
+	for _, src := range []string{"load", "cpu_count", "disk", "meminfo", "uptime", "netdev", "procfs"} {
+		assert.Equal(t, 1.0, value(t, sc, "mlx_hw_source_up", "source", src), src)
+	}
+	for _, src := range []string{"powermetrics", "vm_stat", "sysctl", "ioreg", "ps"} {
+		_, ok := sc.Value("mlx_hw_source_up", "source", src)
+		assert.False(t, ok, "%s does not apply on Linux", src)
+	}
+
+	// Every series carries the node.
+	for _, name := range sc.Names() {
+		for _, series := range sc.Series(name) {
+			assert.Contains(t, series, `node="e2e-node"`)
+		}
+	}
+
+	// The families are those documentation.md gives Linux.
+	always, maybe := linuxDocumented(t)
+	got := map[string]bool{}
+	for _, n := range sc.Names() {
+		got[n] = true
+		assert.True(t, always[n] || maybe[n], "%s is scraped but not documented for Linux", n)
+	}
+	for n := range always {
+		assert.True(t, got[n], "%s is documented for every Linux host but not scraped", n)
+	}
+}
+
+// nvidia-smi, where installed, feeds the NVIDIA series through the slow
+// cadence; here a fake one on PATH prints what nvidia-smi prints.
+func TestHardwareNvidiaGPUsThroughNvidiaSMI(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho '0, GPU-5d8f0c3e-1111-2222-3333-444455556666, NVIDIA L4, 37, 10240, 23034, 41.52, 55, 2040, 6250'\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755))
+	s := startHardware(t, map[string]string{"PATH": dir + ":" + os.Getenv("PATH")})
+	sc := s.waitFor("prometheus/hw", 30*time.Second, "the NVIDIA series", func(sc *promtext.Scrape) bool {
+		_, ok := sc.Value("mlx_hw_nvidia_gpu_power_watts", "gpu", "0")
+		return ok
+	})
+	assert.Equal(t, 1.0, value(t, sc, "mlx_hw_source_up", "source", "nvidia_smi"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_hw_nvidia_gpu_info", "gpu", "0", "name", "NVIDIA L4", "uuid", "GPU-5d8f0c3e-1111-2222-3333-444455556666"))
+	assert.Equal(t, 41.52, value(t, sc, "mlx_hw_nvidia_gpu_power_watts", "gpu", "0"))
+	assert.Equal(t, 23034.0*(1<<20), value(t, sc, "mlx_hw_nvidia_gpu_memory_total_bytes", "gpu", "0"))
+	assert.Equal(t, 2040e6, value(t, sc, "mlx_hw_nvidia_gpu_sm_clock_hertz", "gpu", "0"))
+	assert.InDelta(t, 0.37, value(t, sc, "mlx_hw_nvidia_gpu_utilization_ratio", "gpu", "0"), 1e-9)
+}
+
+// A broken nvidia-smi is a failing source: reported 0, no NVIDIA series.
+func TestHardwareBrokenNvidiaSMI(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.'\nexit 9\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755))
+	s := startHardware(t, map[string]string{"PATH": dir + ":" + os.Getenv("PATH")})
+	sc := s.waitFor("prometheus/hw", 30*time.Second, "nvidia_smi reported", func(sc *promtext.Scrape) bool {
+		_, ok := sc.Value("mlx_hw_source_up", "source", "nvidia_smi")
+		return ok
+	})
+	assert.Equal(t, 0.0, value(t, sc, "mlx_hw_source_up", "source", "nvidia_smi"))
+	for _, n := range sc.Names() {
+		assert.False(t, strings.HasPrefix(n, "mlx_hw_nvidia_"), n)
+	}
+	assert.Contains(t, s.out.String(), "NVIDIA-SMI has failed", "the reason is logged")
+}
+
+// linuxDocumented reads documentation.md: the metrics with a "- Linux:"
+// line, split into those every Linux host has and those that depend on the
+// host ("only when").
+func linuxDocumented(t *testing.T) (always, maybe map[string]bool) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(repoRoot, "receiver", "hwreceiver", "documentation.md"))
+	require.NoError(t, err)
+	defer f.Close()
+	always, maybe = map[string]bool{}, map[string]bool{}
+	cur, inMetrics := "", false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "## "):
+			inMetrics = l == "## Metrics"
+		case inMetrics && strings.HasPrefix(l, "### "):
+			cur = strings.TrimPrefix(l, "### ")
+		case cur != "" && strings.HasPrefix(l, "- Linux: "):
+			if strings.Contains(l, "only when") {
+				maybe[cur] = true
+			} else {
+				always[cur] = true
+			}
+		}
+	}
+	require.NotEmpty(t, always)
+	return always, maybe
+}
+
+func meminfoBytes(t *testing.T, key string) float64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/meminfo")
+	require.NoError(t, err)
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && k == key {
+			n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			require.NoError(t, err)
+			return n * 1024
+		}
+	}
+	t.Fatalf("no %s in /proc/meminfo", key)
+	return 0
+}
+
+func cpuinfoProcessors(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/cpuinfo")
+	require.NoError(t, err)
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "processor") {
+			n++
+		}
+	}
+	return n
+}
+
+func readLoadavg(t *testing.T) float64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/loadavg")
+	require.NoError(t, err)
+	v, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	require.NoError(t, err)
+	return v
+}
+
+func procUptime(t *testing.T) float64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/uptime")
+	require.NoError(t, err)
+	v, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	require.NoError(t, err)
+	return v
+}
+
+// procNetDev returns each interface's received and sent bytes.
+func procNetDev(t *testing.T) map[string][2]float64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/dev")
+	require.NoError(t, err)
+	out := map[string][2]float64{}
+	lines := strings.Split(string(b), "\n")
+	for _, l := range lines[2:] {
+		name, rest, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		require.GreaterOrEqual(t, len(f), 9, l)
+		rx, err1 := strconv.ParseFloat(f[0], 64)
+		tx, err2 := strconv.ParseFloat(f[8], 64)
+		require.NoError(t, err1)
+		require.NoError(t, err2)
+		out[strings.TrimSpace(name)] = [2]float64{rx, tx}
+	}
+	names := make([]string, 0, len(out))
+	for n := range out {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	t.Logf("interfaces: %v", names)
+	return out
+}
