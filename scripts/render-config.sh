@@ -27,7 +27,7 @@ DEFAULT_ENVS=("$ROOT/config/scrape/nodes.env" "$ROOT/config/alertmanager/receive
 VARS=(RANK0_ADDR RANK1_ADDR OBS_ADDR
 	PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT
 	RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VMALERT_PORT ALERTMANAGER_PORT
-	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL)
+	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ALERT_GROUP_WAIT)
 
 die() { echo "render-config: $*" >&2; exit 1; }
 
@@ -104,7 +104,7 @@ validate() {
 		[[ ${VAL[$v]} =~ ^[0-9]+$ ]] && ((10#${VAL[$v]} >= 1 && 10#${VAL[$v]} <= 65535)) ||
 			die "$v=${VAL[$v]}: not a port"
 	done
-	for v in SCRAPE_INTERVAL SCRAPE_TIMEOUT; do
+	for v in SCRAPE_INTERVAL SCRAPE_TIMEOUT ALERT_GROUP_WAIT; do
 		[[ ${VAL[$v]} =~ ^[0-9]+(ms|s|m|h)$ ]] || die "$v=${VAL[$v]}: not a duration (10s, 1m...)"
 	done
 	for v in ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL; do

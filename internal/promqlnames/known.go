@@ -161,14 +161,17 @@ var MayBeAbsent = map[string]string{
 	"mlx_hw_gpu_temp_celsius":         "macos-only: IOHID GPU die sensors",
 	"mlx_hw_thermal_pressure_level":   "macos-only: notifyutil / powermetrics thermal sampler",
 
-	"mlx_error_total":                   "fault-only: created by the first failed request",
+	"mlx_hw_nvidia_gpu_utilization_ratio":  "nvidia-only: nvidia-smi on a Linux node",
+	"mlx_hw_nvidia_gpu_memory_used_bytes":  "nvidia-only: nvidia-smi on a Linux node",
+	"mlx_hw_nvidia_gpu_memory_total_bytes": "nvidia-only: nvidia-smi on a Linux node",
+	"mlx_hw_nvidia_gpu_power_watts":        "nvidia-only: nvidia-smi on a Linux node",
+	"mlx_hw_nvidia_gpu_temp_celsius":       "nvidia-only: nvidia-smi on a Linux node",
+
 	"mlx_hallucination_flag_total":      "fault-only: created by the first flagged response",
 	"mlx_low_confidence_response_total": "fault-only: created by the first low-confidence response",
 	"mlx_tool_calls_total":              "workload-only: created by the first tool call",
 
-	"mlx_kv_cache_max_bytes":          "config-only: prompt_cache_bytes configured",
-	"otelcol_exporter_queue_size":     "config-only: an exporter with a sending queue",
-	"otelcol_exporter_queue_capacity": "config-only: an exporter with a sending queue",
+	"mlx_kv_cache_max_bytes": "config-only: prompt_cache_bytes configured",
 
 	"otelcol_exporter_send_failed_spans":            "signal/fault: a traces exporter that failed",
 	"otelcol_exporter_send_failed_log_records":      "signal/fault: a logs exporter that failed",
@@ -177,9 +180,6 @@ var MayBeAbsent = map[string]string{
 	"otelcol_exporter_enqueue_failed_log_records":   "signal/fault: a logs exporter whose queue was full",
 	"otelcol_exporter_enqueue_failed_metric_points": "signal/fault: a metrics exporter whose queue was full",
 	"otelcol_exporter_sent_spans":                   "signal-only: a traces exporter (exporterhelper) that sent",
-	"otelcol_exporter_sent_metric_points":           "signal-only: a metrics exporter (exporterhelper) that sent",
 	"otelcol_receiver_refused_spans":                "signal-only: a traces receiver that received",
-	"otelcol_receiver_refused_metric_points":        "signal-only: a metrics receiver (receiverhelper) that received",
 	"otelcol_receiver_failed_spans":                 "signal-only: a traces receiver that received",
-	"otelcol_receiver_failed_metric_points":         "signal-only: a metrics receiver (receiverhelper) that received",
 }

@@ -7,12 +7,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +33,7 @@ var repoRoot = func() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }()
 
-func binary(t *testing.T, env string) string {
+func binary(t testing.TB, env string) string {
 	t.Helper()
 	p := os.Getenv(env)
 	if p == "" {
@@ -44,7 +46,7 @@ func binary(t *testing.T, env string) string {
 }
 
 // freePort returns a loopback port nobody listens on now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -54,7 +56,7 @@ func freePort(t *testing.T) int {
 
 // stack is one running collector with its own ports and data directory.
 type stack struct {
-	t          *testing.T
+	t          testing.TB
 	cmd        *exec.Cmd
 	out        *syncBuffer
 	dataDir    string
@@ -68,22 +70,32 @@ type collectorOptions struct {
 	configs []string          // config files, relative to the repo root or absolute
 	sets    []string          // --set values
 	env     map[string]string // extra environment
+	dataDir string            // reuse this data directory (a restart); default: a new one
 }
 
 // startCollector runs the built collector with the shipped config files,
 // every port moved to a free one, the data under a temporary directory.
-func startCollector(t *testing.T, opts collectorOptions) *stack {
+func startCollector(t testing.TB, opts collectorOptions) *stack {
 	t.Helper()
 	s := &stack{
 		t:          t,
 		out:        &syncBuffer{},
-		dataDir:    t.TempDir(),
+		dataDir:    opts.dataDir,
 		enginePort: freePort(t),
 		ports:      map[string]int{},
 		exited:     make(chan struct{}),
 	}
-	for _, name := range []string{"prometheus/supervisor", "health_check", "otlp_grpc", "otlp_http"} {
-		s.ports[name] = freePort(t)
+	if s.dataDir == "" {
+		s.dataDir = t.TempDir()
+	}
+	for _, name := range []string{"prometheus/supervisor", "prometheus/kv", "prometheus/logs", "prometheus/hw", "health_check", "otlp_grpc", "otlp_http", "mlx_proxy"} {
+		// freePort closes its probe listener, so the kernel may hand out
+		// the same port twice: keep drawing until it is unused here.
+		p := freePort(t)
+		for p == s.enginePort || slices.Contains(slices.Collect(maps.Values(s.ports)), p) {
+			p = freePort(t)
+		}
+		s.ports[name] = p
 	}
 	args := []string{}
 	for _, c := range opts.configs {
@@ -94,7 +106,13 @@ func startCollector(t *testing.T, opts collectorOptions) *stack {
 	}
 	sets := []string{
 		fmt.Sprintf("exporters::prometheus/supervisor::endpoint=127.0.0.1:%d", s.ports["prometheus/supervisor"]),
+		fmt.Sprintf("exporters::prometheus/kv::endpoint=127.0.0.1:%d", s.ports["prometheus/kv"]),
+		fmt.Sprintf("exporters::prometheus/logs::endpoint=127.0.0.1:%d", s.ports["prometheus/logs"]),
+		fmt.Sprintf("exporters::prometheus/hw::endpoint=127.0.0.1:%d", s.ports["prometheus/hw"]),
+		// The log pipeline's OTLP sink goes to this collector's own otlp receiver.
+		fmt.Sprintf("exporters::mlx_otlp_http::endpoint=http://127.0.0.1:%d", s.ports["otlp_http"]),
 		fmt.Sprintf("extensions::health_check::endpoint=127.0.0.1:%d", s.ports["health_check"]),
+		fmt.Sprintf("extensions::mlx_proxy::endpoint=127.0.0.1:%d", s.ports["mlx_proxy"]),
 		fmt.Sprintf("receivers::otlp::protocols::grpc::endpoint=127.0.0.1:%d", s.ports["otlp_grpc"]),
 		fmt.Sprintf("receivers::otlp::protocols::http::endpoint=127.0.0.1:%d", s.ports["otlp_http"]),
 		"service::telemetry::metrics::level=none",

@@ -1,0 +1,68 @@
+package jsonlexporter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"gopkg.in/natefinch/lumberjack.v2"
+)
+
+// writer appends batches to the rotated file.
+type writer struct {
+	mu     sync.Mutex
+	out    *lumberjack.Logger
+	encode func([]byte, plog.Logs) ([]byte, error)
+	buf    []byte
+	limit  int // lumberjack refuses a single write larger than the file size
+}
+
+func newWriter(c *Config) *writer {
+	w := &writer{
+		out: &lumberjack.Logger{
+			Filename:   c.Path,
+			MaxSize:    c.Rotation.MaxMegabytes,
+			MaxBackups: c.Rotation.MaxBackups,
+			MaxAge:     c.Rotation.MaxDays,
+			LocalTime:  c.Rotation.LocalTime,
+			Compress:   c.Rotation.Compress,
+		},
+		encode: appendRecords,
+		limit:  c.Rotation.MaxMegabytes * 1024 * 1024,
+	}
+	if c.Format == FormatOTLPJSON {
+		w.encode = appendOTLPJSON
+	}
+	return w
+}
+
+// push writes one batch with one write call: lumberjack rotates before a
+// write that would not fit, so a batch never straddles two files, and the
+// lines of a batch are never interleaved with another's.
+func (w *writer) push(_ context.Context, ld plog.Logs) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var err error
+	w.buf, err = w.encode(w.buf[:0], ld)
+	if err != nil {
+		return consumererror.NewPermanent(err)
+	}
+	if len(w.buf) > w.limit {
+		return consumererror.NewPermanent(fmt.Errorf("a batch of %d bytes does not fit in a file of rotation.max_megabytes; lower the sending_queue batch size", len(w.buf)))
+	}
+	if _, err := w.out.Write(w.buf); err != nil {
+		return fmt.Errorf("write %s: %w", w.out.Filename, err)
+	}
+	if cap(w.buf) > 4<<20 {
+		w.buf = nil // do not keep an exceptional batch's buffer
+	}
+	return nil
+}
+
+func (w *writer) shutdown(context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.Close()
+}

@@ -1,0 +1,122 @@
+package proxyextension
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy"
+)
+
+// Config of the mlx_proxy extension.
+type Config struct {
+	// Endpoint is the address the proxy listens on (host:port).
+	Endpoint string `mapstructure:"endpoint"`
+	// Upstream is mlx_lm.server's base URL.
+	Upstream string         `mapstructure:"upstream"`
+	Timeouts TimeoutsConfig `mapstructure:"timeouts"`
+	// MaxRequestBodyBytes: a larger request body is answered 413.
+	MaxRequestBodyBytes int64 `mapstructure:"max_request_body_bytes"`
+	// Model is the model the engine serves (its --model): the model label
+	// of requests that name none, and of the model facts.
+	Model string `mapstructure:"model"`
+	// ModelConfig locates the model's config.json: a file, a model
+	// directory or a Hugging Face repo id. Default: Model.
+	ModelConfig string `mapstructure:"model_config"`
+	// HFHubCache is the Hugging Face hub cache for repo ids. Default:
+	// $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub.
+	HFHubCache string `mapstructure:"hf_hub_cache"`
+	// MaxModelLabelValues and MaxToolLabelValues cap the distinct values
+	// of the model and tool labels; past them a value becomes "other".
+	MaxModelLabelValues int `mapstructure:"max_model_label_values"`
+	MaxToolLabelValues  int `mapstructure:"max_tool_label_values"`
+	// UpstreamProbeInterval is how often GET /health of the engine sets
+	// mlx_up.
+	UpstreamProbeInterval time.Duration `mapstructure:"upstream_probe_interval"`
+	// DefaultTemperature is mlx_temperature for requests without one: the
+	// engine's --temp.
+	DefaultTemperature float64 `mapstructure:"default_temperature"`
+}
+
+// TimeoutsConfig bounds the waits of the proxy.
+type TimeoutsConfig struct {
+	// ReadHeader: how long a client may take to send its request headers.
+	ReadHeader time.Duration `mapstructure:"read_header"`
+	// UpstreamResponseHeader: how long to wait for the engine's response
+	// headers; 0 means no limit. mlx_lm sends a non-streamed answer's
+	// headers only with the whole answer, so this covers a generation.
+	UpstreamResponseHeader time.Duration `mapstructure:"upstream_response_header"`
+	// Idle: how long an idle client keep-alive connection stays open.
+	Idle time.Duration `mapstructure:"idle"`
+	// Shutdown: how long requests in progress may go on when the collector
+	// stops.
+	Shutdown time.Duration `mapstructure:"shutdown"`
+}
+
+// Validate checks the configuration; the collector calls it at startup and
+// in `mlx-otelcol validate`.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Endpoint == "" {
+		errs = append(errs, errors.New("endpoint: must be set (host:port to listen on, e.g. 0.0.0.0:8080)"))
+	} else if _, port, err := net.SplitHostPort(c.Endpoint); err != nil || port == "" {
+		errs = append(errs, fmt.Errorf("endpoint: %q is not host:port", c.Endpoint))
+	}
+	if c.Upstream == "" {
+		errs = append(errs, errors.New("upstream: must be set (mlx_lm.server's base URL, e.g. http://127.0.0.1:8081)"))
+	} else if u, err := url.Parse(c.Upstream); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("upstream: %q is not an http(s) URL", c.Upstream))
+	}
+	if c.MaxRequestBodyBytes <= 0 {
+		errs = append(errs, fmt.Errorf("max_request_body_bytes: must be positive, got %d", c.MaxRequestBodyBytes))
+	}
+	if c.MaxModelLabelValues < 1 {
+		errs = append(errs, fmt.Errorf("max_model_label_values: must be at least 1, got %d", c.MaxModelLabelValues))
+	}
+	if c.MaxToolLabelValues < 1 {
+		errs = append(errs, fmt.Errorf("max_tool_label_values: must be at least 1, got %d", c.MaxToolLabelValues))
+	}
+	if c.UpstreamProbeInterval <= 0 {
+		errs = append(errs, fmt.Errorf("upstream_probe_interval: must be positive, got %s", c.UpstreamProbeInterval))
+	}
+	if c.DefaultTemperature < 0 {
+		errs = append(errs, fmt.Errorf("default_temperature: must not be negative, got %g", c.DefaultTemperature))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"timeouts.read_header", c.Timeouts.ReadHeader},
+		{"timeouts.idle", c.Timeouts.Idle},
+		{"timeouts.shutdown", c.Timeouts.Shutdown},
+	} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", d.name, d.v))
+		}
+	}
+	if c.Timeouts.UpstreamResponseHeader < 0 {
+		errs = append(errs, fmt.Errorf("timeouts.upstream_response_header: must not be negative (0 = no limit), got %s", c.Timeouts.UpstreamResponseHeader))
+	}
+	return errors.Join(errs...)
+}
+
+// proxyConfig is the configuration of the proxy itself.
+func (c *Config) proxyConfig() proxy.Config {
+	return proxy.Config{
+		Upstream:                      c.Upstream,
+		ReadHeaderTimeout:             c.Timeouts.ReadHeader,
+		UpstreamResponseHeaderTimeout: c.Timeouts.UpstreamResponseHeader,
+		IdleTimeout:                   c.Timeouts.Idle,
+		ShutdownTimeout:               c.Timeouts.Shutdown,
+		MaxRequestBodyBytes:           c.MaxRequestBodyBytes,
+		Model:                         c.Model,
+		ModelConfig:                   c.ModelConfig,
+		HFHubCache:                    c.HFHubCache,
+		MaxModelLabelValues:           c.MaxModelLabelValues,
+		MaxToolLabelValues:            c.MaxToolLabelValues,
+		ProbeInterval:                 c.UpstreamProbeInterval,
+		DefaultTemperature:            c.DefaultTemperature,
+	}
+}

@@ -1,0 +1,93 @@
+package proxyextension
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+)
+
+func loadConfig(t *testing.T, name string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	sub, err := cm.Sub(component.MustNewIDWithName("mlx_proxy", name).String())
+	require.NoError(t, err)
+	if err := sub.Unmarshal(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, confmap.Validate(cfg)
+}
+
+func TestDefaultConfig(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, componenttest.CheckConfigStruct(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	assert.Equal(t, "0.0.0.0:8080", cfg.Endpoint, "the original proxy's port")
+	assert.Equal(t, "http://127.0.0.1:8081", cfg.Upstream)
+	assert.Equal(t, 15*time.Second, cfg.UpstreamProbeInterval, "the original probed every 15 s")
+	assert.Equal(t, 10*time.Minute, cfg.Timeouts.UpstreamResponseHeader, "covers a non-streamed generation")
+
+	empty, err := loadConfig(t, "")
+	require.NoError(t, err)
+	assert.Equal(t, cfg, empty, "an empty section is the default")
+}
+
+func TestFullConfig(t *testing.T) {
+	cfg, err := loadConfig(t, "full")
+	require.NoError(t, err)
+	assert.Equal(t, &Config{
+		Endpoint:              "127.0.0.1:18080",
+		Upstream:              "http://127.0.0.1:18081",
+		Timeouts:              TimeoutsConfig{ReadHeader: 5 * time.Second, UpstreamResponseHeader: 0, Idle: 30 * time.Second, Shutdown: 2 * time.Second},
+		MaxRequestBodyBytes:   1 << 20,
+		Model:                 "mlx-community/Qwen3-4B-4bit",
+		ModelConfig:           "/models/qwen3/config.json",
+		HFHubCache:            "/cache/hub",
+		MaxModelLabelValues:   3,
+		MaxToolLabelValues:    5,
+		UpstreamProbeInterval: 3 * time.Second,
+		DefaultTemperature:    0.7,
+	}, cfg)
+	pc := cfg.proxyConfig()
+	assert.Equal(t, cfg.Upstream, pc.Upstream)
+	assert.Equal(t, 5*time.Second, pc.ReadHeaderTimeout)
+	assert.Equal(t, time.Duration(0), pc.UpstreamResponseHeaderTimeout)
+	assert.Equal(t, 2*time.Second, pc.ShutdownTimeout)
+	assert.Equal(t, "/models/qwen3/config.json", pc.ModelConfig)
+	assert.Equal(t, 5, pc.MaxToolLabelValues)
+	assert.Equal(t, 0.7, pc.DefaultTemperature)
+}
+
+func TestInvalidConfigs(t *testing.T) {
+	for name, want := range map[string][]string{
+		"bad_endpoint": {`endpoint: "8080" is not host:port`},
+		"bad_upstream": {`upstream: "127.0.0.1:8081" is not an http(s) URL`},
+		"zero_caps": {
+			"max_model_label_values: must be at least 1, got 0",
+			"max_tool_label_values: must be at least 1, got 0",
+			"max_request_body_bytes: must be positive, got 0",
+		},
+		"bad_timeouts": {
+			"timeouts.read_header: must be positive, got 0s",
+			"timeouts.upstream_response_header: must not be negative",
+			"upstream_probe_interval: must be positive, got 0s",
+		},
+		"unknown_key": {"has invalid keys: upstrem"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := loadConfig(t, name)
+			require.Error(t, err)
+			for _, w := range want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}

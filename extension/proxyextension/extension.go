@@ -1,0 +1,54 @@
+package proxyextension
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy"
+)
+
+type proxyExtension struct {
+	cfg    *Config
+	logger *zap.Logger
+
+	mu    sync.Mutex
+	proxy *proxy.Proxy
+	addr  net.Addr
+}
+
+// Start listens on the endpoint: an address in use fails the collector's
+// start with a clear message rather than a proxy that is silently absent.
+func (e *proxyExtension) Start(_ context.Context, _ component.Host) error {
+	p, err := proxy.New(e.cfg.proxyConfig(), e.logger)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", e.cfg.Endpoint)
+	if err != nil {
+		return fmt.Errorf("mlx_proxy cannot listen on %s: %w", e.cfg.Endpoint, err)
+	}
+	p.Serve(ln)
+	e.mu.Lock()
+	e.proxy, e.addr = p, ln.Addr()
+	e.mu.Unlock()
+	e.logger.Info("Proxy listening", zap.String("endpoint", ln.Addr().String()), zap.String("upstream", e.cfg.Upstream))
+	return nil
+}
+
+// Shutdown lets requests in progress finish (up to timeouts.shutdown),
+// then cuts them. Safe without Start.
+func (e *proxyExtension) Shutdown(ctx context.Context) error {
+	e.mu.Lock()
+	p := e.proxy
+	e.proxy = nil
+	e.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Shutdown(ctx)
+}

@@ -1,0 +1,189 @@
+package loghealth
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+var sinkType = component.MustNewType("test_sink")
+
+func batch(severities ...string) plog.Logs {
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for _, s := range severities {
+		lr := lrs.AppendEmpty()
+		lr.Body().SetStr("line")
+		lr.Attributes().PutStr(AttrSeverity, s)
+	}
+	return ld
+}
+
+type sinkSetup struct {
+	queueSize int64              // 0: no queue
+	retry     bool               // retry on failure (for a short while)
+	push      func() error       // the destination
+	set       *exporter.Settings // optional settings (telemetry)
+}
+
+// newTestSink builds an exporter the way the log pipeline's sinks do.
+func newTestSink(t *testing.T, s sinkSetup) (exporter.Logs, *Stats) {
+	t.Helper()
+	stats := For(t.Name())
+	set := exportertest.NewNopSettings(sinkType)
+	if s.set != nil {
+		set = *s.set
+	}
+	sink := NewSink(stats, "test_sink")
+	set.TelemetrySettings = sink.Telemetry(set.TelemetrySettings)
+	queue := configoptional.None[exporterhelper.QueueBatchConfig]()
+	if s.queueSize > 0 {
+		q := exporterhelper.NewDefaultQueueConfig()
+		q.Sizer, q.QueueSize, q.NumConsumers = exporterhelper.RequestSizerTypeItems, s.queueSize, 1
+		q.Batch = configoptional.None[exporterhelper.BatchConfig]()
+		queue = configoptional.Some(q)
+	}
+	retry := configretry.NewDefaultBackOffConfig()
+	retry.Enabled = s.retry
+	retry.InitialInterval, retry.MaxInterval, retry.MaxElapsedTime = time.Millisecond, time.Millisecond, 50*time.Millisecond
+	push := func(context.Context, plog.Logs) error { return s.push() }
+	exp, err := exporterhelper.NewLogs(context.Background(), set, &struct{}{}, sink.Push(push),
+		exporterhelper.WithQueue(queue), exporterhelper.WithRetry(retry))
+	require.NoError(t, err)
+	exp = sink.Wrap(exp)
+	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+	return exp, stats
+}
+
+func TestShippedCountsOnlyWhatTheDestinationAccepted(t *testing.T) {
+	fail := true
+	exp, stats := newTestSink(t, sinkSetup{push: func() error {
+		if fail {
+			return consumererror.NewPermanent(errors.New("400 bad request"))
+		}
+		return nil
+	}})
+	ctx := context.Background()
+	assert.NoError(t, exp.ConsumeLogs(ctx, batch("info", "error")), "a sink's failure is not the pipeline's")
+	fail = false
+	require.NoError(t, exp.ConsumeLogs(ctx, batch("info", "info", "warning")))
+	require.NoError(t, exp.Shutdown(ctx))
+
+	snap := stats.Snapshot()
+	assert.Equal(t, map[ShipKey]uint64{{"info", "test_sink"}: 2, {"warning", "test_sink"}: 1}, snap.Shipped)
+	assert.Equal(t, uint64(2), snap.Dropped[DropKey{ReasonExportFailed, "test_sink"}])
+	assert.Equal(t, uint64(1), snap.Errors)
+}
+
+func TestRetriesCountErrorsButDropNothing(t *testing.T) {
+	attempts := 0
+	exp, stats := newTestSink(t, sinkSetup{retry: true, push: func() error {
+		attempts++
+		if attempts < 3 {
+			return errors.New("503")
+		}
+		return nil
+	}})
+	require.NoError(t, exp.ConsumeLogs(context.Background(), batch("error")))
+	require.NoError(t, exp.Shutdown(context.Background()))
+	snap := stats.Snapshot()
+	assert.Equal(t, uint64(2), snap.Errors, "two failed attempts")
+	assert.Equal(t, uint64(1), snap.Shipped[ShipKey{"error", "test_sink"}])
+	assert.Zero(t, snap.Dropped[DropKey{ReasonExportFailed, "test_sink"}])
+}
+
+func TestQueueDepthAndQueueFull(t *testing.T) {
+	release := make(chan struct{})
+	exp, stats := newTestSink(t, sinkSetup{queueSize: 10, push: func() error { <-release; return nil }})
+	ctx := context.Background()
+
+	// The single consumer takes the first batch and blocks in the push; the
+	// queue then holds what comes after, up to 10 records.
+	require.NoError(t, exp.ConsumeLogs(ctx, batch("info", "info", "info", "info")))
+	require.NoError(t, exp.ConsumeLogs(ctx, batch("info", "info", "info", "info", "info", "info")))
+	assert.Eventually(t, func() bool { return stats.Snapshot().Queues["test_sink"] == 10 }, 5*time.Second, time.Millisecond,
+		"in-flight records still count until done")
+	require.NoError(t, exp.ConsumeLogs(ctx, batch("warning", "warning")), "over the bound: dropped, not an error")
+
+	snap := stats.Snapshot()
+	assert.Equal(t, int64(10), snap.Queues["test_sink"])
+	assert.Equal(t, uint64(2), snap.Dropped[DropKey{ReasonQueueFull, "test_sink"}])
+
+	close(release)
+	assert.Eventually(t, func() bool { return stats.Snapshot().Queues["test_sink"] == 0 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, exp.Shutdown(ctx))
+	snap = stats.Snapshot()
+	assert.Equal(t, uint64(10), snap.Shipped[ShipKey{"info", "test_sink"}])
+	_, registered := snap.Queues["test_sink"]
+	assert.False(t, registered, "a stopped sink has no queue")
+}
+
+// The tap must leave the collector's own telemetry as it was.
+func TestCollectorTelemetryStillSeesTheSink(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	set := exportertest.NewNopSettings(sinkType)
+	set.MeterProvider = provider
+	release := make(chan struct{})
+	exp, _ := newTestSink(t, sinkSetup{queueSize: 100, set: &set, push: func() error { <-release; return nil }})
+	require.NoError(t, exp.ConsumeLogs(context.Background(), batch("info", "info", "info")))
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	found := false
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "otelcol_exporter_queue_size" {
+				found = true
+				g := m.Data.(metricdata.Gauge[int64])
+				require.Len(t, g.DataPoints, 1)
+				assert.Equal(t, int64(3), g.DataPoints[0].Value)
+			}
+		}
+	}
+	assert.True(t, found, "otelcol_exporter_queue_size still reported")
+	close(release)
+	require.NoError(t, exp.Shutdown(context.Background()))
+}
+
+func TestSeverityOf(t *testing.T) {
+	lr := plog.NewLogRecord()
+	assert.Equal(t, SeverityUnspecified, SeverityOf(lr))
+	lr.SetSeverityNumber(plog.SeverityNumberWarn2)
+	assert.Equal(t, SeverityWarning, SeverityOf(lr))
+	lr.SetSeverityNumber(plog.SeverityNumberFatal4)
+	assert.Equal(t, SeverityFatal, SeverityOf(lr))
+	lr.Attributes().PutStr(AttrSeverity, "info")
+	assert.Equal(t, SeverityInfo, SeverityOf(lr), "the classification wins")
+}
+
+func TestProcessorDropsAndUp(t *testing.T) {
+	s := For(t.Name())
+	s.ProcessorStarted()
+	s.AddDropped(ReasonHTTPFilter, "", 3)
+	s.AddDropped(ReasonHTTPFilter, "", 0)
+	s.AddLines(map[LineKey]uint64{{"info", "http"}: 3})
+	snap := s.Snapshot()
+	assert.True(t, snap.Up)
+	assert.Equal(t, uint64(3), snap.Dropped[DropKey{ReasonHTTPFilter, ""}])
+	assert.Empty(t, snap.Sinks(), "the processor is no sink")
+	s.ProcessorStopped()
+	s.ProcessorStopped()
+	assert.False(t, s.Snapshot().Up)
+	assert.Same(t, s, For(t.Name()), "one Stats per key")
+}

@@ -1,0 +1,272 @@
+package proxy
+
+// Benchmarks of what the proxy costs, proxy and direct side by side in one
+// run, against the simulated engine with no artificial delay:
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./proxy/
+//
+// BenchmarkAddedLatency reports, per mode (stream or not) and concurrency
+// (1, 16, 64): requests per second and latency p50/p99 direct and through
+// the proxy, and the difference (added-p50-ms, added-p99-ms). A request's
+// latency is until its whole answer has been read.
+//
+// BenchmarkChunkLatency reports the time from the engine writing an SSE
+// chunk to the client reading it, direct and through the proxy, with the
+// engine paced (one chunk every 5 ms) so that no chunk queues behind the
+// one before it: a chunk the proxy held back would show in the max.
+//
+// Nothing here asserts a timing: the figures are for reading.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+)
+
+const (
+	benchChat   = `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16}`
+	benchStream = `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16, "stream": true}`
+)
+
+type benchEnv struct {
+	direct, proxy string
+	client        *http.Client
+	writes        *writeLog
+}
+
+func newBenchEnv(b *testing.B, so mlxsim.Options) *benchEnv {
+	b.Helper()
+	engine := mlxsim.New(so, io.Discard)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl := &writeLog{}
+	srv := httptest.NewUnstartedServer(engine.Handler())
+	srv.Listener = &loggedListener{Listener: ln, log: wl}
+	srv.Start()
+
+	cfg := DefaultConfig()
+	cfg.Upstream = srv.URL
+	cfg.Model = testModel
+	cfg.ProbeInterval = time.Hour
+	p, err := New(cfg, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Serve(pl)
+	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, DisableCompression: true}
+	b.Cleanup(func() {
+		tr.CloseIdleConnections()
+		_ = p.Shutdown(context.Background())
+		engine.Close()
+		srv.Close()
+	})
+	return &benchEnv{direct: srv.URL, proxy: "http://" + pl.Addr().String(), client: &http.Client{Transport: tr}, writes: wl}
+}
+
+// request sends one completion and reads its whole answer.
+func (e *benchEnv) request(base, body string) error {
+	resp, err := e.client.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// load sends n requests from c workers and returns each one's latency and
+// the requests per second.
+func (e *benchEnv) load(b *testing.B, base, body string, n, c int) ([]time.Duration, float64) {
+	lat := make([]time.Duration, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				t0 := time.Now()
+				if err := e.request(base, body); err != nil {
+					failed.Store(err)
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	return lat, float64(n) / time.Since(start).Seconds()
+}
+
+func percentile(d []time.Duration, p float64) float64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
+}
+
+func BenchmarkAddedLatency(b *testing.B) {
+	for _, stream := range []bool{false, true} {
+		body := benchChat
+		if stream {
+			body = benchStream
+		}
+		for _, c := range []int{1, 16, 64} {
+			b.Run(fmt.Sprintf("stream=%v/c=%d", stream, c), func(b *testing.B) {
+				e := newBenchEnv(b, simOptions())
+				n := max(b.N, c)
+				// Warm both paths (connections, first-request costs).
+				e.load(b, e.direct, body, c, c)
+				e.load(b, e.proxy, body, c, c)
+				b.ResetTimer()
+				dl, drps := e.load(b, e.direct, body, n, c)
+				pl, prps := e.load(b, e.proxy, body, n, c)
+				b.StopTimer()
+				b.ReportMetric(0, "ns/op")
+				b.ReportMetric(drps, "direct-req/s")
+				b.ReportMetric(prps, "proxy-req/s")
+				b.ReportMetric(percentile(dl, 0.5), "direct-p50-ms")
+				b.ReportMetric(percentile(pl, 0.5), "proxy-p50-ms")
+				b.ReportMetric(percentile(dl, 0.99), "direct-p99-ms")
+				b.ReportMetric(percentile(pl, 0.99), "proxy-p99-ms")
+				b.ReportMetric(percentile(pl, 0.5)-percentile(dl, 0.5), "added-p50-ms")
+				b.ReportMetric(percentile(pl, 0.99)-percentile(dl, 0.99), "added-p99-ms")
+			})
+		}
+	}
+}
+
+func BenchmarkChunkLatency(b *testing.B) {
+	so := simOptions()
+	so.DecodeTPS = 200 // one chunk every 5 ms
+	e := newBenchEnv(b, so)
+	body := `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 32, "stream": true}`
+	for _, target := range []struct{ name, base string }{{"direct", e.direct}, {"proxy", e.proxy}} {
+		var lat []time.Duration
+		for range max(b.N/2, 1) {
+			l, err := e.chunkLatencies(target.base, body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, l...)
+		}
+		b.ReportMetric(percentile(lat, 0.5), target.name+"-chunk-p50-ms")
+		b.ReportMetric(percentile(lat, 0.99), target.name+"-chunk-p99-ms")
+		b.ReportMetric(percentile(lat, 1), target.name+"-chunk-max-ms")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// chunkLatencies runs one stream and pairs, in order, each content chunk
+// the engine wrote with the moment the client read it.
+func (e *benchEnv) chunkLatencies(base, body string) ([]time.Duration, error) {
+	e.writes.reset()
+	resp, err := e.client.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var read []time.Time
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if strings.HasPrefix(line, "data: {") {
+			read = append(read, time.Now())
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	written := e.writes.times()
+	if len(written) != len(read) {
+		return nil, fmt.Errorf("engine wrote %d chunks, client read %d", len(written), len(read))
+	}
+	out := make([]time.Duration, len(read))
+	for i := range read {
+		out[i] = read[i].Sub(written[i])
+	}
+	return out, nil
+}
+
+// writeLog notes when the engine wrote each content chunk (not the usage
+// chunk, which the proxy asks for and removes).
+type writeLog struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (w *writeLog) reset() { w.mu.Lock(); w.at = w.at[:0]; w.mu.Unlock() }
+
+func (w *writeLog) times() []time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.at)
+}
+
+func (w *writeLog) note(p []byte) {
+	s := string(p)
+	if strings.HasPrefix(s, "data: {") && !strings.Contains(s, `"usage"`) {
+		w.mu.Lock()
+		w.at = append(w.at, time.Now())
+		w.mu.Unlock()
+	}
+}
+
+type loggedListener struct {
+	net.Listener
+	log *writeLog
+}
+
+func (l *loggedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &loggedConn{Conn: c, log: l.log}, nil
+}
+
+type loggedConn struct {
+	net.Conn
+	log *writeLog
+}
+
+func (c *loggedConn) Write(p []byte) (int, error) {
+	c.log.note(p) // just before the bytes go to the socket
+	return c.Conn.Write(p)
+}

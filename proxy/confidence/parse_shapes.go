@@ -1,0 +1,197 @@
+package confidence
+
+// The parser behind Parse: it reads the layouts into pending tokens whose
+// strings are spans of one arena, resolved once at the end (parse.go).
+
+type textRefs struct {
+	tok, byt [2]int // spans of parser.arena
+}
+
+type pendingCand struct {
+	c    Candidate
+	refs textRefs
+	key  bool // legacy {"key": lp} entry: Token holds the key
+}
+
+type pendingTok struct {
+	tok   Token
+	outer textRefs
+	cand  [2]int // span of parser.cands
+}
+
+type parser struct {
+	b     []byte
+	arena []byte
+	toks  []pendingTok
+	cands []pendingCand
+}
+
+// str copies the JSON string at b[vs:ve] into the arena.
+func (p *parser) str(vs, ve int) ([2]int, bool) {
+	start := len(p.arena)
+	var ok bool
+	p.arena, ok = appendString(p.arena, p.b[vs:ve])
+	if !ok {
+		p.arena = p.arena[:start]
+		return [2]int{start, start}, false
+	}
+	return [2]int{start, len(p.arena)}, true
+}
+
+// byteList copies OpenAI's "bytes" ([72, 105]) into the arena.
+func (p *parser) byteList(vs int) ([2]int, bool, int, error) {
+	start := len(p.arena)
+	ok := true
+	end, err := eachElem(p.b, vs, func(es int) (int, error) {
+		ee, err := skipValue(p.b, es)
+		if err != nil {
+			return ee, err
+		}
+		n, isInt := integer(p.b[es:ee])
+		if !isInt || n < 0 || n > 255 {
+			ok = false
+		} else if ok {
+			p.arena = append(p.arena, byte(n))
+		}
+		return ee, nil
+	})
+	if err != nil || !ok {
+		p.arena = p.arena[:start]
+		return [2]int{start, start}, false, end, err
+	}
+	return [2]int{start, len(p.arena)}, true, end, nil
+}
+
+// object reads the logprobs object at b[i].
+func (p *parser) object(i int) (Shape, error) {
+	shape := ShapeUnknown
+	var leg legacy
+	_, err := eachMember(p.b, i, func(m member) (int, error) {
+		switch {
+		case keyIs(p.b, m, "content"):
+			shape = ShapeContent
+			if m.vs < len(p.b) && p.b[m.vs] == '[' {
+				return p.content(m.vs)
+			}
+		case keyIs(p.b, m, "token_logprobs"):
+			shape = ShapeLegacy
+			return leg.logprobs(p, m.vs)
+		case keyIs(p.b, m, "tokens"):
+			shape = ShapeLegacy
+			return leg.tokens(p, m.vs)
+		case keyIs(p.b, m, "top_logprobs"):
+			return leg.tops(p, m.vs)
+		}
+		return skipValue(p.b, m.vs)
+	})
+	if shape == ShapeLegacy || (shape == ShapeUnknown && len(leg.top) > 0) {
+		shape = ShapeLegacy
+		leg.finish(p)
+	}
+	return shape, err
+}
+
+// content reads the "content" array: one entry per generated token.
+func (p *parser) content(vs int) (int, error) {
+	return eachElem(p.b, vs, func(es int) (int, error) {
+		if es >= len(p.b) || p.b[es] != '{' {
+			ee, err := skipValue(p.b, es)
+			if err == nil {
+				p.toks = append(p.toks, pendingTok{tok: Token{Flags: Malformed | NoOuterLogprob | NoTopList}})
+			}
+			return ee, err
+		}
+		mark, arenaMark := len(p.cands), len(p.arena)
+		t := pendingTok{tok: Token{Outer: Candidate{ID: -1}}}
+		hasLP, hasTop, dropped := false, false, false
+		ee, err := eachMember(p.b, es, func(m member) (int, error) {
+			if keyIs(p.b, m, "top_logprobs") {
+				if m.vs >= len(p.b) || p.b[m.vs] != '[' {
+					return skipValue(p.b, m.vs)
+				}
+				hasTop = true
+				return eachElem(p.b, m.vs, func(cs int) (int, error) {
+					c := pendingCand{c: Candidate{ID: -1}}
+					ce, ok, err := p.field(&c.c, &c.refs, cs)
+					if err == nil {
+						if ok {
+							p.cands = append(p.cands, c)
+						} else {
+							dropped = true
+						}
+					}
+					return ce, err
+				})
+			}
+			ve, lp, err := p.member(&t.tok.Outer, &t.outer, m)
+			hasLP = hasLP || lp
+			return ve, err
+		})
+		if err != nil {
+			// A broken entry is dropped whole: its candidates too.
+			p.cands, p.arena = p.cands[:mark], p.arena[:arenaMark]
+			return ee, err
+		}
+		if !hasLP {
+			t.tok.Flags |= NoOuterLogprob
+		}
+		t.cand = [2]int{mark, len(p.cands)}
+		if !hasTop || mark == len(p.cands) {
+			t.tok.Flags |= NoTopList
+		}
+		if dropped {
+			t.tok.Flags |= DroppedCandidates
+		}
+		p.toks = append(p.toks, t)
+		return ee, nil
+	})
+}
+
+// field reads one candidate object; ok when it had a usable logprob.
+func (p *parser) field(c *Candidate, r *textRefs, cs int) (end int, ok bool, err error) {
+	if cs >= len(p.b) || p.b[cs] != '{' {
+		end, err = skipValue(p.b, cs)
+		return end, false, err
+	}
+	end, err = eachMember(p.b, cs, func(m member) (int, error) {
+		ve, lp, err := p.member(c, r, m)
+		ok = ok || lp
+		return ve, err
+	})
+	return end, ok, err
+}
+
+// member reads id, token, logprob or bytes into c, skipping other keys.
+// lp reports a usable logprob.
+func (p *parser) member(c *Candidate, r *textRefs, m member) (ve int, lp bool, err error) {
+	switch {
+	case keyIs(p.b, m, "logprob"):
+		if ve, err = skipValue(p.b, m.vs); err == nil {
+			if f, ok := number(p.b[m.vs:ve]); ok {
+				c.Logprob, lp = f, true
+			}
+		}
+		return ve, lp, err
+	case keyIs(p.b, m, "id"):
+		if ve, err = skipValue(p.b, m.vs); err == nil {
+			if id, ok := tokenID(p.b[m.vs:ve]); ok {
+				c.ID = id
+			}
+		}
+		return ve, false, err
+	case keyIs(p.b, m, "token"):
+		if ve, err = skipValue(p.b, m.vs); err == nil && p.b[m.vs] == '"' {
+			r.tok, _ = p.str(m.vs, ve)
+		}
+		return ve, false, err
+	case keyIs(p.b, m, "bytes"):
+		if m.vs < len(p.b) && p.b[m.vs] == '[' {
+			var ok bool
+			r.byt, ok, ve, err = p.byteList(m.vs)
+			c.HasBytes = ok
+			return ve, false, err
+		}
+	}
+	ve, err = skipValue(p.b, m.vs)
+	return ve, false, err
+}

@@ -1,0 +1,65 @@
+package proxy
+
+import "time"
+
+// Config of one proxy. The collector extension fills it from YAML; tests
+// and benchmarks build it directly.
+type Config struct {
+	// Upstream is the engine's base URL, e.g. http://127.0.0.1:8081.
+	Upstream string
+	// ReadHeaderTimeout bounds how long a client may take to send its
+	// request headers.
+	ReadHeaderTimeout time.Duration
+	// UpstreamResponseHeaderTimeout bounds the wait for the engine's
+	// response headers (0: no limit). mlx_lm sends a non-streamed answer's
+	// headers only with the whole answer, so this must cover a whole
+	// generation.
+	UpstreamResponseHeaderTimeout time.Duration
+	// IdleTimeout closes idle client keep-alive connections.
+	IdleTimeout time.Duration
+	// ShutdownTimeout is how long requests in progress may go on when the
+	// proxy stops; then they are cut.
+	ShutdownTimeout time.Duration
+	// MaxRequestBodyBytes: a larger request body gets 413.
+	MaxRequestBodyBytes int64
+	// Model is the model the engine serves: the model label of requests
+	// that name none (or say "default_model"), and of the model facts.
+	Model string
+	// ModelConfig locates config.json: a file, a model directory or a
+	// Hugging Face repo id. Empty: Model.
+	ModelConfig string
+	// HFHubCache is the Hugging Face hub cache ("" = the usual default).
+	HFHubCache string
+	// MaxModelLabelValues and MaxToolLabelValues cap the distinct values of
+	// the model and tool labels; past the cap a value is "other".
+	MaxModelLabelValues int
+	MaxToolLabelValues  int
+	// ProbeInterval is how often the engine is probed for mlx_up.
+	ProbeInterval time.Duration
+	// DefaultTemperature is mlx_temperature for a request without one
+	// (mlx_lm's --temp, 0.0 unless changed).
+	DefaultTemperature float64
+}
+
+// DefaultConfig is the configuration the extension starts from.
+func DefaultConfig() Config {
+	return Config{
+		Upstream:                      "http://127.0.0.1:8081",
+		ReadHeaderTimeout:             10 * time.Second,
+		UpstreamResponseHeaderTimeout: 10 * time.Minute,
+		IdleTimeout:                   2 * time.Minute,
+		ShutdownTimeout:               5 * time.Second,
+		MaxRequestBodyBytes:           32 << 20,
+		MaxModelLabelValues:           8,
+		MaxToolLabelValues:            32,
+		ProbeInterval:                 15 * time.Second,
+	}
+}
+
+// modelLabel is the label of requests that do not name a model.
+func (c Config) modelLabel() string {
+	if c.Model != "" {
+		return c.Model
+	}
+	return defaultModelName
+}

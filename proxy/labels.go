@@ -1,0 +1,88 @@
+package proxy
+
+import (
+	"sync"
+	"unicode/utf8"
+)
+
+// otherLabel stands for every value past a label's cap.
+const otherLabel = "other"
+
+// labelSet bounds the values of one label: the first max distinct values
+// seen (plus any given up front) are kept as they are, the rest become
+// "other". Once a value is in, it stays in, so a series never changes
+// name while it runs.
+type labelSet struct {
+	mu   sync.RWMutex
+	max  int
+	seen map[string]struct{}
+}
+
+func newLabelSet(max int, preset ...string) *labelSet {
+	s := &labelSet{max: max, seen: make(map[string]struct{}, max+len(preset))}
+	for _, v := range preset {
+		if v != "" {
+			s.seen[v] = struct{}{}
+		}
+	}
+	return s
+}
+
+// maxLabelLen: a longer value (a client can send any model name, a model
+// any function name) is "other" rather than a huge series name.
+const maxLabelLen = 200
+
+// value returns v if it is (or can become) one of the kept values, else
+// "other".
+func (s *labelSet) value(v string) string {
+	if len(v) > maxLabelLen || !utf8.ValidString(v) {
+		return otherLabel
+	}
+	s.mu.RLock()
+	_, ok := s.seen[v]
+	n := len(s.seen)
+	s.mu.RUnlock()
+	if ok {
+		return v
+	}
+	if n >= s.max {
+		return otherLabel
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.seen[v]; ok {
+		return v
+	}
+	if len(s.seen) >= s.max {
+		return otherLabel
+	}
+	s.seen[v] = struct{}{}
+	return v
+}
+
+// finishReasons are the finish_reason values that keep their name; any
+// other becomes "other". mlx_lm sends stop, length and tool_calls; the
+// rest are OpenAI's.
+var finishReasons = map[string]bool{
+	"stop": true, "length": true, "tool_calls": true, "content_filter": true, "function_call": true,
+}
+
+func finishReasonLabel(r string) string {
+	if finishReasons[r] {
+		return r
+	}
+	return otherLabel
+}
+
+// toolTypes are the tool call types that keep their name.
+var toolTypes = map[string]bool{"function": true, "custom": true}
+
+func toolTypeLabel(t string) string {
+	if toolTypes[t] {
+		return t
+	}
+	if t == "" {
+		return "function" // mlx_lm always says function; a missing type means it too
+	}
+	return otherLabel
+}

@@ -1,0 +1,325 @@
+package proxy
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+)
+
+// answer is what the test itself reads from an engine's answer, to know
+// what the metrics must say.
+type answer struct {
+	status        int
+	usage         map[string]any
+	finishReasons []string
+	tools         []string
+	content       bool
+}
+
+// readAnswer parses an answer with nothing but encoding/json, so the
+// expectations do not come from the code under test.
+func readAnswer(t *testing.T, resp response) answer {
+	t.Helper()
+	a := answer{status: resp.status}
+	var objs []map[string]any
+	if strings.HasPrefix(resp.header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(string(resp.body), "\n") {
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok || data == "[DONE]" {
+				continue
+			}
+			var o map[string]any
+			require.NoError(t, json.Unmarshal([]byte(data), &o))
+			objs = append(objs, o)
+		}
+	} else if resp.status == http.StatusOK {
+		var o map[string]any
+		require.NoError(t, json.Unmarshal(resp.body, &o))
+		objs = append(objs, o)
+	}
+	for _, o := range objs {
+		if u, ok := o["usage"].(map[string]any); ok {
+			a.usage = u
+		}
+		choices, _ := o["choices"].([]any)
+		for _, c := range choices {
+			c := c.(map[string]any)
+			if fr, ok := c["finish_reason"].(string); ok {
+				a.finishReasons = append(a.finishReasons, fr)
+			}
+			msg, _ := c["delta"].(map[string]any)
+			if m, ok := c["message"].(map[string]any); ok {
+				msg = m
+			}
+			if s, _ := c["text"].(string); s != "" {
+				a.content = true
+			}
+			if s, _ := msg["content"].(string); s != "" {
+				a.content = true
+			}
+			calls, _ := msg["tool_calls"].([]any)
+			for _, tc := range calls {
+				fn := tc.(map[string]any)["function"].(map[string]any)
+				a.tools = append(a.tools, fn["name"].(string))
+			}
+		}
+	}
+	return a
+}
+
+func (a answer) tokens(key string) float64 {
+	if a.usage == nil {
+		return 0
+	}
+	v, _ := a.usage[key].(float64)
+	return v
+}
+
+func (a answer) cached() float64 {
+	d, _ := a.usage["prompt_tokens_details"].(map[string]any)
+	v, _ := d["cached_tokens"].(float64)
+	return v
+}
+
+// After a known sequence of requests every family has exactly the values
+// that sequence implies.
+func TestMetricsAfterAKnownSequence(t *testing.T) {
+	r := newRig(t)
+	type step struct {
+		path, body string
+		kind       string
+		stream     bool
+		model      string
+	}
+	withTemp := func(body, temp string) string {
+		return strings.Replace(body, `{`, `{"temperature": `+temp+`, `, 1)
+	}
+	steps := []step{
+		{"/v1/chat/completions", chatBody, KindChat, false, testModel},
+		{"/v1/chat/completions", withTemp(chatStreamBody, "0.5"), KindChat, true, testModel},
+		{"/v1/chat/completions", withTemp(reasoningBody, "0.6"), KindReasoning, true, testModel},
+		{"/v1/chat/completions", toolStreamBody, KindChat, true, testModel},
+		{"/v1/chat/completions", toolBody, KindChat, false, testModel},
+		{"/v1/completions", textBody, KindChat, false, testModel},
+		{"/v1/completions", withTemp(textStreamBody, "0.25"), KindChat, true, testModel},
+		{"/v1/chat/completions", `{"messages": [`, KindChat, false, testModel},
+		{"/v1/chat/completions", `{"model": "nobody/nothing", "messages": [{"role": "user", "content": "x"}], "temperature": 1.5}`, KindChat, false, "nobody/nothing"},
+	}
+
+	type key struct{ model, kind string }
+	var (
+		requests   = map[[3]string]float64{}
+		prompt     = map[key]float64{}
+		completion = map[key]float64{}
+		cached     = map[key]float64{}
+		finish     = map[[3]string]float64{}
+		errs       = map[[3]string]float64{}
+		temps      = map[key]float64{}
+		ttft, gen  = 0, 0
+		rates      = 0
+		queued     = 0
+		toolCalls  = map[string]float64{}
+		last       answer
+	)
+	for _, s := range steps {
+		// The twin engine, asked for usage the way the proxy asks, says
+		// what the engine behind the proxy answered.
+		twinBody := s.body
+		if s.stream {
+			twinBody, _ = withUsageRequestedString(s.body)
+		}
+		want := readAnswer(t, r.do(r.direct, http.MethodPost, s.path, twinBody))
+		got := r.post(s.path, s.body)
+		require.Equal(t, want.status, got.status, s.body)
+
+		requests[[3]string{s.model, boolString(s.stream), s.kind}]++
+		if want.status >= 400 {
+			errs[[3]string{s.model, "4xx", s.kind}]++
+		}
+		var req map[string]any
+		if json.Unmarshal([]byte(s.body), &req) == nil {
+			temp, _ := req["temperature"].(float64)
+			temps[key{s.model, s.kind}] = temp
+		}
+		if want.status != http.StatusOK {
+			continue
+		}
+		k := key{s.model, s.kind}
+		prompt[k] += want.tokens("prompt_tokens")
+		completion[k] += want.tokens("completion_tokens")
+		cached[k] += want.cached()
+		for _, fr := range want.finishReasons {
+			finish[[3]string{s.model, fr, s.kind}]++
+		}
+		for _, name := range want.tools {
+			toolCalls[name]++
+		}
+		gen++
+		if s.stream {
+			queued++
+			if want.content {
+				ttft++
+			}
+		}
+		if n := want.tokens("completion_tokens"); (s.stream && n > 1) || (!s.stream && n > 0) {
+			rates++
+		}
+		last = want
+	}
+	// Listing and health checks are relayed, not counted.
+	r.do(r.url, http.MethodGet, "/v1/models", "")
+	r.do(r.url, http.MethodGet, "/health", "")
+
+	sc := r.scrape()
+	families := []string{
+		"mlx_requests_total", "mlx_tokens_prompt_total", "mlx_tokens_completion_total", "mlx_ttft_seconds",
+		"mlx_generation_seconds", "mlx_token_rate_tokens_per_second", "mlx_queue_wait_seconds", "mlx_tool_calls_total",
+		"mlx_finish_reason_total", "mlx_temperature", "mlx_up", "mlx_in_flight", "mlx_error_total",
+		"mlx_context_length_max_tokens", "mlx_context_used_tokens", "mlx_context_utilization", "mlx_kv_bytes_per_token",
+		"mlx_prompt_cached_tokens_total", "mlx_prompt_cache_ratio", "mlx_model_info", "mlx_model_arch",
+	}
+	assert.ElementsMatch(t, families, sc.Names(), "exactly the proxy's families")
+
+	// Counters: every series, and nothing else (the configured model's
+	// series start at 0).
+	wantSeries(t, sc, "mlx_requests_total", []string{"model", "streaming", "kind"}, func(l []string) float64 {
+		return requests[[3]string{l[0], l[1], l[2]}]
+	})
+	wantSeries(t, sc, "mlx_error_total", []string{"model", "status", "kind"}, func(l []string) float64 {
+		return errs[[3]string{l[0], l[1], l[2]}]
+	})
+	wantSeries(t, sc, "mlx_finish_reason_total", []string{"model", "reason", "kind"}, func(l []string) float64 {
+		return finish[[3]string{l[0], l[1], l[2]}]
+	})
+	for name, m := range map[string]map[key]float64{"mlx_tokens_prompt_total": prompt, "mlx_tokens_completion_total": completion, "mlx_prompt_cached_tokens_total": cached} {
+		wantSeries(t, sc, name, []string{"model", "kind"}, func(l []string) float64 { return m[key{l[0], l[1]}] })
+	}
+	wantSeries(t, sc, "mlx_tool_calls_total", []string{"model", "kind", "tool", "type"}, func(l []string) float64 {
+		if l[0] != testModel || l[1] != KindChat || l[3] != "function" {
+			return -1
+		}
+		return toolCalls[l[2]]
+	})
+	require.Equal(t, 2.0, toolCalls["get_weather"], "the test's tool requests made calls")
+	wantSeries(t, sc, "mlx_temperature", []string{"model", "kind"}, func(l []string) float64 { return temps[key{l[0], l[1]}] })
+
+	// Histograms: how many requests each observed, in the original buckets.
+	wantHistogram(t, sc, "mlx_ttft_seconds", ttftBuckets, ttft)
+	wantHistogram(t, sc, "mlx_generation_seconds", generationBuckets, gen)
+	wantHistogram(t, sc, "mlx_token_rate_tokens_per_second", tokenRateBuckets, rates)
+	wantHistogram(t, sc, "mlx_queue_wait_seconds", queueWaitBuckets, queued)
+	require.Positive(t, ttft, "some stream had content")
+
+	// Gauges.
+	assert.Equal(t, 1.0, value(t, sc, "mlx_up"))
+	wantSeries(t, sc, "mlx_in_flight", []string{"model"}, func([]string) float64 { return 0 })
+	used := last.tokens("prompt_tokens") + last.tokens("completion_tokens")
+	require.Positive(t, used)
+	wantSeries(t, sc, "mlx_context_used_tokens", []string{"model"}, func([]string) float64 { return used })
+	wantSeries(t, sc, "mlx_context_utilization", []string{"model"}, func([]string) float64 { return used / 40960 })
+	wantSeries(t, sc, "mlx_prompt_cache_ratio", []string{"model"}, func([]string) float64 {
+		return last.cached() / last.tokens("prompt_tokens")
+	})
+	wantSeries(t, sc, "mlx_context_length_max_tokens", []string{"model"}, func([]string) float64 { return 40960 })
+	wantSeries(t, sc, "mlx_kv_bytes_per_token", []string{"model"}, func([]string) float64 { return 36 * 2 * 8 * 128 * 2 })
+	info := map[string]float64{
+		"layer_count": 36, "kv_heads": 8, "head_dim": 128, "hidden_size": 2560, "attention_heads": 32,
+		"vocab_size": 151936, "intermediate_size": 9728, "quant_bits": 4, "quant_group_size": 64,
+	}
+	wantSeries(t, sc, "mlx_model_info", []string{"model", "attr"}, func(l []string) float64 {
+		if l[0] != testModel {
+			return -1
+		}
+		return info[l[1]]
+	})
+	assert.Len(t, sc.Series("mlx_model_info"), len(info))
+	assert.Equal(t, []string{`mlx_model_arch{arch="Qwen3ForCausalLM",dtype="bfloat16",model="mlx-community/Qwen3-4B-4bit"}`}, sc.Series("mlx_model_arch"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_model_arch"))
+}
+
+func withUsageRequestedString(body string) (string, bool) {
+	b, ok := withUsageRequested([]byte(body))
+	return string(b), ok
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func value(t *testing.T, sc *promtext.Scrape, name string, labels ...string) float64 {
+	t.Helper()
+	v, ok := sc.Value(name, labels...)
+	require.True(t, ok, "%s%v in the scrape", name, labels)
+	return v
+}
+
+// wantSeries checks every series of a family against want(label values in
+// the given order); a model the test never used gets want 0 implicitly
+// only when listed. want returning -1 marks a series that must not exist.
+func wantSeries(t *testing.T, sc *promtext.Scrape, name string, labels []string, want func([]string) float64) {
+	t.Helper()
+	f := sc.Families[name]
+	require.NotNil(t, f, name)
+	for _, m := range f.GetMetric() {
+		vals := make([]string, len(labels))
+		for i, l := range labels {
+			vals[i] = labelValue(m, l)
+		}
+		require.Len(t, m.GetLabel(), len(labels), "%s has labels %v", name, labels)
+		w := want(vals)
+		require.NotEqual(t, -1.0, w, "%s%v must not exist", name, vals)
+		assert.InDelta(t, w, sampleValue(m), 1e-9, "%s%v", name, vals)
+	}
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+func sampleValue(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	}
+	return 0
+}
+
+// wantHistogram checks one histogram of the configured model: its count
+// and its buckets.
+func wantHistogram(t *testing.T, sc *promtext.Scrape, name string, buckets []float64, count int) {
+	t.Helper()
+	f := sc.Families[name]
+	require.NotNil(t, f, name)
+	require.Equal(t, dto.MetricType_HISTOGRAM, f.GetType(), name)
+	require.Len(t, f.GetMetric(), 1, name)
+	m := f.GetMetric()[0]
+	assert.Equal(t, testModel, labelValue(m, "model"))
+	h := m.GetHistogram()
+	assert.Equal(t, uint64(count), h.GetSampleCount(), name)
+	var les []float64
+	for _, b := range h.GetBucket() {
+		les = append(les, b.GetUpperBound())
+	}
+	assert.Equal(t, append(append([]float64(nil), buckets...), math.Inf(1)), les, "%s buckets", name)
+	if count > 0 {
+		assert.Positive(t, h.GetSampleSum(), name)
+	}
+}

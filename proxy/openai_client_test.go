@@ -1,0 +1,69 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The official Go client runs a streaming chat with tools through the
+// proxy: it parses every chunk, gets the tool call whole, and sees no
+// usage it did not ask for; the proxy still counts the tokens.
+func TestOpenAIClientStreamsToolCallsThroughTheProxy(t *testing.T) {
+	r := newRig(t)
+	client := openai.NewClient(
+		option.WithBaseURL(r.url+"/v1/"),
+		option.WithAPIKey("sk-test-not-logged"),
+		option.WithHTTPClient(r.client),
+		option.WithMaxRetries(0),
+	)
+	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model:    testModel,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Please call get_weather for Paris")},
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        "get_weather",
+			Description: openai.String("Weather for a city"),
+			Parameters: shared.FunctionParameters{
+				"type":       "object",
+				"properties": map[string]any{"city": map[string]any{"type": "string"}},
+				"required":   []string{"city"},
+			},
+		})},
+	})
+	var acc openai.ChatCompletionAccumulator
+	var finished []openai.FinishedChatCompletionToolCall
+	chunks := 0
+	for stream.Next() {
+		chunks++
+		require.True(t, acc.AddChunk(stream.Current()), "chunk %d accumulates", chunks)
+		if tc, ok := acc.JustFinishedToolCall(); ok {
+			finished = append(finished, tc)
+		}
+	}
+	require.NoError(t, stream.Err())
+	require.NoError(t, stream.Close())
+
+	assert.Len(t, finished, 1, "the client saw one finished tool call")
+	require.Len(t, acc.Choices, 1)
+	choice := acc.Choices[0]
+	assert.Equal(t, "tool_calls", choice.FinishReason)
+	require.Len(t, choice.Message.ToolCalls, 1)
+	call := choice.Message.ToolCalls[0]
+	assert.Equal(t, "get_weather", call.Function.Name)
+	var args map[string]any
+	require.NoError(t, json.Unmarshal([]byte(call.Function.Arguments), &args), "arguments arrive whole: %q", call.Function.Arguments)
+	assert.Zero(t, acc.Usage.TotalTokens, "no usage chunk reached a client that did not ask for one")
+
+	sc := r.scrape()
+	assert.Equal(t, 1.0, value(t, sc, "mlx_tool_calls_total", "tool", "get_weather", "type", "function"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_requests_total", "streaming", "true", "kind", "chat"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_finish_reason_total", "reason", "tool_calls"))
+	assert.Positive(t, value(t, sc, "mlx_tokens_completion_total", "kind", "chat"), "tokens counted from the usage the proxy asked for")
+	assert.Positive(t, value(t, sc, "mlx_tokens_prompt_total", "kind", "chat"))
+}

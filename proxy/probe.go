@@ -1,0 +1,111 @@
+package proxy
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/modelconfig"
+)
+
+// upState remembers mlx_up to log its changes, not every probe.
+type upState struct{ v atomic.Int32 } // 0 unknown, 1 up, 2 down
+
+// setUp sets mlx_up from a probe or from a request's fate.
+func (p *Proxy) setUp(up bool) {
+	p.metrics.setUp(up)
+	state := int32(2)
+	if up {
+		state = 1
+	}
+	if old := p.upState.v.Swap(state); old != state {
+		if up {
+			p.log.Info("Upstream engine reachable", zap.String("upstream", p.upstream.Redacted()))
+		} else {
+			p.log.Warn("Upstream engine unreachable", zap.String("upstream", p.upstream.Redacted()))
+		}
+	}
+}
+
+// probeLoop asks the engine's /health at start and every ProbeInterval.
+// mlx_lm answers it as soon as its HTTP server is up (before the model has
+// loaded): mlx_up says the engine is reachable, the supervisor's
+// mlx_server_ready says it can generate.
+func (p *Proxy) probeLoop(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	interval := p.cfg.ProbeInterval
+	if interval <= 0 {
+		interval = 15 * time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		p.probe(ctx, min(interval, 5*time.Second))
+		if !p.modelFactsLoaded() {
+			p.loadModelFacts()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (p *Proxy) probe(ctx context.Context, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.upstream.JoinPath("/health").String(), nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("User-Agent", "mlx-otelcol-proxy")
+	resp, err := p.transport.RoundTrip(req)
+	if err != nil {
+		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
+			return // shutting down: say nothing
+		}
+		p.setUp(false)
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	p.setUp(resp.StatusCode == http.StatusOK)
+}
+
+func (p *Proxy) modelFactsLoaded() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.factsLoaded
+}
+
+// loadModelFacts reads the model's config.json into mlx_model_info,
+// mlx_model_arch, mlx_context_length_max_tokens and
+// mlx_kv_bytes_per_token. A model given by repo id may not be in the
+// Hugging Face cache yet (mlx_lm downloads it at start), so a failure is
+// retried at every probe and logged once.
+func (p *Proxy) loadModelFacts() {
+	ref := first(p.cfg.ModelConfig, p.cfg.Model)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ref == "" || p.factsLoaded {
+		p.factsLoaded = true
+		return
+	}
+	info, path, err := modelconfig.Load(ref, p.cfg.HFHubCache)
+	if err != nil {
+		if !p.factsWarned {
+			p.factsWarned = true
+			p.log.Warn("Model config.json not found yet; model facts will follow when it is", zap.String("model_config", ref), zap.Error(err))
+		}
+		return
+	}
+	p.factsLoaded = true
+	p.metrics.setModelFacts(p.cfg.modelLabel(), info)
+	p.log.Info("Model facts loaded", zap.String("config", path), zap.Int("max_context", info.MaxContext),
+		zap.Int64("kv_bytes_per_token", info.KVBytesPerToken(2)))
+}

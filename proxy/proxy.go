@@ -1,0 +1,271 @@
+// Package proxy is the OpenAI-compatible front door to mlx_lm.server: it
+// relays every request unchanged (streams event by event), and measures
+// each completion on the way: requests, tokens, latencies, tool calls,
+// finish reasons, errors, context use. It serves those series on /metrics
+// of its own listener. It knows nothing of the collector: the mlx_proxy
+// extension wires it in.
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+)
+
+// Proxy relays requests to the engine and records completions.
+type Proxy struct {
+	cfg       Config
+	log       *zap.Logger
+	upstream  *url.URL
+	transport *http.Transport
+	relay     *httputil.ReverseProxy
+	metrics   *Metrics
+	recorders []Recorder
+	scrape    http.Handler
+	upState   upState
+
+	mu          sync.Mutex
+	server      *http.Server
+	served      chan struct{}
+	stopProbe   context.CancelFunc
+	probeDone   chan struct{}
+	factsLoaded bool
+	factsWarned bool
+}
+
+// New builds a proxy. It does not listen yet: see Serve.
+func New(cfg Config, log *zap.Logger) (*Proxy, error) {
+	u, err := url.Parse(cfg.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream %q is not an http(s) URL", cfg.Upstream)
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg)}
+	p.recorders = []Recorder{p.metrics}
+	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{})
+	p.transport = &http.Transport{
+		// The engine is on this machine: never through an HTTP proxy.
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: cfg.UpstreamResponseHeaderTimeout,
+		// Accept-Encoding passes through as the client sent it, and the
+		// answer comes back as the engine encoded it.
+		DisableCompression: true,
+	}
+	p.relay = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      p.transport,
+		FlushInterval:  -1, // every write reaches the client at once
+		ModifyResponse: p.onResponse,
+		ErrorHandler:   p.onUpstreamError,
+		ErrorLog:       debugStdLog(log),
+	}
+	p.loadModelFacts()
+	return p, nil
+}
+
+// AddRecorder adds a recorder that sees every completion after the
+// metrics. Call it before Serve.
+func (p *Proxy) AddRecorder(r Recorder) { p.recorders = append(p.recorders, r) }
+
+// Metrics returns the proxy's series.
+func (p *Proxy) Metrics() *Metrics { return p.metrics }
+
+// ServeHTTP serves /metrics and relays everything else.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		p.scrape.ServeHTTP(w, r)
+		return
+	}
+	start := time.Now()
+	var rec *Record
+	if route := routeOf(r); route != RouteOther {
+		rec = &Record{Route: route, Path: r.URL.Path, Start: start, Model: p.cfg.modelLabel(), Kind: KindChat}
+	}
+
+	body, err := p.readBody(w, r)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
+				fmt.Sprintf("request body is larger than %d bytes", p.cfg.MaxRequestBodyBytes))
+		}
+		if rec != nil {
+			p.begin(rec)
+			if tooLarge != nil {
+				rec.Outcome, rec.Status = OutcomeTooLarge, http.StatusRequestEntityTooLarge
+			} else {
+				rec.Outcome = OutcomeClientGone
+			}
+			p.end(rec)
+		}
+		return
+	}
+
+	if rec != nil {
+		p.parseRequest(rec, body)
+		if rec.Streaming {
+			body, rec.UsageInjected = withUsageRequested(body)
+		}
+		p.begin(rec)
+		defer p.end(rec) // also when the relay aborts the response
+	}
+
+	out := r.WithContext(context.WithValue(r.Context(), recordKey{}, rec))
+	// The whole body goes upstream with a Content-Length, as mlx_lm
+	// answers 411 without one (a chunked client request included).
+	out.ContentLength = int64(len(body))
+	out.TransferEncoding = nil
+	out.Body = http.NoBody
+	if len(body) > 0 {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	p.relay.ServeHTTP(w, out)
+}
+
+// readBody reads the whole request body, at most MaxRequestBodyBytes.
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	limit := p.cfg.MaxRequestBodyBytes
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	if r.ContentLength == 0 {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return buf.Bytes(), err
+}
+
+type recordKey struct{}
+
+func recordOf(ctx context.Context) *Record {
+	rec, _ := ctx.Value(recordKey{}).(*Record)
+	return rec
+}
+
+// rewrite sends the request to the engine. Headers pass as the client
+// sent them, Authorization included (the proxy never logs or labels it);
+// hop-by-hop headers are dropped, as any HTTP proxy must.
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	pr.SetURL(p.upstream)
+	// ReverseProxy drops forwarding headers in Rewrite mode; keep the
+	// client's, and add none of ours.
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+		if v, ok := pr.In.Header[h]; ok {
+			pr.Out.Header[h] = v
+		}
+	}
+}
+
+// onResponse sees the engine's response headers and puts a tap on 2xx
+// completion bodies.
+func (p *Proxy) onResponse(res *http.Response) error {
+	p.setUp(true)
+	ctx := res.Request.Context()
+	rec := recordOf(ctx)
+	if rec == nil {
+		return nil
+	}
+	rec.Headers = time.Now()
+	rec.Status = res.StatusCode
+	if res.StatusCode < 200 || res.StatusCode > 299 || encoded(res) {
+		// Errors pass through untouched; an encoded body cannot be read.
+		rec.Outcome = OutcomeComplete
+		return nil
+	}
+	if isEventStream(res) {
+		if rec.UsageInjected {
+			// The client's stream will be shorter than the engine's.
+			res.Header.Del("Content-Length")
+			res.ContentLength = -1
+		}
+		res.Body = newStreamTap(ctx, res.Body, rec, rec.UsageInjected)
+		return nil
+	}
+	res.Body = newBodyTap(ctx, res.Body, rec)
+	return nil
+}
+
+func isEventStream(res *http.Response) bool {
+	ct := res.Header.Get("Content-Type")
+	return len(ct) >= 17 && ct[:17] == "text/event-stream"
+}
+
+func encoded(res *http.Response) bool {
+	ce := res.Header.Get("Content-Encoding")
+	return ce != "" && ce != "identity"
+}
+
+// onUpstreamError answers when the engine gave no response: 503 when it
+// cannot be reached, 504 when its headers did not come in time, 502 when it
+// took the request and closed the connection (mlx_lm does that on a
+// validation error it does not catch).
+func (p *Proxy) onUpstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	rec := recordOf(r.Context())
+	if r.Context().Err() != nil {
+		if rec != nil {
+			rec.Outcome = OutcomeClientGone
+		}
+		return
+	}
+	var (
+		status  int
+		outcome Outcome
+		code    string
+		msg     string
+	)
+	var opErr *net.OpError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		p.setUp(false)
+		status, outcome, code, msg = http.StatusServiceUnavailable, OutcomeUnavailable, "upstream_unavailable", "mlx upstream unavailable"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		status, outcome, code, msg = http.StatusGatewayTimeout, OutcomeTimeout, "upstream_timeout", "mlx upstream did not answer in time"
+	default:
+		status, outcome, code, msg = http.StatusBadGateway, OutcomeBadGateway, "upstream_error", "mlx upstream closed the connection without a response"
+	}
+	p.log.Debug("Upstream request failed", zap.String("path", r.URL.Path), zap.Int("status", status), zap.Error(err))
+	writeError(w, status, "server_error", code, msg)
+	if rec != nil {
+		rec.Status, rec.Outcome = status, outcome
+	}
+}
+
+func (p *Proxy) begin(rec *Record) {
+	for _, r := range p.recorders {
+		r.Begin(rec)
+	}
+}
+
+func (p *Proxy) end(rec *Record) {
+	rec.End = time.Now()
+	if rec.Outcome == OutcomePending {
+		// The relay stopped without reaching the end of the answer and
+		// without an upstream error: writing to the client failed.
+		rec.Outcome = OutcomeClientGone
+	}
+	for _, r := range p.recorders {
+		r.End(rec)
+	}
+}

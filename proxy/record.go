@@ -1,0 +1,208 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Route says what kind of request the proxy relayed.
+type Route int
+
+const (
+	// RouteOther is everything that is not a completion: /v1/models,
+	// /health, OPTIONS, unknown paths. Relayed, never counted.
+	RouteOther Route = iota
+	// RouteChat is POST /v1/chat/completions (or /chat/completions).
+	RouteChat
+	// RouteText is POST /v1/completions.
+	RouteText
+)
+
+// Kind label values.
+const (
+	KindChat      = "chat"
+	KindReasoning = "reasoning"
+)
+
+// Outcome is how a completion request ended.
+type Outcome int
+
+const (
+	// OutcomePending: the request has not ended yet.
+	OutcomePending Outcome = iota
+	// OutcomeComplete: the engine answered and the whole answer reached the
+	// client (for a stream: up to `data: [DONE]`). The status may be an
+	// error status the engine chose.
+	OutcomeComplete
+	// OutcomeIncomplete: the answer ended before it was whole: a stream
+	// closed (the engine failed or died) before `data: [DONE]`, or a body
+	// cut short.
+	OutcomeIncomplete
+	// OutcomeClientGone: the client went away before the answer was
+	// complete; the upstream request was cancelled.
+	OutcomeClientGone
+	// OutcomeUnavailable: the engine could not be reached (503).
+	OutcomeUnavailable
+	// OutcomeBadGateway: the engine took the request but gave no valid
+	// response (502).
+	OutcomeBadGateway
+	// OutcomeTimeout: no response headers within the upstream response
+	// header timeout (504).
+	OutcomeTimeout
+	// OutcomeTooLarge: the body was over the limit (413); nothing went
+	// upstream.
+	OutcomeTooLarge
+)
+
+var outcomeNames = [...]string{"pending", "complete", "incomplete", "client_gone", "unavailable", "bad_gateway", "timeout", "too_large"}
+
+func (o Outcome) String() string { return outcomeNames[o] }
+
+// Record is everything the proxy learns about one completion request. The
+// relay fills it while the request runs (one goroutine, no locking);
+// recorders read it when the request has ended. It is the single place
+// later analyses (confidence from logprobs, output heuristics, spans) read
+// from, so it keeps the output text and logprobs, never only aggregates.
+type Record struct {
+	Route Route
+	Path  string
+
+	// From the request body. RequestParsed is false when the body was not a
+	// JSON object (it went upstream as is).
+	RequestParsed bool
+	// Model is the model the request is for: the request's `model`, or the
+	// configured model when the request leaves it out or says
+	// "default_model". Not bounded: recorders bound it for labels.
+	Model     string
+	Kind      string // KindChat or KindReasoning
+	Streaming bool
+	// Temperature is the request's temperature, or the configured default
+	// when it has none. HasTemperature is false when it was not a number.
+	Temperature    float64
+	HasTemperature bool
+	ToolsOffered   bool
+	// UsageInjected: the proxy asked the engine for the usage chunk the
+	// client did not ask for, and removes it from the client's stream.
+	UsageInjected bool
+
+	// Timings, from the proxy's clock. Zero when the moment never came.
+	Start time.Time // the request arrived (headers read)
+	// Headers: the engine's response headers arrived. mlx_lm sends them
+	// when it admits a streamed request, and only with the whole body for a
+	// non-streamed one.
+	Headers      time.Time
+	FirstOutput  time.Time // first streamed chunk with content or reasoning text
+	FirstContent time.Time // first streamed chunk with non-empty content (chat) or text (completion)
+	End          time.Time // the last byte went to the client, or the request failed
+
+	// Status is the HTTP status the client got (0 if none was sent).
+	Status  int
+	Outcome Outcome
+	// SawDone: a stream carried `data: [DONE]`.
+	SawDone bool
+
+	// From the response. Usage is nil when the engine sent none.
+	Usage   *Usage
+	Choices []*Choice
+}
+
+// Usage is the response's token accounting.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+	// CachedTokens is prompt_tokens_details.cached_tokens: prompt tokens the
+	// engine found in its prompt cache. HasCached is false when absent.
+	CachedTokens int
+	HasCached    bool
+}
+
+// Choice is one choice of the answer, assembled from all its chunks.
+type Choice struct {
+	Index int
+	// Text is the message content (chat) or text (completion), capped at
+	// maxAssembledText bytes; TextTruncated says the cap was hit.
+	Text          strings.Builder
+	Reasoning     strings.Builder
+	TextTruncated bool
+	FinishReason  string // "" when the engine gave none
+	ToolCalls     []ToolCall
+	// Logprobs is the choice's logprobs object as the engine sent it
+	// (mlx_lm only sends them in non-streamed responses).
+	Logprobs json.RawMessage
+
+	toolByIndex map[int]int // streamed tool call index -> position in ToolCalls
+}
+
+// ToolCall is one function call the model made.
+type ToolCall struct {
+	ID        string
+	Type      string
+	Name      string
+	Arguments string
+}
+
+// maxAssembledText bounds the memory one choice's text may take.
+const maxAssembledText = 1 << 20
+
+// Err reports whether the request counts as an error, and its class
+// ("4xx" or "5xx"). A stream that ended early counts as a 5xx although
+// its status was 200: the engine failed it. A client that went away is not
+// an error of the service.
+func (r *Record) Err() (class string, isErr bool) {
+	switch {
+	case r.Outcome == OutcomeClientGone:
+		return "", false
+	case r.Outcome == OutcomeIncomplete:
+		return "5xx", true
+	case r.Status >= 500:
+		return "5xx", true
+	case r.Status >= 400:
+		return "4xx", true
+	}
+	return "", false
+}
+
+// choice returns the choice with this index, adding it if new. Indexes
+// past maxChoices are not kept.
+func (r *Record) choice(index int) *Choice {
+	if index < 0 || index >= maxChoices {
+		return nil
+	}
+	for _, c := range r.Choices {
+		if c.Index == index {
+			return c
+		}
+	}
+	c := &Choice{Index: index}
+	r.Choices = append(r.Choices, c)
+	return c
+}
+
+// maxChoices bounds the choices kept per request (mlx_lm only ever sends 1).
+const maxChoices = 16
+
+func (c *Choice) appendText(s string) {
+	if c.Text.Len()+len(s) > maxAssembledText {
+		c.TextTruncated = true
+		return
+	}
+	c.Text.WriteString(s)
+}
+
+func (c *Choice) appendReasoning(s string) {
+	if c.Reasoning.Len()+len(s) > maxAssembledText {
+		return
+	}
+	c.Reasoning.WriteString(s)
+}
+
+// Recorder receives every completion request. Begin is called once the
+// request is parsed, before it goes upstream; End once the client has its
+// answer (or the request failed). Both run on the request's goroutine and
+// must not keep the record after End returns.
+type Recorder interface {
+	Begin(rec *Record)
+	End(rec *Record)
+}

@@ -1,0 +1,137 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+)
+
+// routeOf says whether a request is a completion. The paths are the ones
+// mlx_lm.server generates on (POST only; anything else it answers 404 or
+// serves as a listing).
+func routeOf(r *http.Request) Route {
+	if r.Method != http.MethodPost {
+		return RouteOther
+	}
+	switch r.URL.Path {
+	case "/v1/chat/completions", "/chat/completions":
+		return RouteChat
+	case "/v1/completions":
+		return RouteText
+	}
+	return RouteOther
+}
+
+// defaultModelName is what mlx_lm calls the model it was started with; a
+// request without `model` gets it.
+const defaultModelName = "default_model"
+
+// parseRequest fills rec from a completion request body. It reads only
+// the fields it needs and treats a wrong type as absent, as the engine
+// answers for those itself. Keys are matched exactly, as Python's dict
+// does (encoding/json's struct decoding would also accept "Model").
+func (p *Proxy) parseRequest(rec *Record, body []byte) {
+	rec.Model = p.cfg.modelLabel()
+	rec.Kind = KindChat
+	rec.Temperature, rec.HasTemperature = p.cfg.DefaultTemperature, true
+
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return
+	}
+	rec.RequestParsed = true
+
+	var model string
+	if json.Unmarshal(fields["model"], &model) == nil && model != "" && model != defaultModelName {
+		rec.Model = model
+	}
+	rec.Streaming = truthy(fields["stream"])
+	if raw, ok := fields["temperature"]; ok && !isNull(raw) {
+		var t float64
+		rec.HasTemperature = json.Unmarshal(raw, &t) == nil
+		rec.Temperature = t
+	}
+	var tools []json.RawMessage
+	rec.ToolsOffered = json.Unmarshal(fields["tools"], &tools) == nil && len(tools) > 0
+	if enablesThinking(fields) {
+		rec.Kind = KindReasoning
+	}
+}
+
+// enablesThinking: mlx_lm reads enable_thinking from chat_template_kwargs;
+// the original proxy read a top-level enable_thinking (which mlx_lm
+// ignores). Either, set to true, makes the request a reasoning request.
+func enablesThinking(fields map[string]json.RawMessage) bool {
+	var kwargs map[string]json.RawMessage
+	if json.Unmarshal(fields["chat_template_kwargs"], &kwargs) == nil && isTrue(kwargs["enable_thinking"]) {
+		return true
+	}
+	return isTrue(fields["enable_thinking"])
+}
+
+func isTrue(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("true"))
+}
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// truthy is Python's truth value of a JSON value: mlx_lm does
+// `if self.stream:`, so "stream": 1 or "stream": "yes" stream too.
+func truthy(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return false
+	}
+	switch raw[0] {
+	case 't':
+		return true
+	case 'f', 'n':
+		return false
+	case '"':
+		return len(raw) > 2
+	case '[', '{':
+		return len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
+	}
+	var f float64
+	return json.Unmarshal(raw, &f) == nil && f != 0
+}
+
+// withUsageRequested returns the body to send upstream for a streamed
+// request: with stream_options.include_usage set to true when the client
+// did not ask for usage, so that token counts are exact. injected reports
+// that the engine's usage chunk must be removed before the client sees it.
+//
+// mlx_lm reads stream_options["include_usage"] when stream_options is not
+// None: a stream_options without the key raises after the last chunk and
+// the stream ends without [DONE]. The proxy sets the key in that case too,
+// so such a client gets a well-formed stream. A stream_options that is not
+// an object is left alone: the engine's answer to it is the engine's.
+//
+// The body is edited in place (the rest of its bytes are unchanged), not
+// re-encoded.
+func withUsageRequested(body []byte) (out []byte, injected bool) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return body, false
+	}
+	opts, present := fields["stream_options"]
+	if !present || isNull(opts) {
+		out, err := setMember(body, "stream_options", []byte(`{"include_usage": true}`))
+		return out, err == nil
+	}
+	var o map[string]json.RawMessage
+	if json.Unmarshal(opts, &o) != nil || o == nil {
+		return body, false
+	}
+	if inc, ok := o["include_usage"]; ok && truthy(inc) {
+		return body, false
+	}
+	newOpts, err := setMember(opts, "include_usage", []byte("true"))
+	if err != nil {
+		return body, false
+	}
+	out, err = setMember(body, "stream_options", newOpts)
+	return out, err == nil
+}

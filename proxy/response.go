@@ -1,0 +1,167 @@
+package proxy
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The shapes of mlx_lm's answers, only the fields the proxy reads.
+// Pointers tell "absent or null" from a zero value.
+
+// completionJSON is a non-streamed response or one streamed chunk; the
+// usage chunk is one with no choices.
+type completionJSON struct {
+	Choices []choiceJSON `json:"choices"`
+	Usage   *usageJSON   `json:"usage"`
+}
+
+type choiceJSON struct {
+	Index        int             `json:"index"`
+	FinishReason *string         `json:"finish_reason"`
+	Text         *string         `json:"text"`    // text completion
+	Delta        *messageJSON    `json:"delta"`   // streamed chat chunk
+	Message      *messageJSON    `json:"message"` // non-streamed chat
+	Logprobs     json.RawMessage `json:"logprobs"`
+}
+
+type messageJSON struct {
+	Content   *string        `json:"content"`
+	Reasoning *string        `json:"reasoning"`
+	ToolCalls []toolCallJSON `json:"tool_calls"`
+}
+
+type toolCallJSON struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type usageJSON struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// isUsageChunk: the chunk mlx_lm sends after the last one when
+// include_usage is set, with usage and no choices.
+func (c *completionJSON) isUsageChunk() bool {
+	return c.Usage != nil && len(c.Choices) == 0
+}
+
+func (u *usageJSON) toUsage() *Usage {
+	out := &Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+		out.CachedTokens, out.HasCached = *d.CachedTokens, true
+	}
+	return out
+}
+
+// applyChunk adds one streamed chunk to the record. now is when it arrived.
+func (r *Record) applyChunk(c *completionJSON, now time.Time) {
+	if c.Usage != nil {
+		r.Usage = c.Usage.toUsage()
+	}
+	for i := range c.Choices {
+		cj := &c.Choices[i]
+		ch := r.choice(cj.Index)
+		if ch == nil {
+			continue
+		}
+		text := cj.Text
+		if cj.Delta != nil {
+			text = cj.Delta.Content
+			if rs := cj.Delta.Reasoning; rs != nil && *rs != "" {
+				ch.appendReasoning(*rs)
+				if r.FirstOutput.IsZero() {
+					r.FirstOutput = now
+				}
+			}
+			r.addToolCalls(ch, cj.Delta.ToolCalls)
+		}
+		if text != nil && *text != "" {
+			ch.appendText(*text)
+			if r.FirstOutput.IsZero() {
+				r.FirstOutput = now
+			}
+			if r.FirstContent.IsZero() {
+				r.FirstContent = now
+			}
+		}
+		if cj.FinishReason != nil && *cj.FinishReason != "" {
+			ch.FinishReason = *cj.FinishReason
+		}
+	}
+}
+
+// applyResponse adds a non-streamed response to the record.
+func (r *Record) applyResponse(c *completionJSON) {
+	if c.Usage != nil {
+		r.Usage = c.Usage.toUsage()
+	}
+	for i := range c.Choices {
+		cj := &c.Choices[i]
+		ch := r.choice(cj.Index)
+		if ch == nil {
+			continue
+		}
+		if cj.Text != nil {
+			ch.appendText(*cj.Text)
+		}
+		if m := cj.Message; m != nil {
+			if m.Content != nil {
+				ch.appendText(*m.Content)
+			}
+			if m.Reasoning != nil {
+				ch.appendReasoning(*m.Reasoning)
+			}
+			r.addToolCalls(ch, m.ToolCalls)
+		}
+		if cj.FinishReason != nil {
+			ch.FinishReason = *cj.FinishReason
+		}
+		if len(cj.Logprobs) > 0 && !isNull(cj.Logprobs) {
+			ch.Logprobs = cj.Logprobs
+		}
+	}
+}
+
+// addToolCalls records the calls of one message or delta. mlx_lm sends a
+// whole call in one delta; OpenAI-style servers stream a call in pieces
+// with the same index, the name only in the first. A call is new when its
+// index (else its id) was not seen in this choice; later pieces add to its
+// arguments.
+func (r *Record) addToolCalls(ch *Choice, calls []toolCallJSON) {
+	for i := range calls {
+		tc := &calls[i]
+		if tc.Index != nil {
+			if pos, ok := ch.toolByIndex[*tc.Index]; ok && (tc.ID == "" || tc.ID == ch.ToolCalls[pos].ID) {
+				call := &ch.ToolCalls[pos]
+				call.Arguments += tc.Function.Arguments
+				if call.Name == "" {
+					call.Name = tc.Function.Name
+				}
+				continue
+			}
+		}
+		if len(ch.ToolCalls) >= maxToolCallsPerChoice {
+			continue
+		}
+		ch.ToolCalls = append(ch.ToolCalls, ToolCall{ID: tc.ID, Type: tc.Type, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		if tc.Index != nil {
+			if ch.toolByIndex == nil {
+				ch.toolByIndex = map[int]int{}
+			}
+			ch.toolByIndex[*tc.Index] = len(ch.ToolCalls) - 1
+		}
+	}
+}
+
+// maxToolCallsPerChoice bounds what one answer can make the proxy keep.
+const maxToolCallsPerChoice = 256

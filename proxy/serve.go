@@ -1,0 +1,78 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	stdlog "log"
+	"net"
+	"net/http"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// Serve answers on ln until Shutdown, and starts probing the engine.
+func (p *Proxy) Serve(ln net.Listener) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.server = &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: p.cfg.ReadHeaderTimeout,
+		IdleTimeout:       p.cfg.IdleTimeout,
+		ErrorLog:          debugStdLog(p.log),
+	}
+	p.served = make(chan struct{})
+	go func(srv *http.Server, done chan struct{}) {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			p.log.Error("Proxy stopped serving", zap.Error(err))
+		}
+	}(p.server, p.served)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stopProbe = cancel
+	p.probeDone = make(chan struct{})
+	go p.probeLoop(ctx, p.probeDone)
+}
+
+// Shutdown stops accepting requests and lets those in progress finish for
+// up to ShutdownTimeout (or until ctx is done), then cuts them. It is safe
+// to call without Serve, and more than once.
+func (p *Proxy) Shutdown(ctx context.Context) error {
+	p.mu.Lock()
+	srv, served, stop, probed := p.server, p.served, p.stopProbe, p.probeDone
+	p.server, p.stopProbe = nil, nil
+	p.mu.Unlock()
+
+	if stop != nil {
+		stop()
+		<-probed
+	}
+	var err error
+	if srv != nil {
+		if p.cfg.ShutdownTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, p.cfg.ShutdownTimeout)
+			defer cancel()
+		}
+		if srv.Shutdown(ctx) != nil {
+			// Streams still running: cut them (their upstream requests are
+			// cancelled with them).
+			err = srv.Close()
+		}
+		<-served
+	}
+	p.transport.CloseIdleConnections()
+	return err
+}
+
+// debugStdLog routes net/http's own messages (a client that sent garbage, a
+// relay read error) to the logger at debug level: they are per-request
+// noise, and never carry bodies or headers.
+func debugStdLog(log *zap.Logger) *stdlog.Logger {
+	l, err := zap.NewStdLogAt(log, zapcore.DebugLevel)
+	if err != nil {
+		return zap.NewStdLog(log)
+	}
+	return l
+}

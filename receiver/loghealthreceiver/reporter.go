@@ -1,0 +1,114 @@
+package loghealthreceiver
+
+import (
+	"context"
+	"os"
+	"sort"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/metricbuild"
+)
+
+const scopeName = "github.com/mlx-otelcol/mlx-otelcol/receiver/loghealthreceiver"
+
+// severities are emitted for every sink from the start, at 0, so that
+// "nothing shipped" is a series at 0 and not an absent one.
+var severities = []string{
+	loghealth.SeverityDebug, loghealth.SeverityInfo, loghealth.SeverityWarning,
+	loghealth.SeverityError, loghealth.SeverityFatal,
+}
+
+// processorReasons are the drops the processor makes; the others are a sink's.
+var processorReasons = map[string]bool{
+	loghealth.ReasonHTTPFilter: true, loghealth.ReasonRateLimit: true, loghealth.ReasonEmpty: true,
+}
+
+type reporter struct {
+	cfg   *Config
+	stats *loghealth.Stats
+}
+
+func newReporter(cfg *Config) *reporter {
+	return &reporter{cfg: cfg, stats: loghealth.For(cfg.HealthKey)}
+}
+
+func (r *reporter) scrape(context.Context) (pmetric.Metrics, error) {
+	return buildMetrics(r.stats.Snapshot(), fileSize(r.cfg.FilePath), time.Now()), nil
+}
+
+// fileSize is the size of the followed file, 0 while it does not exist.
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+func buildMetrics(snap loghealth.Snapshot, fileBytes int64, now time.Time) pmetric.Metrics {
+	b := metricbuild.New(scopeName, snap.Start, now)
+	up := 0.0
+	if snap.Up {
+		up = 1
+	}
+	b.Gauge("mlx_log_tailer_up", "1 while the log pipeline's classification processor runs.", up)
+
+	lines := make([]loghealth.LineKey, 0, len(snap.Lines))
+	for k := range snap.Lines {
+		lines = append(lines, k)
+	}
+	sort.Slice(lines, func(i, j int) bool {
+		return lines[i].Severity+"/"+lines[i].Category < lines[j].Severity+"/"+lines[j].Category
+	})
+	for _, k := range lines {
+		b.Counter("mlx_log_tailer_lines_total", "Log records read and classified, by severity and category, dropped ones included.",
+			float64(snap.Lines[k]), "severity", k.Severity, "category", k.Category)
+	}
+
+	sinks := snap.Sinks()
+	shipHelp := "Records a sink's destination accepted, by severity and sink."
+	for _, sink := range sinks {
+		seen := map[string]bool{}
+		for _, sev := range severities {
+			seen[sev] = true
+			b.Counter("mlx_log_tailer_shipped_total", shipHelp, float64(snap.Shipped[loghealth.ShipKey{Severity: sev, Sink: sink}]), "severity", sev, "sink", sink)
+		}
+		for _, k := range sortedShipKeys(snap.Shipped) {
+			if k.Sink == sink && !seen[k.Severity] {
+				b.Counter("mlx_log_tailer_shipped_total", shipHelp, float64(snap.Shipped[k]), "severity", k.Severity, "sink", sink)
+			}
+		}
+	}
+
+	dropHelp := "Records dropped, by reason; sink is empty for the processor's drops."
+	for _, reason := range loghealth.DropReasons {
+		if processorReasons[reason] {
+			b.Counter("mlx_log_tailer_dropped_total", dropHelp, float64(snap.Dropped[loghealth.DropKey{Reason: reason}]), "reason", reason, "sink", "")
+			continue
+		}
+		for _, sink := range sinks {
+			b.Counter("mlx_log_tailer_dropped_total", dropHelp, float64(snap.Dropped[loghealth.DropKey{Reason: reason, Sink: sink}]), "reason", reason, "sink", sink)
+		}
+	}
+
+	b.Counter("mlx_log_tailer_errors_total", "Failed export attempts, retried or not.", float64(snap.Errors))
+	b.Gauge("mlx_log_tailer_file_bytes", "Size of the followed log file in bytes.", float64(fileBytes))
+	for _, sink := range sinks {
+		if n, ok := snap.Queues[sink]; ok {
+			b.Gauge("mlx_log_tailer_queue_depth", "Records in a sink's sending queue, in flight included.", float64(n), "sink", sink)
+		}
+	}
+	return b.Emit()
+}
+
+func sortedShipKeys(m map[loghealth.ShipKey]uint64) []loghealth.ShipKey {
+	keys := make([]loghealth.ShipKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].Sink+keys[i].Severity < keys[j].Sink+keys[j].Severity })
+	return keys
+}
