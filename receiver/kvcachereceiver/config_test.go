@@ -1,29 +1,23 @@
 package kvcachereceiver
 
 import (
-	"path/filepath"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 )
 
 func loadConfig(t *testing.T, name string) (*Config, error) {
 	t.Helper()
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	require.NoError(t, err)
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	sub, err := cm.Sub(component.MustNewIDWithName("mlx_kvcache", name).String())
-	require.NoError(t, err)
-	if err := sub.Unmarshal(cfg); err != nil {
+	if err := configtest.Load(t, "mlx_kvcache", name, cfg); err != nil {
 		return nil, err
 	}
-	return cfg, confmap.Validate(cfg)
+	return cfg, nil
 }
 
 func TestDefaultsAreMlxLmsAndNeedALogPath(t *testing.T) {
