@@ -39,6 +39,27 @@ type Config struct {
 	// DefaultTemperature is mlx_temperature for a request without one
 	// (mlx_lm's --temp, 0.0 unless changed).
 	DefaultTemperature float64
+
+	// TopLogprobs is the top-N the proxy asks the engine for when the
+	// client did not ask for logprobs: injected into non-streamed chat
+	// requests (and taken out of the answer again) and into destreamed
+	// ones. 0: the proxy never asks (no injection, no destreaming).
+	TopLogprobs int
+	// DestreamFraction is the share (0..1) of streamed chat requests that
+	// go upstream non-streamed, so that their logprobs can be scored, and
+	// reach the client re-emitted as a stream.
+	DestreamFraction float64
+	// LowConfidenceThreshold: a token whose probability is below it is a
+	// low-confidence token; a response whose mean is below it is a
+	// low-confidence response.
+	LowConfidenceThreshold float64
+	// HallucinationFlagThreshold: an answer whose risk is above it counts
+	// in mlx_hallucination_flag_total.
+	HallucinationFlagThreshold float64
+	// ScoringQueue is how many finished answers may wait to be scored;
+	// past it an answer is not scored (and counted as dropped), so scoring
+	// never holds up a request.
+	ScoringQueue int
 }
 
 // DefaultConfig is the configuration the extension starts from.
@@ -53,6 +74,10 @@ func DefaultConfig() Config {
 		MaxModelLabelValues:           8,
 		MaxToolLabelValues:            32,
 		ProbeInterval:                 15 * time.Second,
+		TopLogprobs:                   3,
+		LowConfidenceThreshold:        0.5,
+		HallucinationFlagThreshold:    0.5,
+		ScoringQueue:                  256,
 	}
 }
 

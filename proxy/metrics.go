@@ -186,7 +186,9 @@ func (m *Metrics) End(rec *Record) {
 		m.temperature.WithLabelValues(model, kind).Set(rec.Temperature)
 	}
 
-	if rec.Streaming && !rec.Headers.IsZero() {
+	// A destreamed request's headers came with the whole answer: no
+	// admission moment to time.
+	if rec.Streaming && !rec.Destreamed && !rec.Headers.IsZero() {
 		m.queueWait.WithLabelValues(model).Observe(rec.Headers.Sub(rec.Start).Seconds())
 	}
 	if !rec.FirstContent.IsZero() {

@@ -178,6 +178,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	r.do(r.url, http.MethodGet, "/v1/models", "")
 	r.do(r.url, http.MethodGet, "/health", "")
 
+	r.proxy.scorer.wait()
 	sc := r.scrape()
 	families := []string{
 		"mlx_requests_total", "mlx_tokens_prompt_total", "mlx_tokens_completion_total", "mlx_ttft_seconds",
@@ -185,6 +186,14 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		"mlx_finish_reason_total", "mlx_temperature", "mlx_up", "mlx_in_flight", "mlx_error_total",
 		"mlx_context_length_max_tokens", "mlx_context_used_tokens", "mlx_context_utilization", "mlx_kv_bytes_per_token",
 		"mlx_prompt_cached_tokens_total", "mlx_prompt_cache_ratio", "mlx_model_info", "mlx_model_arch",
+		// Scoring: every answer gets the heuristics, the two non-streamed
+		// chat answers injected logprobs.
+		"mlx_heuristic_repetition", "mlx_heuristic_refusal", "mlx_heuristic_hedging", "mlx_heuristic_ungrounded",
+		"mlx_hallucination_risk", "mlx_hallucination_risk_histogram", "mlx_hallucination_flag_total",
+		"mlx_output_perplexity", "mlx_output_perplexity_histogram", "mlx_token_entropy_nats", "mlx_token_entropy_histogram",
+		"mlx_token_confidence_mean", "mlx_token_confidence_min", "mlx_token_confidence_std", "mlx_token_margin_mean",
+		"mlx_low_confidence_token_ratio", "mlx_confidence_scored_total", "mlx_confidence_unscored_total",
+		"mlx_low_confidence_response_total", "mlx_scoring_dropped_total",
 	}
 	assert.ElementsMatch(t, families, sc.Names(), "exactly the proxy's families")
 
@@ -216,6 +225,17 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	wantHistogram(t, sc, "mlx_generation_seconds", generationBuckets, gen)
 	wantHistogram(t, sc, "mlx_token_rate_tokens_per_second", tokenRateBuckets, rates)
 	wantHistogram(t, sc, "mlx_queue_wait_seconds", queueWaitBuckets, queued)
+	wantHistogram(t, sc, "mlx_hallucination_risk_histogram", riskBuckets, gen)
+	wantHistogram(t, sc, "mlx_output_perplexity_histogram", perplexityBuckets, 2)
+	wantHistogram(t, sc, "mlx_token_entropy_histogram", entropyBuckets, 2)
+	wantSeries(t, sc, "mlx_confidence_scored_total", []string{"model", "source"}, func(l []string) float64 {
+		if l[1] == SourceInjected {
+			return 2
+		}
+		return 0
+	})
+	wantSeries(t, sc, "mlx_confidence_unscored_total", []string{"model", "source"}, func([]string) float64 { return 0 })
+	assert.Equal(t, 0.0, value(t, sc, "mlx_scoring_dropped_total"))
 	require.Positive(t, ttft, "some stream had content")
 
 	// Gauges.

@@ -10,13 +10,30 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
 )
 
 // The official Go client runs a streaming chat with tools through the
 // proxy: it parses every chunk, gets the tool call whole, and sees no
-// usage it did not ask for; the proxy still counts the tokens.
+// usage it did not ask for; the proxy still counts the tokens. The same
+// holds when the proxy destreams the request (runs it non-streamed to
+// score its logprobs and re-emits the answer as a stream), which records
+// no TTFT.
 func TestOpenAIClientStreamsToolCallsThroughTheProxy(t *testing.T) {
-	r := newRig(t)
+	for _, destream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "relayed", true: "destreamed"}[destream], func(t *testing.T) {
+			testOpenAIClientStreamsToolCalls(t, destream)
+		})
+	}
+}
+
+func testOpenAIClientStreamsToolCalls(t *testing.T, destream bool) {
+	r := newRig(t, func(c *Config, _ *mlxsim.Options) {
+		if destream {
+			c.DestreamFraction = 1
+		}
+	})
 	client := openai.NewClient(
 		option.WithBaseURL(r.url+"/v1/"),
 		option.WithAPIKey("sk-test-not-logged"),
@@ -66,4 +83,16 @@ func TestOpenAIClientStreamsToolCallsThroughTheProxy(t *testing.T) {
 	assert.Equal(t, 1.0, value(t, sc, "mlx_finish_reason_total", "reason", "tool_calls"))
 	assert.Positive(t, value(t, sc, "mlx_tokens_completion_total", "kind", "chat"), "tokens counted from the usage the proxy asked for")
 	assert.Positive(t, value(t, sc, "mlx_tokens_prompt_total", "kind", "chat"))
+	ttft := sc.Families["mlx_ttft_seconds"]
+	r.proxy.scorer.wait()
+	sc = r.scrape()
+	if destream {
+		assert.Nil(t, ttft, "no TTFT for a destreamed request")
+		assert.Equal(t, 1.0, value(t, sc, "mlx_confidence_scored_total", "source", "destreamed"))
+		assert.Positive(t, value(t, sc, "mlx_output_perplexity"))
+	} else {
+		assert.Equal(t, 0.0, value(t, sc, "mlx_confidence_scored_total", "source", "destreamed"))
+		_, scored := sc.Value("mlx_output_perplexity")
+		assert.False(t, scored, "a relayed stream from mlx_lm carries no logprobs to score")
+	}
 }

@@ -32,6 +32,7 @@ type Proxy struct {
 	relay     *httputil.ReverseProxy
 	metrics   *Metrics
 	recorders []Recorder
+	scorer    *scorer
 	scrape    http.Handler
 	upState   upState
 
@@ -54,7 +55,8 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		log = zap.NewNop()
 	}
 	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg)}
-	p.recorders = []Recorder{p.metrics}
+	p.scorer = newScorer(cfg, newQualityMetrics(p.metrics.Registry, cfg.modelLabel()), p.metrics.models)
+	p.recorders = []Recorder{p.metrics, p.scorer}
 	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{})
 	p.transport = &http.Transport{
 		// The engine is on this machine: never through an HTTP proxy.
@@ -120,7 +122,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if rec != nil {
 		p.parseRequest(rec, body)
-		if rec.Streaming {
+		body = p.planLogprobs(rec, body)
+		if rec.Streaming && !rec.Destreamed {
 			body, rec.UsageInjected = withUsageRequested(body)
 		}
 		p.begin(rec)
@@ -192,6 +195,9 @@ func (p *Proxy) onResponse(res *http.Response) error {
 		// Errors pass through untouched; an encoded body cannot be read.
 		rec.Outcome = OutcomeComplete
 		return nil
+	}
+	if (rec.Destreamed || rec.LogprobsSource == SourceInjected) && !isEventStream(res) {
+		return p.rewriteAnswer(res, rec)
 	}
 	if isEventStream(res) {
 		if rec.UsageInjected {

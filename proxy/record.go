@@ -85,6 +85,24 @@ type Record struct {
 	// UsageInjected: the proxy asked the engine for the usage chunk the
 	// client did not ask for, and removes it from the client's stream.
 	UsageInjected bool
+	// ToolResults: the conversation holds a message with role "tool" (an
+	// answer may rest on its results).
+	ToolResults bool
+	// ClientLogprobs: the client asked for logprobs (logprobs true, or
+	// top_logprobs above 0).
+	ClientLogprobs bool
+	// LogprobsSource says why the answer carries logprobs: SourceClient,
+	// SourceInjected, SourceDestreamed, or "" when nobody asked.
+	LogprobsSource string
+	// Destreamed: a streamed request the proxy sent upstream non-streamed
+	// to score it; the client gets the answer re-emitted as a stream.
+	Destreamed bool
+	// responseRead: the proxy read the whole answer itself (to strip or
+	// re-stream it); the relay's tap must not read it again.
+	responseRead bool
+	// includeUsage: a destreamed request's client asked for the usage
+	// chunk (stream_options.include_usage).
+	includeUsage bool
 
 	// Timings, from the proxy's clock. Zero when the moment never came.
 	Start time.Time // the request arrived (headers read)
@@ -128,9 +146,11 @@ type Choice struct {
 	TextTruncated bool
 	FinishReason  string // "" when the engine gave none
 	ToolCalls     []ToolCall
-	// Logprobs is the choice's logprobs object as the engine sent it
-	// (mlx_lm only sends them in non-streamed responses).
-	Logprobs json.RawMessage
+	// Logprobs are the choice's logprobs values as the engine sent them:
+	// one for a non-streamed answer (mlx_lm only sends them there), one per
+	// chunk from engines that stream them. At most maxLogprobsBytes.
+	Logprobs      []json.RawMessage
+	logprobsBytes int
 
 	toolByIndex map[int]int // streamed tool call index -> position in ToolCalls
 }
@@ -141,6 +161,26 @@ type ToolCall struct {
 	Type      string
 	Name      string
 	Arguments string
+}
+
+// Where an answer's logprobs come from (mlx_confidence_scored_total{source}).
+const (
+	SourceClient     = "client"
+	SourceInjected   = "injected"
+	SourceDestreamed = "destreamed"
+)
+
+// maxLogprobsBytes bounds the logprobs kept per choice (about 50,000
+// tokens with top-5 lists); past it the rest is not scored.
+const maxLogprobsBytes = 16 << 20
+
+// addLogprobs keeps one logprobs value of the choice.
+func (c *Choice) addLogprobs(raw json.RawMessage) {
+	if len(raw) == 0 || isNull(raw) || c.logprobsBytes+len(raw) > maxLogprobsBytes {
+		return
+	}
+	c.logprobsBytes += len(raw)
+	c.Logprobs = append(c.Logprobs, raw)
 }
 
 // maxAssembledText bounds the memory one choice's text may take.

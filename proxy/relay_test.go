@@ -119,6 +119,7 @@ func TestRequestReachesTheEngineWithItsHeaders(t *testing.T) {
 	t.Cleanup(up.Close)
 	cfg := DefaultConfig()
 	cfg.Upstream = up.URL
+	cfg.TopLogprobs = 0 // no logprobs injected: the body is the client's
 	_, url := startProxy(t, cfg)
 	client := testClient(t)
 

@@ -56,6 +56,35 @@ func (p *Proxy) parseRequest(rec *Record, body []byte) {
 	if enablesThinking(fields) {
 		rec.Kind = KindReasoning
 	}
+	rec.ClientLogprobs = asksLogprobs(fields)
+	rec.ToolResults = holdsToolResults(fields["messages"])
+}
+
+// asksLogprobs: the request asks for logprobs, as mlx_lm reads it
+// (logprobs true, or top_logprobs above 0, which alone makes it send the
+// top-N layout).
+func asksLogprobs(fields map[string]json.RawMessage) bool {
+	if isTrue(fields["logprobs"]) {
+		return true
+	}
+	var n int
+	return json.Unmarshal(fields["top_logprobs"], &n) == nil && n > 0
+}
+
+// holdsToolResults: a message of the conversation has role "tool".
+func holdsToolResults(raw json.RawMessage) bool {
+	var msgs []struct {
+		Role json.RawMessage `json:"role"`
+	}
+	if json.Unmarshal(raw, &msgs) != nil {
+		return false
+	}
+	for _, m := range msgs {
+		if string(bytes.TrimSpace(m.Role)) == `"tool"` {
+			return true
+		}
+	}
+	return false
 }
 
 // enablesThinking: mlx_lm reads enable_thinking from chat_template_kwargs;
@@ -134,4 +163,18 @@ func withUsageRequested(body []byte) (out []byte, injected bool) {
 	}
 	out, err = setMember(body, "stream_options", newOpts)
 	return out, err == nil
+}
+
+// wantsUsage: the streamed request's stream_options asks for the usage
+// chunk (include_usage truthy).
+func wantsUsage(body []byte) bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return false
+	}
+	var o map[string]json.RawMessage
+	if json.Unmarshal(fields["stream_options"], &o) != nil {
+		return false
+	}
+	return truthy(o["include_usage"])
 }

@@ -97,6 +97,8 @@ func (r *Record) applyChunk(c *completionJSON, now time.Time) {
 		if cj.FinishReason != nil && *cj.FinishReason != "" {
 			ch.FinishReason = *cj.FinishReason
 		}
+		// Engines that stream logprobs send them per chunk.
+		ch.addLogprobs(cj.Logprobs)
 	}
 }
 
@@ -126,9 +128,7 @@ func (r *Record) applyResponse(c *completionJSON) {
 		if cj.FinishReason != nil {
 			ch.FinishReason = *cj.FinishReason
 		}
-		if len(cj.Logprobs) > 0 && !isNull(cj.Logprobs) {
-			ch.Logprobs = cj.Logprobs
-		}
+		ch.addLogprobs(cj.Logprobs)
 	}
 }
 

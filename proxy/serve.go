@@ -29,6 +29,7 @@ func (p *Proxy) Serve(ln net.Listener) {
 		}
 	}(p.server, p.served)
 
+	p.scorer.start()
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stopProbe = cancel
 	p.probeDone = make(chan struct{})
@@ -62,6 +63,8 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		}
 		<-served
 	}
+	// Every request has ended: score what is queued, then stop.
+	p.scorer.stop()
 	p.transport.CloseIdleConnections()
 	return err
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 )
 
@@ -46,9 +45,9 @@ func (t *bodyTap) finish(err error) {
 	switch {
 	case err == io.EOF:
 		t.rec.Outcome = OutcomeComplete
-		if !t.overflow {
+		if !t.overflow && !t.rec.responseRead {
 			var c completionJSON
-			if json.Unmarshal(t.buf, &c) == nil {
+			if decodeCompletion(t.buf, &c) == nil {
 				t.rec.applyResponse(&c)
 			}
 		}

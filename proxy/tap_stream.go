@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"time"
 
@@ -85,7 +84,7 @@ func (t *streamTap) observe(ev sse.Event, now time.Time) (forward bool) {
 		return true
 	}
 	t.decoded = completionJSON{}
-	if json.Unmarshal(ev.Data, &t.decoded) != nil {
+	if decodeCompletion(ev.Data, &t.decoded) != nil {
 		return true
 	}
 	t.rec.applyChunk(&t.decoded, now)

@@ -38,6 +38,35 @@ type Config struct {
 	// DefaultTemperature is mlx_temperature for requests without one: the
 	// engine's --temp.
 	DefaultTemperature float64 `mapstructure:"default_temperature"`
+	// Confidence configures how logprobs are obtained and scored.
+	Confidence ConfidenceConfig `mapstructure:"confidence"`
+	// Heuristics configures the hallucination heuristics.
+	Heuristics HeuristicsConfig `mapstructure:"heuristics"`
+}
+
+// ConfidenceConfig says when the proxy asks the engine for logprobs and how
+// it scores them.
+type ConfidenceConfig struct {
+	// TopLogprobs is the top-N asked for when the client did not ask:
+	// injected into non-streamed chat requests (and removed from the
+	// answer) and into destreamed ones. 0: never ask.
+	TopLogprobs int `mapstructure:"top_logprobs"`
+	// DestreamFraction is the share (0..1) of streamed chat requests run
+	// non-streamed to score them, and re-emitted to the client as a stream.
+	DestreamFraction float64 `mapstructure:"destream_fraction"`
+	// LowConfidenceThreshold: tokens below it are low-confidence tokens;
+	// an answer whose mean is below it is a low-confidence answer.
+	LowConfidenceThreshold float64 `mapstructure:"low_confidence_threshold"`
+	// ScoringQueue is how many finished answers may wait to be scored;
+	// past it answers go unscored (mlx_scoring_dropped_total).
+	ScoringQueue int `mapstructure:"scoring_queue"`
+}
+
+// HeuristicsConfig configures the hallucination heuristics.
+type HeuristicsConfig struct {
+	// FlagThreshold: answers whose risk is above it count in
+	// mlx_hallucination_flag_total.
+	FlagThreshold float64 `mapstructure:"flag_threshold"`
 }
 
 // TimeoutsConfig bounds the waits of the proxy.
@@ -96,10 +125,37 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", d.name, d.v))
 		}
 	}
+	errs = append(errs, c.Confidence.validate()...)
+	if t := c.Heuristics.FlagThreshold; !(t >= 0 && t < 1) {
+		errs = append(errs, fmt.Errorf("heuristics.flag_threshold: must be in [0, 1), got %g", t))
+	}
 	if c.Timeouts.UpstreamResponseHeader < 0 {
 		errs = append(errs, fmt.Errorf("timeouts.upstream_response_header: must not be negative (0 = no limit), got %s", c.Timeouts.UpstreamResponseHeader))
 	}
 	return errors.Join(errs...)
+}
+
+// maxTopLogprobs is the largest top_logprobs every mlx_lm release with the
+// current layout accepts (0.30.x: 1-10; 0.31 also 11).
+const maxTopLogprobs = 10
+
+func (c *ConfidenceConfig) validate() []error {
+	var errs []error
+	if c.TopLogprobs < 0 || c.TopLogprobs > maxTopLogprobs {
+		errs = append(errs, fmt.Errorf("confidence.top_logprobs: must be 0 (never ask) to %d, got %d", maxTopLogprobs, c.TopLogprobs))
+	}
+	if f := c.DestreamFraction; !(f >= 0 && f <= 1) {
+		errs = append(errs, fmt.Errorf("confidence.destream_fraction: must be in [0, 1], got %g", f))
+	} else if f > 0 && c.TopLogprobs == 0 {
+		errs = append(errs, errors.New("confidence.destream_fraction: needs confidence.top_logprobs above 0 (a destreamed request is scored from the logprobs the proxy asks for)"))
+	}
+	if t := c.LowConfidenceThreshold; !(t > 0 && t <= 1) {
+		errs = append(errs, fmt.Errorf("confidence.low_confidence_threshold: must be in (0, 1], got %g", t))
+	}
+	if c.ScoringQueue < 1 {
+		errs = append(errs, fmt.Errorf("confidence.scoring_queue: must be at least 1, got %d", c.ScoringQueue))
+	}
+	return errs
 }
 
 // proxyConfig is the configuration of the proxy itself.
@@ -118,5 +174,10 @@ func (c *Config) proxyConfig() proxy.Config {
 		MaxToolLabelValues:            c.MaxToolLabelValues,
 		ProbeInterval:                 c.UpstreamProbeInterval,
 		DefaultTemperature:            c.DefaultTemperature,
+		TopLogprobs:                   c.Confidence.TopLogprobs,
+		DestreamFraction:              c.Confidence.DestreamFraction,
+		LowConfidenceThreshold:        c.Confidence.LowConfidenceThreshold,
+		ScoringQueue:                  c.Confidence.ScoringQueue,
+		HallucinationFlagThreshold:    c.Heuristics.FlagThreshold,
 	}
 }

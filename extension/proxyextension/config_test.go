@@ -28,6 +28,10 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:8081", cfg.Upstream)
 	assert.Equal(t, 15*time.Second, cfg.UpstreamProbeInterval, "the original probed every 15 s")
 	assert.Equal(t, 10*time.Minute, cfg.Timeouts.UpstreamResponseHeader, "covers a non-streamed generation")
+	assert.Equal(t, 3, cfg.Confidence.TopLogprobs, "the original's MLX_LOGPROBS=3")
+	assert.Zero(t, cfg.Confidence.DestreamFraction, "streams are relayed untouched unless asked")
+	assert.Equal(t, 0.5, cfg.Confidence.LowConfidenceThreshold)
+	assert.Equal(t, 0.5, cfg.Heuristics.FlagThreshold)
 
 	empty, err := loadConfig(t, "")
 	require.NoError(t, err)
@@ -49,6 +53,8 @@ func TestFullConfig(t *testing.T) {
 		MaxToolLabelValues:    5,
 		UpstreamProbeInterval: 3 * time.Second,
 		DefaultTemperature:    0.7,
+		Confidence:            ConfidenceConfig{TopLogprobs: 5, DestreamFraction: 0.05, LowConfidenceThreshold: 0.4, ScoringQueue: 16},
+		Heuristics:            HeuristicsConfig{FlagThreshold: 0.6},
 	}, cfg)
 	pc := cfg.proxyConfig()
 	assert.Equal(t, cfg.Upstream, pc.Upstream)
@@ -58,6 +64,11 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, "/models/qwen3/config.json", pc.ModelConfig)
 	assert.Equal(t, 5, pc.MaxToolLabelValues)
 	assert.Equal(t, 0.7, pc.DefaultTemperature)
+	assert.Equal(t, 5, pc.TopLogprobs)
+	assert.Equal(t, 0.05, pc.DestreamFraction)
+	assert.Equal(t, 0.4, pc.LowConfidenceThreshold)
+	assert.Equal(t, 16, pc.ScoringQueue)
+	assert.Equal(t, 0.6, pc.HallucinationFlagThreshold)
 }
 
 func TestInvalidConfigs(t *testing.T) {
@@ -75,6 +86,14 @@ func TestInvalidConfigs(t *testing.T) {
 			"upstream_probe_interval: must be positive, got 0s",
 		},
 		"unknown_key": {"has invalid keys: upstrem"},
+		"bad_confidence": {
+			"confidence.top_logprobs: must be 0 (never ask) to 10, got 11",
+			"confidence.destream_fraction: must be in [0, 1], got 1.5",
+			"confidence.low_confidence_threshold: must be in (0, 1], got 0",
+			"confidence.scoring_queue: must be at least 1, got 0",
+			"heuristics.flag_threshold: must be in [0, 1), got 1",
+		},
+		"destream_without_logprobs": {"confidence.destream_fraction: needs confidence.top_logprobs above 0"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := loadConfig(t, name)

@@ -120,13 +120,14 @@ func TestDocumentationMatchesAScrape(t *testing.T) {
 	var sc *promtext.Scrape
 	require.Eventually(t, func() bool {
 		sc = scrape(t, c, base)
-		v, _ := sc.Value("mlx_up")
-		return v == 1
-	}, 5*time.Second, 10*time.Millisecond, "the probe has seen the engine")
+		up, _ := sc.Value("mlx_up")
+		scored, _ := sc.Value("mlx_confidence_scored_total", "source", "injected")
+		return up == 1 && scored == 1 && len(sc.Series("mlx_hallucination_risk")) > 0
+	}, 5*time.Second, 10*time.Millisecond, "the probe has seen the engine, the answers are scored")
 	documented, err := doccheck.MetricNames("documentation.md")
 	require.NoError(t, err)
 	assert.Equal(t, documented, sc.Names())
-	assert.Len(t, documented, 21)
+	assert.Len(t, documented, 41)
 }
 
 // The proxy relays on the extension's endpoint and the metrics follow.

@@ -35,6 +35,13 @@ func createDefaultConfig() component.Config {
 		MaxToolLabelValues:    d.MaxToolLabelValues,
 		UpstreamProbeInterval: d.ProbeInterval,
 		DefaultTemperature:    d.DefaultTemperature,
+		Confidence: ConfidenceConfig{
+			TopLogprobs:            d.TopLogprobs,
+			DestreamFraction:       d.DestreamFraction,
+			LowConfidenceThreshold: d.LowConfidenceThreshold,
+			ScoringQueue:           d.ScoringQueue,
+		},
+		Heuristics: HeuristicsConfig{FlagThreshold: d.HallucinationFlagThreshold},
 	}
 }
 

@@ -73,10 +73,12 @@ func TestProxyInFrontOfTheEngine(t *testing.T) {
 	resp, _ = postJSON(t, s.proxyURL("/v1/completions"), `{"prompt": "Once", "max_tokens": 4}`)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
-	sc := s.waitFor("mlx_proxy", 10*time.Second, "three completions counted", func(sc *promtext.Scrape) bool {
+	sc := s.waitFor("mlx_proxy", 10*time.Second, "three completions counted and scored", func(sc *promtext.Scrape) bool {
 		v1, _ := sc.Value("mlx_requests_total", "streaming", "true", "kind", "chat")
 		v2, _ := sc.Value("mlx_requests_total", "streaming", "false", "kind", "chat")
-		return v1 == 1 && v2 == 2
+		scored, _ := sc.Value("mlx_confidence_scored_total", "source", "injected")
+		risk, _ := sc.Value("mlx_hallucination_risk_histogram") // its count
+		return v1 == 1 && v2 == 2 && scored == 1 && risk == 3
 	})
 	assert.Equal(t, 1.0, value(t, sc, "mlx_up"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_tool_calls_total", "tool", "get_weather", "type", "function"))

@@ -1,0 +1,122 @@
+package proxy
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
+)
+
+// How the proxy gets logprobs to score (mlx_confidence_scored_total{source}):
+//
+//   - client: the client asked; the answer passes through untouched.
+//   - injected: a non-streamed chat request that did not ask gets
+//     "logprobs": true, "top_logprobs": N upstream, and the logprobs are
+//     taken out of the answer before the client sees it.
+//   - destreamed: a sampled share of streamed chat requests goes upstream
+//     non-streamed (mlx_lm sends logprobs only there) with logprobs asked
+//     for, and the answer reaches the client re-emitted as a stream.
+
+// planLogprobs decides the source of a parsed completion request and
+// returns the body to send upstream.
+func (p *Proxy) planLogprobs(rec *Record, body []byte) []byte {
+	if !rec.RequestParsed {
+		return body
+	}
+	n := p.cfg.TopLogprobs
+	switch {
+	case rec.ClientLogprobs:
+		// Also for a stream: engines other than mlx_lm send them per chunk.
+		rec.LogprobsSource = SourceClient
+	case rec.Route != RouteChat || n <= 0:
+	case !rec.Streaming:
+		if out, changed, err := confidence.InjectLogprobs(body, n); err == nil && changed {
+			rec.LogprobsSource = SourceInjected
+			return out
+		}
+	case p.cfg.DestreamFraction > 0 && rand.Float64() < p.cfg.DestreamFraction:
+		out, err := setMember(body, "stream", []byte("false"))
+		if err != nil {
+			return body
+		}
+		out, changed, err := confidence.InjectLogprobs(out, n)
+		if err != nil || !changed {
+			// A logprobs value the engine will refuse: let it refuse the
+			// request as the client sent it.
+			return body
+		}
+		rec.LogprobsSource, rec.Destreamed = SourceDestreamed, true
+		rec.includeUsage = wantsUsage(body)
+		return out
+	}
+	return body
+}
+
+// maxRewrittenAnswer bounds the answer the proxy reads whole to take the
+// injected logprobs out or to re-stream it. mlx_lm's answers are far
+// smaller (a 1,000-token answer with top-5 lists is about 350 kB).
+const maxRewrittenAnswer = 64 << 20
+
+// rewriteAnswer reads a 2xx non-streamed answer whole, records it, and
+// replaces the body with what the client gets: the answer without the
+// injected logprobs (with its new Content-Length), or the answer as a
+// stream. An error makes the relay answer 502 (or nothing, when the
+// client went away).
+func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxRewrittenAnswer+1))
+	if err != nil {
+		res.Body.Close()
+		return fmt.Errorf("reading the answer: %w", err)
+	}
+	if len(body) > maxRewrittenAnswer {
+		if rec.Destreamed {
+			res.Body.Close()
+			return fmt.Errorf("answer larger than %d bytes: cannot re-stream it", maxRewrittenAnswer)
+		}
+		// Too large to strip: the client gets it as it is, logprobs
+		// included, rather than not at all.
+		p.log.Warn("Answer too large to take the injected logprobs out; relayed as it is", zap.Int("limit_bytes", maxRewrittenAnswer))
+		res.Body = newBodyTap(res.Request.Context(), readCloser{io.MultiReader(bytes.NewReader(body), res.Body), res.Body}, rec)
+		return nil
+	}
+	res.Body.Close()
+
+	var c completionJSON
+	if decodeCompletion(body, &c) == nil {
+		rec.applyResponse(&c)
+	}
+	rec.responseRead = true
+
+	var out []byte
+	if rec.Destreamed {
+		out, err = destream(body, rec.includeUsage)
+		if err != nil {
+			return fmt.Errorf("re-streaming the answer: %w", err)
+		}
+		res.Header.Set("Content-Type", "text/event-stream")
+		res.Header.Set("Cache-Control", "no-cache")
+		res.Header.Del("Content-Length")
+		res.ContentLength = -1
+	} else {
+		out, err = confidence.StripLogprobs(body)
+		if err != nil {
+			out = body // not one JSON object: nothing was added to it
+		}
+		res.Header.Set("Content-Length", strconv.Itoa(len(out)))
+		res.ContentLength = int64(len(out))
+	}
+	res.Body = newBodyTap(res.Request.Context(), io.NopCloser(bytes.NewReader(out)), rec)
+	return nil
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}

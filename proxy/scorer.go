@@ -1,0 +1,163 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
+)
+
+// scorer is the recorder that scores finished answers: token confidence
+// from their logprobs, and the text heuristics. End only copies what it
+// needs into a job and queues it; one goroutine does the work, so a long
+// answer's scoring (a few milliseconds per 1,000 tokens) never delays the
+// end of a response. A full queue drops the job and counts it.
+type scorer struct {
+	metrics   *qualityMetrics
+	models    *labelSet // the proxy's model label set: one bound for all series
+	checker   *heuristics.Checker
+	lowConfid float64
+
+	queue   chan scoreJob
+	pending sync.WaitGroup // jobs queued and not scored yet
+	mu      sync.Mutex
+	done    chan struct{} // closed when the worker has ended; nil when not running
+}
+
+// scoreJob is what scoring needs of one answer: the record does not
+// outlive End.
+type scoreJob struct {
+	model, kind string
+	source      string // "" when no logprobs were asked for
+	greedy      bool
+	heuristics  heuristics.Input
+	// text is the generated text in generation order (reasoning, content,
+	// tool calls as the model wrote them) for the sampled-token walk.
+	text     string
+	logprobs []json.RawMessage
+}
+
+func newScorer(cfg Config, m *qualityMetrics, models *labelSet) *scorer {
+	rules := heuristics.Default
+	rules.FlagThreshold = cfg.HallucinationFlagThreshold
+	return &scorer{
+		metrics:   m,
+		models:    models,
+		checker:   heuristics.Compile(rules),
+		lowConfid: cfg.LowConfidenceThreshold,
+		queue:     make(chan scoreJob, max(cfg.ScoringQueue, 1)),
+	}
+}
+
+// start runs the worker until stop.
+func (s *scorer) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done != nil {
+		return
+	}
+	s.done = make(chan struct{})
+	go s.run(s.queue, s.done)
+}
+
+// stop scores what is queued and ends the worker. Safe without start and
+// more than once; End must not be called after it.
+func (s *scorer) stop() {
+	s.mu.Lock()
+	q, done := s.queue, s.done
+	if done != nil {
+		s.queue = make(chan scoreJob, cap(q))
+		s.done = nil
+	}
+	s.mu.Unlock()
+	if done != nil {
+		close(q)
+		<-done
+	}
+}
+
+// wait returns once every job queued so far is scored.
+func (s *scorer) wait() { s.pending.Wait() }
+
+func (s *scorer) run(q <-chan scoreJob, done chan<- struct{}) {
+	defer close(done)
+	for job := range q {
+		s.score(&job)
+		s.pending.Done()
+	}
+}
+
+// Begin implements Recorder.
+func (s *scorer) Begin(*Record) {}
+
+// End implements Recorder: an answer that reached the client whole with a
+// 2xx status is queued for scoring. Only the first choice is scored
+// (mlx_lm always sends one).
+func (s *scorer) End(rec *Record) {
+	if rec.Outcome != OutcomeComplete || rec.Status < 200 || rec.Status > 299 || len(rec.Choices) == 0 {
+		return
+	}
+	ch := rec.Choices[0]
+	for _, c := range rec.Choices[1:] {
+		if c.Index < ch.Index {
+			ch = c
+		}
+	}
+	job := scoreJob{
+		model:  s.models.value(rec.Model),
+		kind:   rec.Kind,
+		source: rec.LogprobsSource,
+		greedy: rec.HasTemperature && rec.Temperature == 0,
+		heuristics: heuristics.Input{
+			Text:         ch.Text.String(),
+			ToolsOffered: rec.ToolsOffered,
+			ToolCalled:   len(ch.ToolCalls) > 0,
+			ToolResults:  rec.ToolResults,
+		},
+		logprobs: ch.Logprobs,
+	}
+	if job.source == "" && len(ch.Logprobs) > 0 {
+		job.source = SourceClient // sent although nobody asked: the engine's own
+	}
+	if job.source != "" {
+		job.text = generatedText(ch)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending.Add(1)
+	select {
+	case s.queue <- job:
+	default:
+		s.pending.Done()
+		s.metrics.scoringDropped.Inc()
+	}
+}
+
+// generatedText is the choice's output in the order the model wrote it:
+// reasoning, content, then each tool call as a Hermes-style model writes
+// it between its tool-call tags.
+func generatedText(ch *Choice) string {
+	var b strings.Builder
+	b.WriteString(ch.Reasoning.String())
+	b.WriteString(ch.Text.String())
+	for _, tc := range ch.ToolCalls {
+		b.WriteString(confidence.ToolCallText(tc.Name, tc.Arguments))
+	}
+	return b.String()
+}
+
+func (s *scorer) score(job *scoreJob) {
+	r := s.checker.Evaluate(job.heuristics)
+	s.metrics.observeHeuristics(job.model, job.kind, &r)
+	if job.source == "" {
+		return
+	}
+	lp := &confidence.Logprobs{}
+	for _, raw := range job.logprobs {
+		lp.Add(raw)
+	}
+	sc := lp.Score(confidence.Options{Greedy: job.greedy, Text: job.text, LowConfidence: s.lowConfid})
+	s.metrics.observeConfidence(job.model, job.source, &sc)
+}

@@ -1,0 +1,96 @@
+package proxy
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func finishedRecord(text string, logprobs string) *Record {
+	rec := &Record{Route: RouteChat, Model: "m", Kind: KindChat, Status: 200, Outcome: OutcomeComplete, HasTemperature: true}
+	ch := rec.choice(0)
+	ch.appendText(text)
+	if logprobs != "" {
+		ch.addLogprobs(json.RawMessage(logprobs))
+		rec.LogprobsSource = SourceInjected
+	}
+	return rec
+}
+
+// A full queue drops the answer and counts it; the request is not held.
+// Queued answers are scored once the worker runs, and stop scores what is
+// left.
+func TestScorerDropsWhenTheQueueIsFull(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	cfg := DefaultConfig()
+	cfg.ScoringQueue = 1
+	q := newQualityMetrics(reg, "m")
+	s := newScorer(cfg, q, newLabelSet(8, "m"))
+
+	s.End(finishedRecord("I cannot help with that.", ""))
+	s.End(finishedRecord("Hello there.", "")) // the queue holds one: dropped
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.scoringDropped))
+
+	s.start()
+	s.wait()
+	s.stop()
+	s.stop() // twice is fine
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.refusal.WithLabelValues("m")), "the queued answer was scored")
+	assert.Equal(t, 1, testutil.CollectAndCount(q.riskHist), "one answer observed")
+}
+
+// Certain tokens give perplexity 1 and confidence 1; two 50/50 tokens give
+// perplexity 2 and a low-confidence response at the default threshold
+// (0.5 is not below 0.5: the ratio is 0, the mean is not low).
+func TestScorerConfidenceFigures(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	q := newQualityMetrics(reg, "m")
+	s := newScorer(DefaultConfig(), q, newLabelSet(8, "m"))
+	s.start()
+	defer s.stop()
+
+	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": 0.0}, {"id": 2, "logprob": 0.0}]}`))
+	s.wait()
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.confMean.WithLabelValues("m")))
+
+	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": -0.6931471805599453}, {"id": 2, "logprob": -0.6931471805599453}]}`))
+	s.wait()
+	assert.InDelta(t, 2.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")), 1e-9)
+	assert.InDelta(t, 0.5, testutil.ToFloat64(q.confMean.WithLabelValues("m")), 1e-9)
+	assert.Equal(t, 0.0, testutil.ToFloat64(q.lowRatio.WithLabelValues("m")), "exactly at the threshold is not low")
+	assert.Equal(t, 0.0, testutil.ToFloat64(q.lowResponses.WithLabelValues("m")))
+	assert.Equal(t, 2.0, testutil.ToFloat64(q.scored.WithLabelValues("m", SourceInjected)))
+
+	// Logprobs asked for but unusable: nothing reported, counted unscored.
+	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": "x"}]}`))
+	s.wait()
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.confidenceFailed.WithLabelValues("m", SourceInjected)))
+	assert.Equal(t, 2.0, testutil.ToFloat64(q.scored.WithLabelValues("m", SourceInjected)))
+	assert.InDelta(t, 2.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")), 1e-9, "the last scored answer stays")
+}
+
+// Answers that did not reach the client whole, or were errors, are not
+// scored.
+func TestScorerSkipsFailedAnswers(t *testing.T) {
+	q := newQualityMetrics(prometheus.NewRegistry(), "m")
+	s := newScorer(DefaultConfig(), q, newLabelSet(8, "m"))
+	for _, mut := range []func(*Record){
+		func(r *Record) { r.Outcome = OutcomeIncomplete },
+		func(r *Record) { r.Outcome = OutcomeClientGone },
+		func(r *Record) { r.Status = 404 },
+		func(r *Record) { r.Choices = nil },
+	} {
+		rec := finishedRecord("I cannot.", "")
+		mut(rec)
+		s.End(rec)
+	}
+	s.start()
+	s.wait()
+	s.stop()
+	require.Equal(t, 0, testutil.CollectAndCount(q.riskHist))
+}
