@@ -20,14 +20,14 @@ const (
 	macOS       = "macos-only: powermetrics / IOKit / pmset (Apple Silicon)"
 	nvidiaOnly  = "nvidia-only: Linux nodes with nvidia-smi"
 	sensorOnly  = "sensor-only: needs CPU temperature sensors (Apple Silicon, or Linux hwmon)"
-	faultErrors = "fault-only: mlx_error_total exists after the first failed request"
-	faultFlags  = "fault-only: mlx_hallucination_flag_total exists after the first flagged response (risk > 0.5)"
 	faultAlerts = "fault-only: no alert is firing"
 	faultCrash  = "fault-only: no engine crash yet"
 	cfgQueue    = "config-only: exporters with a sending queue (otlp, otlphttp...)"
 	cfgKVBytes  = "config-only: mlx_kv_cache_max_bytes exists when prompt_cache_bytes is configured"
 	toolsOnly   = "workload-only: requests that offer tools and get tool calls back"
-	lowConf     = "fault-only: mlx_low_confidence_response_total exists after the first low-confidence response"
+	macOSSysctl = "macos-only: sysctl kern.memorystatus_vm_pressure_level"
+	faultSends  = "fault-only: the collector counts failed sends from the first failure"
+	spansOnly   = "workload-only: spans come only from OTLP senders (none in the demo)"
 )
 
 var modelVar = Var{Name: "model", Label: "Model", Query: `label_values(mlx_requests_total{job="mlx-proxy"}, model)`}
@@ -138,7 +138,7 @@ func cluster() Dashboard {
 					q(`max by (model) (mlx_heuristic_refusal{{P}})`, "refusal {{model}}"),
 					q(`max by (model) (mlx_heuristic_hedging{{P}})`, "hedging {{model}}"),
 					q(`max by (model) (mlx_heuristic_ungrounded{{P}})`, "ungrounded {{model}}")).ratio(),
-				ts("Flagged responses / min", "none", 8, qe(`sum by (model) (rate(mlx_hallucination_flag_total{{P}}[{R}])) * 60`, "{{model}}", faultFlags)).min0(),
+				ts("Flagged responses / min", "none", 8, q(`sum by (model) (rate(mlx_hallucination_flag_total{{P}}[{R}])) * 60`, "{{model}}")).min0(),
 			}},
 			{"Engine cache", []Panel{
 				ts("Prompt cache sequences", "none", 8, q(`mlx_kv_cache_sequences{{KV}}`, "{{type}}")).min0(),
@@ -185,7 +185,7 @@ func performance() Dashboard {
 					q(`sum by (model) (rate(mlx_confidence_scored_total{{P}}[{R}])) / sum by (model) (rate(mlx_requests_total{{P}}[{R}]))`, "{{model}}")).ratio().
 					desc("Share of completions scored with logprobs: all non-streaming ones, a sample of the streams."),
 				ts("Scored / min by source", "none", 8, q(`sum by (source) (rate(mlx_confidence_scored_total{{P}}[{R}])) * 60`, "{{source}}")).min0().stacked(),
-				ts("Low-confidence responses / min", "none", 8, qe(`sum by (model) (rate(mlx_low_confidence_response_total{{P}}[{R}])) * 60`, "{{model}}", lowConf)).min0(),
+				ts("Low-confidence responses / min", "none", 8, q(`sum by (model) (rate(mlx_low_confidence_response_total{{P}}[{R}])) * 60`, "{{model}}")).min0(),
 				ts("Token confidence (last scored)", "none", 12,
 					q(`max by (model) (mlx_token_confidence_mean{{P}})`, "mean {{model}}"),
 					q(`max by (model) (mlx_token_confidence_min{{P}})`, "min {{model}}"),
@@ -241,7 +241,7 @@ func node() Dashboard {
 				ts("Free pages (mlx_hw_mem_pressure)", "none", 12, q(`mlx_hw_mem_pressure{{HW}}`, "{{node}}")).min0().
 					steps(Step{"red", 0}, Step{"green", 20000}).
 					desc("The original's unit: a page count (16 KiB pages on Apple Silicon). MLXMemoryPressureHigh fires under 20000."),
-				ts("Kernel memory pressure level", "none", 12, q(`mlx_hw_mem_pressure_level{{HW}}`, "{{node}}")).min0().
+				ts("Kernel memory pressure level", "none", 12, qe(`mlx_hw_mem_pressure_level{{HW}}`, "{{node}}", macOSSysctl)).min0().
 					maps(map[string]string{"1": "normal", "2": "warn", "4": "critical"}).
 					steps(Step{"green", 0}, Step{"orange", 2}, Step{"red", 4}),
 				ts("Disk used", "percentunit", 12, q(`mlx_hw_disk_used_bytes{{HW}} / mlx_hw_disk_total_bytes{{HW}}`, "{{node}}")).ratio().
@@ -327,8 +327,8 @@ func httpKinds() Dashboard {
 				ts("In flight", "none", 8, q(`sum by (model) (mlx_in_flight{{P}})`, "{{model}}")).min0(),
 			}},
 			{"Outcomes", []Panel{
-				ts("Errors / min by status", "none", 8, qe(`sum by (status) (rate(mlx_error_total{{P}}[{R}])) * 60`, "{{status}}", faultErrors)).min0(),
-				ts("Errors / min by kind", "none", 8, qe(`sum by (kind) (rate(mlx_error_total{{P}}[{R}])) * 60`, "{{kind}}", faultErrors)).min0(),
+				ts("Errors / min by status", "none", 8, q(`sum by (status) (rate(mlx_error_total{{P}}[{R}])) * 60`, "{{status}}")).min0(),
+				ts("Errors / min by kind", "none", 8, q(`sum by (kind) (rate(mlx_error_total{{P}}[{R}])) * 60`, "{{kind}}")).min0(),
 				ts("Error ratio", "percentunit", 8,
 					q(`(sum(rate(mlx_error_total{{P}}[{R}])) or vector(0)) / sum(rate(mlx_requests_total{{P}}[{R}]))`, "4xx+5xx"),
 					q(`(sum(rate(mlx_error_total{{P}, status="5xx"}[{R}])) or vector(0)) / sum(rate(mlx_requests_total{{P}}[{R}]))`, "5xx")).min0(),
@@ -509,8 +509,8 @@ func sre() Dashboard {
 			}},
 			{"Volume (30 d)", []Panel{
 				stat("Requests", "none", 6, q(`sum(increase(mlx_requests_total{job="mlx-proxy"}[30d]))`, "requests")).dec(0),
-				stat("5xx", "none", 6, qe(`sum(increase(mlx_error_total{job="mlx-proxy", status="5xx"}[30d]))`, "5xx", faultErrors)).dec(0),
-				stat("4xx", "none", 6, qe(`sum(increase(mlx_error_total{job="mlx-proxy", status="4xx"}[30d]))`, "4xx", faultErrors)).dec(0),
+				stat("5xx", "none", 6, q(`sum(increase(mlx_error_total{job="mlx-proxy", status="5xx"}[30d]))`, "5xx")).dec(0),
+				stat("4xx", "none", 6, q(`sum(increase(mlx_error_total{job="mlx-proxy", status="4xx"}[30d]))`, "4xx")).dec(0),
 				stat("SLO alerts firing", "none", 6, q(`count(ALERTS{alertstate="firing", category="slo"}) or vector(0)`, "firing")).
 					steps(Step{"green", 0}, Step{"red", 1}),
 			}},
@@ -553,13 +553,13 @@ func logs() Dashboard {
 					q(`sum by (receiver) (rate(otelcol_receiver_refused_log_records{{COL}}[{R}]))`, "refused {{receiver}}")).min0(),
 				ts("Log records exported / s", "none", 8,
 					q(`sum by (exporter) (rate(otelcol_exporter_sent_log_records{{COL}}[{R}]))`, "sent {{exporter}}"),
-					q(`sum by (exporter) (rate(otelcol_exporter_send_failed_log_records{{COL}}[{R}]))`, "failed {{exporter}}")).min0(),
+					qe(`sum by (exporter) (rate(otelcol_exporter_send_failed_log_records{{COL}}[{R}]))`, "failed {{exporter}}", faultSends)).min0(),
 				ts("Exporter queue fill", "percentunit", 8,
 					qe(`max by (exporter, data_type) (otelcol_exporter_queue_size{{COL}} / (otelcol_exporter_queue_capacity{{COL}} > 0))`, "{{exporter}} {{data_type}}", cfgQueue)).ratio().
 					steps(Step{"green", 0}, Step{"red", 0.8}),
 				ts("Spans exported / s", "none", 8,
-					q(`sum by (exporter) (rate(otelcol_exporter_sent_spans{{COL}}[{R}]))`, "sent {{exporter}}"),
-					q(`sum by (exporter) (rate(otelcol_exporter_send_failed_spans{{COL}}[{R}]))`, "failed {{exporter}}")).min0(),
+					qe(`sum by (exporter) (rate(otelcol_exporter_sent_spans{{COL}}[{R}]))`, "sent {{exporter}}", spansOnly),
+					qe(`sum by (exporter) (rate(otelcol_exporter_send_failed_spans{{COL}}[{R}]))`, "failed {{exporter}}", spansOnly)).min0(),
 				ts("Collector memory", "bytes", 8,
 					q(`otelcol_process_memory_rss{{COL}}`, "rss {{node}}"),
 					q(`otelcol_process_runtime_heap_alloc_bytes{{COL}}`, "heap {{node}}")).min0(),

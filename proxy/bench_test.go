@@ -15,6 +15,13 @@ package proxy
 // engine paced (one chunk every 5 ms) so that no chunk queues behind the
 // one before it: a chunk the proxy held back would show in the max.
 //
+// BenchmarkLogprobs reports, for 256-token answers, the latency p50 direct
+// and through the proxy without logprobs asked for (top_logprobs 0), with
+// them injected and stripped (the default, top 3), and for streams run
+// non-streamed and re-emitted (destream_fraction 1). The engine's own cost
+// of computing logprobs is part of what the client sees, so it is in the
+// figures. Scoring runs after the answer and is not.
+//
 // Nothing here asserts a timing: the figures are for reading.
 
 import (
@@ -48,7 +55,7 @@ type benchEnv struct {
 	writes        *writeLog
 }
 
-func newBenchEnv(b *testing.B, so mlxsim.Options) *benchEnv {
+func newBenchEnv(b *testing.B, so mlxsim.Options, configure ...func(*Config)) *benchEnv {
 	b.Helper()
 	engine := mlxsim.New(so, io.Discard)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -64,6 +71,9 @@ func newBenchEnv(b *testing.B, so mlxsim.Options) *benchEnv {
 	cfg.Upstream = srv.URL
 	cfg.Model = testModel
 	cfg.ProbeInterval = time.Hour
+	for _, c := range configure {
+		c(&cfg)
+	}
 	p, err := New(cfg, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
@@ -269,4 +279,32 @@ type loggedConn struct {
 func (c *loggedConn) Write(p []byte) (int, error) {
 	c.log.note(p) // just before the bytes go to the socket
 	return c.Conn.Write(p)
+}
+
+func BenchmarkLogprobs(b *testing.B) {
+	const chat = `{"messages": [{"role": "user", "content": "Tell me a long story"}], "max_tokens": 256}`
+	const stream = `{"messages": [{"role": "user", "content": "Tell me a long story"}], "max_tokens": 256, "stream": true}`
+	for _, c := range []int{1, 8} {
+		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {
+			off := newBenchEnv(b, simOptions(), func(cfg *Config) { cfg.TopLogprobs = 0 })
+			on := newBenchEnv(b, simOptions(), func(cfg *Config) { cfg.DestreamFraction = 1 })
+			n := max(b.N, c)
+			for _, w := range []struct{ base, body string }{{off.direct, chat}, {off.proxy, chat}, {on.proxy, chat}, {on.direct, stream}, {on.proxy, stream}} {
+				on.load(b, w.base, w.body, c, c)
+			}
+			b.ResetTimer()
+			direct, _ := off.load(b, off.direct, chat, n, c)
+			plain, _ := off.load(b, off.proxy, chat, n, c)
+			injected, _ := on.load(b, on.proxy, chat, n, c)
+			streamDirect, _ := on.load(b, on.direct, stream, n, c)
+			destreamed, _ := on.load(b, on.proxy, stream, n, c)
+			b.StopTimer()
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(percentile(direct, 0.5), "direct-p50-ms")
+			b.ReportMetric(percentile(plain, 0.5), "proxy-no-logprobs-p50-ms")
+			b.ReportMetric(percentile(injected, 0.5), "proxy-injected-p50-ms")
+			b.ReportMetric(percentile(streamDirect, 0.5), "stream-direct-p50-ms")
+			b.ReportMetric(percentile(destreamed, 0.5), "stream-destreamed-p50-ms")
+		})
+	}
 }

@@ -159,7 +159,8 @@ func indexedToolCalls(raw []byte) ([]byte, error) {
 		}
 		m, err := objectMembers(call)
 		if err != nil {
-			return nil, fmt.Errorf("tool call: %w", err)
+			b.Write(call) // not an object: the client gets it as the engine wrote it
+			continue
 		}
 		if _, has := m.get("index"); has {
 			b.Write(call)

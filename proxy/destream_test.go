@@ -47,7 +47,7 @@ data: [DONE]
 }
 
 func TestDestreamRefusesWhatIsNoCompletion(t *testing.T) {
-	for _, body := range []string{``, `[]`, `{"error": "x"}`, `{"choices": 3}`, `{"choices": [{"message": 1}]}`, `{"choices": [{"message": {"tool_calls": [1]}}]}`, `{"choices": [`} {
+	for _, body := range []string{``, `[]`, `{"error": "x"}`, `{"choices": 3}`, `{"choices": [{"message": 1}]}`, `{"choices": [`} {
 		_, err := destream([]byte(body), true)
 		assert.Error(t, err, body)
 	}

@@ -52,7 +52,6 @@ func (p *Proxy) planLogprobs(rec *Record, body []byte) []byte {
 			return body
 		}
 		rec.LogprobsSource, rec.Destreamed = SourceDestreamed, true
-		rec.includeUsage = wantsUsage(body)
 		return out
 	}
 	return body
@@ -77,7 +76,7 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 	if len(body) > maxRewrittenAnswer {
 		if rec.Destreamed {
 			res.Body.Close()
-			return fmt.Errorf("answer larger than %d bytes: cannot re-stream it", maxRewrittenAnswer)
+			return &restreamError{fmt.Errorf("the answer is larger than %d bytes", maxRewrittenAnswer)}
 		}
 		// Too large to strip: the client gets it as it is, logprobs
 		// included, rather than not at all.
@@ -87,33 +86,37 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 	}
 	res.Body.Close()
 
-	var c completionJSON
-	if decodeCompletion(body, &c) == nil {
-		rec.applyResponse(&c)
-	}
-	rec.responseRead = true
-
 	var out []byte
 	if rec.Destreamed {
-		out, err = destream(body, rec.includeUsage)
-		if err != nil {
-			return fmt.Errorf("re-streaming the answer: %w", err)
+		if out, err = destream(body, rec.includeUsage); err != nil {
+			return &restreamError{err}
 		}
 		res.Header.Set("Content-Type", "text/event-stream")
 		res.Header.Set("Cache-Control", "no-cache")
 		res.Header.Del("Content-Length")
 		res.ContentLength = -1
 	} else {
-		out, err = confidence.StripLogprobs(body)
-		if err != nil {
+		if out, err = confidence.StripLogprobs(body); err != nil {
 			out = body // not one JSON object: nothing was added to it
 		}
 		res.Header.Set("Content-Length", strconv.Itoa(len(out)))
 		res.ContentLength = int64(len(out))
 	}
+	var c completionJSON
+	if decodeCompletion(body, &c) == nil {
+		rec.applyResponse(&c)
+	}
+	rec.responseRead = true
 	res.Body = newBodyTap(res.Request.Context(), io.NopCloser(bytes.NewReader(out)), rec)
 	return nil
 }
+
+// restreamError: the engine answered a destreamed request, but not with a
+// completion the proxy can turn into a stream.
+type restreamError struct{ err error }
+
+func (e *restreamError) Error() string { return "cannot re-stream the answer: " + e.err.Error() }
+func (e *restreamError) Unwrap() error { return e.err }
 
 // readCloser reads from one reader and closes another.
 type readCloser struct {

@@ -32,7 +32,6 @@ func TestInjectedLogprobsNeverReachTheClient(t *testing.T) {
 		assert.NotContains(t, string(got.body), "logprobs")
 		assert.Equal(t, strconv.Itoa(len(got.body)), got.header.Get("Content-Length"))
 	}
-	r.proxy.scorer.wait()
 	sc := r.scrape()
 	assert.Equal(t, 3.0, value(t, sc, "mlx_confidence_scored_total", "source", "injected"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_tool_calls_total", "tool", "get_weather"), "the tool call was read before the strip")
@@ -59,7 +58,6 @@ func TestClientLogprobsPassThrough(t *testing.T) {
 		assert.Equal(t, normalize(want.body), normalize(got.body), extra)
 		assert.Contains(t, string(got.body), `"logprobs": {"content": [`)
 	}
-	r.proxy.scorer.wait()
 	sc := r.scrape()
 	assert.Equal(t, 3.0, value(t, sc, "mlx_confidence_scored_total", "source", "client"))
 	assert.Equal(t, 0.0, value(t, sc, "mlx_confidence_scored_total", "source", "injected"))
@@ -72,7 +70,6 @@ func TestInjectionDisabled(t *testing.T) {
 	want := r.do(r.direct, http.MethodPost, "/v1/chat/completions", chatBody)
 	got := r.post("/v1/chat/completions", chatBody)
 	assert.Equal(t, normalize(want.body), normalize(got.body))
-	r.proxy.scorer.wait()
 	sc := r.scrape()
 	for _, src := range []string{"client", "injected", "destreamed"} {
 		assert.Equal(t, 0.0, value(t, sc, "mlx_confidence_scored_total", "source", src))
@@ -114,7 +111,7 @@ func TestDestreamedRequestsParseAsTheEngineStream(t *testing.T) {
 	r := newRig(t, withConfig(func(c *Config) { c.DestreamFraction = 1 }))
 	for _, body := range []string{chatStreamBody, chatUsageBody, toolStreamBody, reasoningBody} {
 		twin, _ := withUsageRequestedString(body)
-		want := streamOf(t, r.do(r.direct, http.MethodPost, "/v1/chat/completions", twin), wantsUsage([]byte(body)))
+		want := streamOf(t, r.do(r.direct, http.MethodPost, "/v1/chat/completions", twin), strings.Contains(body, `"include_usage": true`))
 		resp := r.post("/v1/chat/completions", body)
 		require.Equal(t, http.StatusOK, resp.status)
 		assert.Equal(t, "text/event-stream", resp.header.Get("Content-Type"))
@@ -123,7 +120,6 @@ func TestDestreamedRequestsParseAsTheEngineStream(t *testing.T) {
 		assert.True(t, strings.HasSuffix(string(resp.body), "data: [DONE]\n\n"))
 		assert.NotContains(t, string(resp.body), "logprobs")
 	}
-	r.proxy.scorer.wait()
 	sc := r.scrape()
 	assert.Equal(t, 4.0, value(t, sc, "mlx_confidence_scored_total", "source", "destreamed"))
 	assert.Equal(t, 4.0, value(t, sc, "mlx_requests_total", "streaming", "true", "kind", "chat")+value(t, sc, "mlx_requests_total", "streaming", "true", "kind", "reasoning"))
@@ -224,9 +220,34 @@ func TestPythonNonFiniteLiteralsInAnAnswer(t *testing.T) {
 	got := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}]}`)
 	require.Equal(t, http.StatusOK, got.status)
 	assert.Equal(t, `{"id": "chatcmpl-1", "object": "chat.completion", "model": "m", "created": 1, "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Hi there"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}`, string(got.body))
-	p.scorer.wait()
 	sc := r.scrape()
 	assert.Equal(t, 2.0, value(t, sc, "mlx_tokens_completion_total", "kind", "chat"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_confidence_scored_total", "source", "injected"))
 	assert.InDelta(t, 1.6487, value(t, sc, "mlx_output_perplexity"), 1e-3, "exp(0.5): the -inf token is not scored")
+}
+
+// An answer to a destreamed request that is no completion cannot become a
+// stream: the client gets a 502 that says so, and nothing of it is counted
+// as an answer.
+func TestDestreamedAnswerThatIsNoCompletion(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"choices": [1], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}`))
+	}))
+	t.Cleanup(up.Close)
+	cfg := DefaultConfig()
+	cfg.Upstream = up.URL
+	cfg.ProbeInterval = 1 << 40
+	cfg.DestreamFraction = 1
+	p, url := startProxy(t, cfg)
+	r := &rig{t: t, proxy: p, url: url, client: testClient(t)}
+	got := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}], "stream": true}`)
+	assert.Equal(t, http.StatusBadGateway, got.status)
+	var e struct{ Error struct{ Code, Message string } }
+	require.NoError(t, json.Unmarshal(got.body, &e))
+	assert.Equal(t, "restream_failed", e.Error.Code)
+	assert.Contains(t, e.Error.Message, "could not be re-streamed")
+	sc := r.scrape()
+	assert.Equal(t, 0.0, value(t, sc, "mlx_tokens_completion_total", "kind", "chat"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_error_total", "status", "5xx", "kind", "chat"))
 }

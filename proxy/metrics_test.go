@@ -178,7 +178,6 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	r.do(r.url, http.MethodGet, "/v1/models", "")
 	r.do(r.url, http.MethodGet, "/health", "")
 
-	r.proxy.scorer.wait()
 	sc := r.scrape()
 	families := []string{
 		"mlx_requests_total", "mlx_tokens_prompt_total", "mlx_tokens_completion_total", "mlx_ttft_seconds",

@@ -17,6 +17,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -33,8 +34,11 @@ type Proxy struct {
 	metrics   *Metrics
 	recorders []Recorder
 	scorer    *scorer
-	scrape    http.Handler
-	upState   upState
+	// active counts completion requests between begin and the end of
+	// their recorders (tests wait for it to drop to 0).
+	active  atomic.Int64
+	scrape  http.Handler
+	upState upState
 
 	mu          sync.Mutex
 	server      *http.Server
@@ -171,6 +175,11 @@ func recordOf(ctx context.Context) *Record {
 // hop-by-hop headers are dropped, as any HTTP proxy must.
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.upstream)
+	if rec := recordOf(pr.In.Context()); rec != nil && (rec.Destreamed || rec.LogprobsSource == SourceInjected) {
+		// The proxy reads and rewrites this answer: it must come plain
+		// (mlx_lm never compresses; other engines might).
+		pr.Out.Header.Del("Accept-Encoding")
+	}
 	// ReverseProxy drops forwarding headers in Rewrite mode; keep the
 	// client's, and add none of ours.
 	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
@@ -242,7 +251,13 @@ func (p *Proxy) onUpstreamError(w http.ResponseWriter, r *http.Request, err erro
 	)
 	var opErr *net.OpError
 	var netErr net.Error
+	var restream *restreamError
 	switch {
+	case errors.As(err, &restream):
+		// The engine answered, but the proxy cannot give the client the
+		// stream it asked for: say so, loudly.
+		p.log.Warn("Destreamed answer cannot be re-streamed", zap.String("path", r.URL.Path), zap.Error(err))
+		status, outcome, code, msg = http.StatusBadGateway, OutcomeBadGateway, "restream_failed", "mlx upstream answer could not be re-streamed: "+restream.err.Error()
 	case errors.As(err, &opErr) && opErr.Op == "dial":
 		p.setUp(false)
 		status, outcome, code, msg = http.StatusServiceUnavailable, OutcomeUnavailable, "upstream_unavailable", "mlx upstream unavailable"
@@ -259,6 +274,7 @@ func (p *Proxy) onUpstreamError(w http.ResponseWriter, r *http.Request, err erro
 }
 
 func (p *Proxy) begin(rec *Record) {
+	p.active.Add(1)
 	for _, r := range p.recorders {
 		r.Begin(rec)
 	}
@@ -274,4 +290,5 @@ func (p *Proxy) end(rec *Record) {
 	for _, r := range p.recorders {
 		r.End(rec)
 	}
+	p.active.Add(-1)
 }

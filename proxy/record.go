@@ -100,8 +100,8 @@ type Record struct {
 	// responseRead: the proxy read the whole answer itself (to strip or
 	// re-stream it); the relay's tap must not read it again.
 	responseRead bool
-	// includeUsage: a destreamed request's client asked for the usage
-	// chunk (stream_options.include_usage).
+	// includeUsage: a streamed request's client asked for the usage chunk
+	// (stream_options.include_usage).
 	includeUsage bool
 
 	// Timings, from the proxy's clock. Zero when the moment never came.

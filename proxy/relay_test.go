@@ -68,7 +68,10 @@ func TestRelayEqualsDirect(t *testing.T) {
 		{"health", "GET", "/health", "", func(t *testing.T, b string) {
 			assert.Equal(t, `{"status": "ok"}`, b)
 		}},
-		{"unknown path", "POST", "/v1/embeddings", `{"input": "x"}`, func(t *testing.T, b string) {
+		// Without a body: mlx_lm answers an unknown path before reading the
+		// body and closes, so a body still in the socket makes the kernel
+		// reset the connection under the answer, with or without the proxy.
+		{"unknown path", "POST", "/v1/embeddings", "", func(t *testing.T, b string) {
 			assert.Equal(t, "Not Found", b)
 		}},
 		{"options", "OPTIONS", "/v1/chat/completions", "", nil},

@@ -57,7 +57,13 @@ func (p *Proxy) parseRequest(rec *Record, body []byte) {
 		rec.Kind = KindReasoning
 	}
 	rec.ClientLogprobs = asksLogprobs(fields)
-	rec.ToolResults = holdsToolResults(fields["messages"])
+	if rec.ToolsOffered {
+		// Only the ungrounded heuristic reads it, and only with tools.
+		rec.ToolResults = holdsToolResults(fields["messages"])
+	}
+	if rec.Streaming {
+		rec.includeUsage = asksUsage(fields)
+	}
 }
 
 // asksLogprobs: the request asks for logprobs, as mlx_lm reads it
@@ -165,13 +171,9 @@ func withUsageRequested(body []byte) (out []byte, injected bool) {
 	return out, err == nil
 }
 
-// wantsUsage: the streamed request's stream_options asks for the usage
-// chunk (include_usage truthy).
-func wantsUsage(body []byte) bool {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(body, &fields) != nil {
-		return false
-	}
+// asksUsage: the request's stream_options asks for the usage chunk
+// (include_usage truthy).
+func asksUsage(fields map[string]json.RawMessage) bool {
 	var o map[string]json.RawMessage
 	if json.Unmarshal(fields["stream_options"], &o) != nil {
 		return false

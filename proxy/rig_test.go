@@ -158,9 +158,22 @@ func (r *rig) do(base, method, path, body string, header ...string) response {
 
 func (r *rig) post(path, body string) response { return r.do(r.url, http.MethodPost, path, body) }
 
-// scrape reads the proxy's /metrics through its own listener.
+// settle waits until every completion request the proxy took has ended
+// and every answer queued for scoring is scored: a client has its whole
+// answer before the proxy's handler records the request, and scoring runs
+// after that. A request still in flight on purpose only makes it wait.
+func settle(p *Proxy) {
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && (p.active.Load() != 0 || !p.scorer.idle()) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// scrape reads the proxy's /metrics through its own listener, once what
+// the requests sent so far will move has moved.
 func (r *rig) scrape() *promtext.Scrape {
 	r.t.Helper()
+	settle(r.proxy)
 	resp := r.do(r.url, http.MethodGet, "/metrics", "")
 	require.Equal(r.t, http.StatusOK, resp.status)
 	sc, err := promtext.Parse(resp.body)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
@@ -21,9 +22,11 @@ type scorer struct {
 	lowConfid float64
 
 	queue   chan scoreJob
-	pending sync.WaitGroup // jobs queued and not scored yet
 	mu      sync.Mutex
 	done    chan struct{} // closed when the worker has ended; nil when not running
+	stopped bool          // stop was called: nothing reads the queue any more
+
+	queued, scored atomic.Int64 // jobs queued and jobs scored, for idle
 }
 
 // scoreJob is what scoring needs of one answer: the record does not
@@ -63,10 +66,11 @@ func (s *scorer) start() {
 }
 
 // stop scores what is queued and ends the worker. Safe without start and
-// more than once; End must not be called after it.
+// more than once; an End after it counts its answer as dropped.
 func (s *scorer) stop() {
 	s.mu.Lock()
 	q, done := s.queue, s.done
+	s.stopped = true
 	if done != nil {
 		s.queue = make(chan scoreJob, cap(q))
 		s.done = nil
@@ -78,14 +82,14 @@ func (s *scorer) stop() {
 	}
 }
 
-// wait returns once every job queued so far is scored.
-func (s *scorer) wait() { s.pending.Wait() }
+// idle reports that every job queued so far is scored.
+func (s *scorer) idle() bool { return s.scored.Load() == s.queued.Load() }
 
 func (s *scorer) run(q <-chan scoreJob, done chan<- struct{}) {
 	defer close(done)
 	for job := range q {
 		s.score(&job)
-		s.pending.Done()
+		s.scored.Add(1)
 	}
 }
 
@@ -96,7 +100,15 @@ func (s *scorer) Begin(*Record) {}
 // 2xx status is queued for scoring. Only the first choice is scored
 // (mlx_lm always sends one).
 func (s *scorer) End(rec *Record) {
-	if rec.Outcome != OutcomeComplete || rec.Status < 200 || rec.Status > 299 || len(rec.Choices) == 0 {
+	if rec.Outcome != OutcomeComplete || rec.Status < 200 || rec.Status > 299 {
+		return
+	}
+	if len(rec.Choices) == 0 {
+		if rec.LogprobsSource != "" {
+			// Logprobs were due, but the answer could not be read (too
+			// large, not JSON): say so rather than nothing.
+			s.metrics.confidenceFailed.WithLabelValues(s.models.value(rec.Model), rec.LogprobsSource).Inc()
+		}
 		return
 	}
 	ch := rec.Choices[0]
@@ -126,11 +138,15 @@ func (s *scorer) End(rec *Record) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pending.Add(1)
+	if s.stopped {
+		// A request cut at shutdown ended after the worker: not scored.
+		s.metrics.scoringDropped.Inc()
+		return
+	}
 	select {
 	case s.queue <- job:
+		s.queued.Add(1)
 	default:
-		s.pending.Done()
 		s.metrics.scoringDropped.Inc()
 	}
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -36,7 +37,7 @@ func TestScorerDropsWhenTheQueueIsFull(t *testing.T) {
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.scoringDropped))
 
 	s.start()
-	s.wait()
+	waitIdle(s)
 	s.stop()
 	s.stop() // twice is fine
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.refusal.WithLabelValues("m")), "the queued answer was scored")
@@ -54,12 +55,12 @@ func TestScorerConfidenceFigures(t *testing.T) {
 	defer s.stop()
 
 	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": 0.0}, {"id": 2, "logprob": 0.0}]}`))
-	s.wait()
+	waitIdle(s)
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.confMean.WithLabelValues("m")))
 
 	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": -0.6931471805599453}, {"id": 2, "logprob": -0.6931471805599453}]}`))
-	s.wait()
+	waitIdle(s)
 	assert.InDelta(t, 2.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")), 1e-9)
 	assert.InDelta(t, 0.5, testutil.ToFloat64(q.confMean.WithLabelValues("m")), 1e-9)
 	assert.Equal(t, 0.0, testutil.ToFloat64(q.lowRatio.WithLabelValues("m")), "exactly at the threshold is not low")
@@ -68,7 +69,7 @@ func TestScorerConfidenceFigures(t *testing.T) {
 
 	// Logprobs asked for but unusable: nothing reported, counted unscored.
 	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": "x"}]}`))
-	s.wait()
+	waitIdle(s)
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.confidenceFailed.WithLabelValues("m", SourceInjected)))
 	assert.Equal(t, 2.0, testutil.ToFloat64(q.scored.WithLabelValues("m", SourceInjected)))
 	assert.InDelta(t, 2.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")), 1e-9, "the last scored answer stays")
@@ -90,7 +91,13 @@ func TestScorerSkipsFailedAnswers(t *testing.T) {
 		s.End(rec)
 	}
 	s.start()
-	s.wait()
+	waitIdle(s)
 	s.stop()
 	require.Equal(t, 0, testutil.CollectAndCount(q.riskHist))
+}
+
+func waitIdle(s *scorer) {
+	for !s.idle() {
+		time.Sleep(time.Millisecond)
+	}
 }

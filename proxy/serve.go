@@ -63,7 +63,8 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		}
 		<-served
 	}
-	// Every request has ended: score what is queued, then stop.
+	// Score what is queued, then stop; a request cut by Close that ends
+	// after this is counted as not scored.
 	p.scorer.stop()
 	p.transport.CloseIdleConnections()
 	return err

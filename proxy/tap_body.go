@@ -27,7 +27,7 @@ func newBodyTap(ctx context.Context, body io.ReadCloser, rec *Record) *bodyTap {
 
 func (t *bodyTap) Read(p []byte) (int, error) {
 	n, err := t.body.Read(p)
-	if n > 0 && !t.overflow {
+	if n > 0 && !t.overflow && !t.rec.responseRead {
 		if len(t.buf)+n > maxParsedBody {
 			t.overflow, t.buf = true, nil
 		} else {
