@@ -243,7 +243,9 @@ func TestDestreamedAnswerThatIsNoCompletion(t *testing.T) {
 	r := &rig{t: t, proxy: p, url: url, client: testClient(t)}
 	got := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}], "stream": true}`)
 	assert.Equal(t, http.StatusBadGateway, got.status)
-	var e struct{ Error struct{ Code, Message string } }
+	var e struct {
+		Error struct{ Code, Message string }
+	}
 	require.NoError(t, json.Unmarshal(got.body, &e))
 	assert.Equal(t, "restream_failed", e.Error.Code)
 	assert.Contains(t, e.Error.Message, "could not be re-streamed")
