@@ -92,3 +92,20 @@ func TestNullPythonLiterals(t *testing.T) {
 		assert.Equal(t, want, string(got), in)
 	}
 }
+
+// Valid JSON is never changed; what is changed had a Python literal
+// outside a string, and no string's content is touched.
+func FuzzNullPythonLiterals(f *testing.F) {
+	f.Add([]byte(`{"a": NaN, "s": "NaN", "b": [-Infinity, Infinity]}`))
+	f.Add([]byte(`{"s": "\"NaN\\"}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, changed := nullPythonLiterals(in)
+		if json.Valid(in) {
+			require.False(t, changed)
+			require.Equal(t, in, out)
+		}
+		if !changed {
+			require.Equal(t, in, out)
+		}
+	})
+}
