@@ -253,3 +253,35 @@ func TestDestreamedAnswerThatIsNoCompletion(t *testing.T) {
 	assert.Equal(t, 0.0, value(t, sc, "mlx_tokens_completion_total", "kind", "chat"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_error_total", "status", "5xx", "kind", "chat"))
 }
+
+// An engine that streams logprobs (one value per chunk, as OpenAI and vLLM
+// do) is scored like mlx_lm's non-streamed answers, and the client's
+// stream passes untouched.
+func TestStreamedLogprobsOfOtherEnginesAreScored(t *testing.T) {
+	chunk := func(content string, lp float64) string {
+		return `data: {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "` + content +
+			`"}, "logprobs": {"content": [{"token": "` + content + `", "logprob": ` + strconv.FormatFloat(lp, 'f', -1, 64) +
+			`, "bytes": [], "top_logprobs": []}]}, "finish_reason": null}]}` + "\n\n"
+	}
+	stream := chunk("Hi", -0.6931471805599453) + chunk(" there", 0) +
+		`data: {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}` + "\n\n" +
+		`data: {"id": "c", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}` + "\n\n" +
+		"data: [DONE]\n\n"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(stream))
+	}))
+	t.Cleanup(up.Close)
+	cfg := DefaultConfig()
+	cfg.Upstream = up.URL
+	cfg.ProbeInterval = 1 << 40
+	p, url := startProxy(t, cfg)
+	r := &rig{t: t, proxy: p, url: url, client: testClient(t)}
+	got := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}], "stream": true, "stream_options": {"include_usage": true}, "logprobs": true}`)
+	require.Equal(t, http.StatusOK, got.status)
+	assert.Equal(t, stream, string(got.body))
+	sc := r.scrape()
+	assert.Equal(t, 1.0, value(t, sc, "mlx_confidence_scored_total", "source", "client"))
+	assert.InDelta(t, 1.4142, value(t, sc, "mlx_output_perplexity"), 1e-3, "exp(ln2 / 2)")
+	assert.InDelta(t, 0.75, value(t, sc, "mlx_token_confidence_mean"), 1e-9)
+}
