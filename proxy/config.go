@@ -41,9 +41,9 @@ type Config struct {
 	DefaultTemperature float64
 
 	// TopLogprobs is the top-N the proxy asks the engine for when the
-	// client did not ask for logprobs: injected into non-streamed chat
-	// requests (and taken out of the answer again) and into destreamed
-	// ones. 0: the proxy never asks (no injection, no destreaming).
+	// client did not ask for logprobs: injected into non-streamed
+	// completion requests (and taken out of the answer again) and into
+	// destreamed ones. 0: the proxy never asks (no injection, no destreaming).
 	TopLogprobs int
 	// DestreamFraction is the share (0..1) of streamed chat requests that
 	// go upstream non-streamed, so that their logprobs can be scored, and

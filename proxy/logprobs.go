@@ -16,7 +16,7 @@ import (
 // How the proxy gets logprobs to score (mlx_confidence_scored_total{source}):
 //
 //   - client: the client asked; the answer passes through untouched.
-//   - injected: a non-streamed chat request that did not ask gets
+//   - injected: a non-streamed completion that did not ask gets
 //     "logprobs": true, "top_logprobs": N upstream, and the logprobs are
 //     taken out of the answer before the client sees it.
 //   - destreamed: a sampled share of streamed chat requests goes upstream
@@ -34,13 +34,13 @@ func (p *Proxy) planLogprobs(rec *Record, body []byte) []byte {
 	case rec.ClientLogprobs:
 		// Also for a stream: engines other than mlx_lm send them per chunk.
 		rec.LogprobsSource = SourceClient
-	case rec.Route != RouteChat || n <= 0:
+	case n <= 0:
 	case !rec.Streaming:
 		if out, changed, err := confidence.InjectLogprobs(body, n); err == nil && changed {
 			rec.LogprobsSource = SourceInjected
 			return out
 		}
-	case p.cfg.DestreamFraction > 0 && rand.Float64() < p.cfg.DestreamFraction:
+	case rec.Route == RouteChat && p.cfg.DestreamFraction > 0 && rand.Float64() < p.cfg.DestreamFraction:
 		out, err := setMember(body, "stream", []byte("false"))
 		if err != nil {
 			return body

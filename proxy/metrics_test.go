@@ -185,8 +185,8 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		"mlx_finish_reason_total", "mlx_temperature", "mlx_up", "mlx_in_flight", "mlx_error_total",
 		"mlx_context_length_max_tokens", "mlx_context_used_tokens", "mlx_context_utilization", "mlx_kv_bytes_per_token",
 		"mlx_prompt_cached_tokens_total", "mlx_prompt_cache_ratio", "mlx_model_info", "mlx_model_arch",
-		// Scoring: every answer gets the heuristics, the two non-streamed
-		// chat answers injected logprobs.
+		// Scoring: every answer gets the heuristics, the three non-streamed
+		// answers (two chat, one text) injected logprobs.
 		"mlx_heuristic_repetition", "mlx_heuristic_refusal", "mlx_heuristic_hedging", "mlx_heuristic_ungrounded",
 		"mlx_hallucination_risk", "mlx_hallucination_risk_histogram", "mlx_hallucination_flag_total",
 		"mlx_output_perplexity", "mlx_output_perplexity_histogram", "mlx_token_entropy_nats", "mlx_token_entropy_histogram",
@@ -225,11 +225,11 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	wantHistogram(t, sc, "mlx_token_rate_tokens_per_second", tokenRateBuckets, rates)
 	wantHistogram(t, sc, "mlx_queue_wait_seconds", queueWaitBuckets, queued)
 	wantHistogram(t, sc, "mlx_hallucination_risk_histogram", riskBuckets, gen)
-	wantHistogram(t, sc, "mlx_output_perplexity_histogram", perplexityBuckets, 2)
-	wantHistogram(t, sc, "mlx_token_entropy_histogram", entropyBuckets, 2)
+	wantHistogram(t, sc, "mlx_output_perplexity_histogram", perplexityBuckets, 3)
+	wantHistogram(t, sc, "mlx_token_entropy_histogram", entropyBuckets, 3)
 	wantSeries(t, sc, "mlx_confidence_scored_total", []string{"model", "source"}, func(l []string) float64 {
 		if l[1] == SourceInjected {
-			return 2
+			return 3
 		}
 		return 0
 	})

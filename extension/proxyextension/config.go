@@ -48,8 +48,8 @@ type Config struct {
 // it scores them.
 type ConfidenceConfig struct {
 	// TopLogprobs is the top-N asked for when the client did not ask:
-	// injected into non-streamed chat requests (and removed from the
-	// answer) and into destreamed ones. 0: never ask.
+	// injected into non-streamed completion requests (and removed from
+	// the answer) and into destreamed ones. 0: never ask.
 	TopLogprobs int `mapstructure:"top_logprobs"`
 	// DestreamFraction is the share (0..1) of streamed chat requests run
 	// non-streamed to score them, and re-emitted to the client as a stream.

@@ -122,7 +122,7 @@ func TestDocumentationMatchesAScrape(t *testing.T) {
 		sc = scrape(t, c, base)
 		up, _ := sc.Value("mlx_up")
 		scored, _ := sc.Value("mlx_confidence_scored_total", "source", "injected")
-		return up == 1 && scored == 1 && len(sc.Series("mlx_hallucination_risk")) > 0
+		return up == 1 && scored == 2 && len(sc.Series("mlx_hallucination_risk")) > 0
 	}, 5*time.Second, 10*time.Millisecond, "the probe has seen the engine, the answers are scored")
 	documented, err := doccheck.MetricNames("documentation.md")
 	require.NoError(t, err)

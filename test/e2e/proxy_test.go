@@ -78,7 +78,7 @@ func TestProxyInFrontOfTheEngine(t *testing.T) {
 		v2, _ := sc.Value("mlx_requests_total", "streaming", "false", "kind", "chat")
 		scored, _ := sc.Value("mlx_confidence_scored_total", "source", "injected")
 		risk, _ := sc.Value("mlx_hallucination_risk_histogram") // its count
-		return v1 == 1 && v2 == 2 && scored == 1 && risk == 3
+		return v1 == 1 && v2 == 2 && scored == 2 && risk == 3
 	})
 	assert.Equal(t, 1.0, value(t, sc, "mlx_up"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_tool_calls_total", "tool", "get_weather", "type", "function"))
