@@ -28,7 +28,7 @@ func newTestExporter(t *testing.T, edit func(*Config)) (exporter.Logs, *Config) 
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Path = filepath.Join(t.TempDir(), "logs", "engine.jsonl")
-	cfg.HealthKey = t.Name()
+	cfg.HealthKey = loghealth.TestKey(t)
 	if edit != nil {
 		edit(cfg)
 	}

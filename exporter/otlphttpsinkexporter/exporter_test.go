@@ -82,7 +82,7 @@ func (d *destination) received() []string {
 func newTestExporter(t *testing.T, edit func(*Config)) (exporter.Logs, *loghealth.Stats) {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
-	cfg.HealthKey = t.Name()
+	cfg.HealthKey = loghealth.TestKey(t)
 	cfg.RetryConfig.InitialInterval, cfg.RetryConfig.MaxInterval = 10*time.Millisecond, 50*time.Millisecond
 	edit(cfg)
 	require.NoError(t, cfg.Validate())

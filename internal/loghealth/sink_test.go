@@ -44,7 +44,7 @@ type sinkSetup struct {
 // newTestSink builds an exporter the way the log pipeline's sinks do.
 func newTestSink(t *testing.T, s sinkSetup) (exporter.Logs, *Stats) {
 	t.Helper()
-	stats := For(t.Name())
+	stats := For(TestKey(t))
 	set := exportertest.NewNopSettings(sinkType)
 	if s.set != nil {
 		set = *s.set
@@ -173,7 +173,7 @@ func TestSeverityOf(t *testing.T) {
 }
 
 func TestProcessorDropsAndUp(t *testing.T) {
-	s := For(t.Name())
+	s := For(TestKey(t))
 	s.ProcessorStarted()
 	s.AddDropped(ReasonHTTPFilter, "", 3)
 	s.AddDropped(ReasonHTTPFilter, "", 0)

@@ -82,6 +82,27 @@ func For(key string) *Stats {
 	return s
 }
 
+// Forget drops the Stats of key, so that the next For starts from zero. A
+// running collector never calls it: its counters must outlive a pipeline
+// rebuilt on reload.
+func Forget(key string) {
+	registryMu.Lock()
+	delete(registry, key)
+	registryMu.Unlock()
+}
+
+// TestKey is a health key of one test's own, forgotten when the test ends,
+// so that a test run again in the same process (go test -count=N) starts
+// from zero.
+func TestKey(t interface {
+	Name() string
+	Cleanup(func())
+}) string {
+	key := t.Name()
+	t.Cleanup(func() { Forget(key) })
+	return key
+}
+
 // ProcessorStarted and ProcessorStopped bracket the life of a classification
 // processor: the pipeline is up while at least one runs.
 func (s *Stats) ProcessorStarted() { s.mu.Lock(); s.running++; s.mu.Unlock() }

@@ -46,7 +46,7 @@ func newTestProcessor(t *testing.T, edit func(*Config)) (processor.Logs, *consum
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Timezone = "UTC"
-	cfg.HealthKey = t.Name()
+	cfg.HealthKey = loghealth.TestKey(t)
 	if edit != nil {
 		edit(cfg)
 	}
@@ -148,7 +148,7 @@ func TestBatchWithNothingLeftGoesNoFurther(t *testing.T) {
 func TestRateLimitDropsAndCountsWhatIsOver(t *testing.T) {
 	clock := time.Date(2026, 8, 22, 0, 0, 0, 0, time.UTC)
 	cfg := createDefaultConfig().(*Config)
-	cfg.Timezone, cfg.HealthKey = "UTC", t.Name()
+	cfg.Timezone, cfg.HealthKey = "UTC", loghealth.TestKey(t)
 	cfg.RateLimit = RateLimitConfig{LinesPerSecond: 10, Burst: 5}
 	c, err := newClassifier(cfg, func() time.Time { return clock })
 	require.NoError(t, err)
@@ -178,7 +178,7 @@ func TestRateLimitDropsAndCountsWhatIsOver(t *testing.T) {
 
 func TestUpWhileRunning(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.HealthKey = t.Name()
+	cfg.HealthKey = loghealth.TestKey(t)
 	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(componentType), cfg, consumertest.NewNop())
 	require.NoError(t, err)
 	stats := loghealth.For(cfg.HealthKey)
