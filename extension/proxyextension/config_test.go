@@ -1,7 +1,6 @@
 package proxyextension
 
 import (
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
 	"testing"
 	"time"
 
@@ -9,16 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
-)
 
-func loadConfig(t *testing.T, name string) (*Config, error) {
-	t.Helper()
-	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	if err := configtest.Load(t, "mlx_proxy", name, cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
+	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
+)
 
 func TestDefaultConfig(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
@@ -33,13 +25,13 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, 0.5, cfg.Confidence.LowConfidenceThreshold)
 	assert.Equal(t, 0.5, cfg.Heuristics.FlagThreshold)
 
-	empty, err := loadConfig(t, "")
+	empty, err := configtest.Load[*Config](t, NewFactory(), "")
 	require.NoError(t, err)
 	assert.Equal(t, cfg, empty, "an empty section is the default")
 }
 
 func TestFullConfig(t *testing.T) {
-	cfg, err := loadConfig(t, "full")
+	cfg, err := configtest.Load[*Config](t, NewFactory(), "full")
 	require.NoError(t, err)
 	assert.Equal(t, &Config{
 		Endpoint:              "127.0.0.1:18080",
@@ -96,7 +88,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"destream_without_logprobs": {"confidence.destream_fraction: needs confidence.top_logprobs above 0"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := loadConfig(t, name)
+			_, err := configtest.Load[*Config](t, NewFactory(), name)
 			require.Error(t, err)
 			for _, w := range want {
 				assert.Contains(t, err.Error(), w)

@@ -12,17 +12,23 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 )
 
-// Load unmarshals the section typ/name of testdata/config.yaml into cfg
-// (which holds the defaults) and validates it. An unmarshal error (unknown
-// keys, wrong types) or a validation error is returned for the test to check.
-func Load(t *testing.T, typ, name string, cfg component.Config) error {
+// Load unmarshals the section <factory's type>/name of testdata/config.yaml
+// into the factory's default config and validates it. An unmarshal error
+// (unknown keys, wrong types) or a validation error is returned, with no
+// config, for the test to check.
+func Load[C component.Config](t *testing.T, f component.Factory, name string) (C, error) {
 	t.Helper()
+	var none C
+	cfg := f.CreateDefaultConfig().(C)
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	require.NoError(t, err)
-	sub, err := cm.Sub(component.MustNewIDWithName(typ, name).String())
+	sub, err := cm.Sub(component.NewIDWithName(f.Type(), name).String())
 	require.NoError(t, err)
 	if err := sub.Unmarshal(cfg); err != nil {
-		return err
+		return none, err
 	}
-	return confmap.Validate(cfg)
+	if err := confmap.Validate(cfg); err != nil {
+		return none, err
+	}
+	return cfg, nil
 }

@@ -1,7 +1,6 @@
 package hwreceiver
 
 import (
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
 	"testing"
 	"time"
 
@@ -9,16 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
-)
 
-func loadConfig(t *testing.T, name string) (*Config, error) {
-	t.Helper()
-	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	if err := configtest.Load(t, "mlx_hw", name, cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
+	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
+)
 
 func TestDefaultConfig(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
@@ -37,7 +29,7 @@ func TestDefaultConfig(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	cfg, err := loadConfig(t, "custom")
+	cfg, err := configtest.Load[*Config](t, NewFactory(), "custom")
 	require.NoError(t, err)
 	assert.Equal(t, "rank0", cfg.Node)
 	assert.Equal(t, 5*time.Second, cfg.CollectionInterval)
@@ -52,7 +44,7 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, "/System/Volumes/Data", cfg.DiskPath)
 	assert.Equal(t, []string{"collector", "mlx_launch", "mlx_lm_server"}, newProcMatcher(cfg, 1).names())
 
-	cfg, err = loadConfig(t, "defaults")
+	cfg, err = configtest.Load[*Config](t, NewFactory(), "defaults")
 	require.NoError(t, err)
 	assert.Equal(t, createDefaultConfig(), cfg)
 }
@@ -60,7 +52,7 @@ func TestLoadConfig(t *testing.T) {
 // Components configured are added to the default one: a map from the
 // configuration is merged into the default map, key by key.
 func TestConfiguredComponentsAddToTheDefault(t *testing.T) {
-	cfg, err := loadConfig(t, "extra_component")
+	cfg, err := configtest.Load[*Config](t, NewFactory(), "extra_component")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"mlx_lm_server": `mlx_lm[. ]server`, "vllm": "vllm serve"}, cfg.Processes)
 }
@@ -74,7 +66,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"unknown_key":      "has invalid keys: ring_interface",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := loadConfig(t, name)
+			_, err := configtest.Load[*Config](t, NewFactory(), name)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), want)
 		})

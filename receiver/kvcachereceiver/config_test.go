@@ -1,7 +1,6 @@
 package kvcachereceiver
 
 import (
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
 	"testing"
 	"time"
 
@@ -9,16 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
-)
 
-func loadConfig(t *testing.T, name string) (*Config, error) {
-	t.Helper()
-	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	if err := configtest.Load(t, "mlx_kvcache", name, cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
+	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
+)
 
 func TestDefaultsAreMlxLmsAndNeedALogPath(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
@@ -31,7 +23,7 @@ func TestDefaultsAreMlxLmsAndNeedALogPath(t *testing.T) {
 }
 
 func TestLoadFullConfig(t *testing.T) {
-	cfg, err := loadConfig(t, "full")
+	cfg, err := configtest.Load[*Config](t, NewFactory(), "full")
 	require.NoError(t, err)
 	assert.Equal(t, "/var/log/mlx/server.log", cfg.LogPath)
 	assert.Equal(t, 10*time.Second, cfg.CollectionInterval)
@@ -52,12 +44,12 @@ func TestInvalidConfigs(t *testing.T) {
 		"unknown_key": "has invalid keys: prompt_cache_sise",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := loadConfig(t, name)
+			_, err := configtest.Load[*Config](t, NewFactory(), name)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), want)
 		})
 	}
-	_, err := loadConfig(t, "negative")
+	_, err := configtest.Load[*Config](t, NewFactory(), "negative")
 	assert.ErrorContains(t, err, "initial_read_back_mib: must be positive, got 0")
 }
 

@@ -1,7 +1,6 @@
 package supervisorreceiver
 
 import (
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
 	"testing"
 	"time"
 
@@ -9,16 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
-)
 
-func loadConfig(t *testing.T, name string) (*Config, error) {
-	t.Helper()
-	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	if err := configtest.Load(t, "mlx_supervisor", name, cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
+	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
+)
 
 func TestDefaultConfigIsAttachModeAndValid(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
@@ -32,7 +24,7 @@ func TestDefaultConfigIsAttachModeAndValid(t *testing.T) {
 }
 
 func TestLoadSpawnConfig(t *testing.T) {
-	cfg, err := loadConfig(t, "spawn")
+	cfg, err := configtest.Load[*Config](t, NewFactory(), "spawn")
 	require.NoError(t, err)
 	assert.True(t, cfg.SpawnMode())
 	assert.Equal(t, []string{"mlx_lm.server", "--model", "mlx-community/Qwen3-4B-4bit", "--port", "8081"}, cfg.Command)
@@ -52,7 +44,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"unknown_key": "has invalid keys: comand",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := loadConfig(t, name)
+			_, err := configtest.Load[*Config](t, NewFactory(), name)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), want)
 		})
