@@ -265,7 +265,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 }
 
 func withUsageRequestedString(body string) (string, bool) {
-	b, ok := withUsageRequested([]byte(body))
+	b, ok := usageRequested([]byte(body))
 	return string(b), ok
 }
 

@@ -125,10 +125,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if rec != nil {
-		p.parseRequest(rec, body)
+		fields := p.parseRequest(rec, body)
 		body = p.planLogprobs(rec, body)
 		if rec.Streaming && !rec.Destreamed {
-			body, rec.UsageInjected = withUsageRequested(body)
+			// planLogprobs leaves a stream it does not destream as it is:
+			// fields still describe this body.
+			body, rec.UsageInjected = withUsageRequested(body, fields["stream_options"])
 		}
 		p.begin(rec)
 		defer p.end(rec) // also when the relay aborts the response

@@ -29,15 +29,17 @@ const defaultModelName = "default_model"
 // parseRequest fills rec from a completion request body. It reads only
 // the fields it needs and treats a wrong type as absent, as the engine
 // answers for those itself. Keys are matched exactly, as Python's dict
-// does (encoding/json's struct decoding would also accept "Model").
-func (p *Proxy) parseRequest(rec *Record, body []byte) {
+// does (encoding/json's struct decoding would also accept "Model"). It
+// returns the body's members (nil when it is not a JSON object), so that
+// nothing on the request path decodes the body again.
+func (p *Proxy) parseRequest(rec *Record, body []byte) map[string]json.RawMessage {
 	rec.Model = p.cfg.modelLabel()
 	rec.Kind = KindChat
 	rec.Temperature, rec.HasTemperature = p.cfg.DefaultTemperature, true
 
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return
+		return nil
 	}
 	rec.RequestParsed = true
 
@@ -62,8 +64,9 @@ func (p *Proxy) parseRequest(rec *Record, body []byte) {
 		rec.ToolResults = holdsToolResults(fields["messages"])
 	}
 	if rec.Streaming {
-		rec.includeUsage = asksUsage(fields)
+		rec.includeUsage = asksUsage(fields["stream_options"])
 	}
+	return fields
 }
 
 // asksLogprobs: the request asks for logprobs, as mlx_lm reads it
@@ -144,15 +147,12 @@ func truthy(raw json.RawMessage) bool {
 // so such a client gets a well-formed stream. A stream_options that is not
 // an object is left alone: the engine's answer to it is the engine's.
 //
-// The body is edited in place (the rest of its bytes are unchanged), not
-// re-encoded.
-func withUsageRequested(body []byte) (out []byte, injected bool) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(body, &fields) != nil {
-		return body, false
-	}
-	opts, present := fields["stream_options"]
-	if !present || isNull(opts) {
+// streamOptions is the body's stream_options member as parseRequest read
+// it (nil when absent). The body is edited in place (the rest of its bytes
+// are unchanged), not re-encoded.
+func withUsageRequested(body []byte, streamOptions json.RawMessage) (out []byte, injected bool) {
+	opts := streamOptions
+	if opts == nil || isNull(opts) {
 		out, err := setMember(body, "stream_options", []byte(`{"include_usage": true}`))
 		return out, err == nil
 	}
@@ -173,9 +173,9 @@ func withUsageRequested(body []byte) (out []byte, injected bool) {
 
 // asksUsage: the request's stream_options asks for the usage chunk
 // (include_usage truthy).
-func asksUsage(fields map[string]json.RawMessage) bool {
+func asksUsage(streamOptions json.RawMessage) bool {
 	var o map[string]json.RawMessage
-	if json.Unmarshal(fields["stream_options"], &o) != nil {
+	if json.Unmarshal(streamOptions, &o) != nil {
 		return false
 	}
 	return truthy(o["include_usage"])

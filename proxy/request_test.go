@@ -116,7 +116,7 @@ func TestWithUsageRequested(t *testing.T) {
 		{`not json`, `not json`, false},
 	}
 	for _, c := range cases {
-		out, injected := withUsageRequested([]byte(c.in))
+		out, injected := usageRequested([]byte(c.in))
 		assert.Equal(t, c.want, string(out), c.in)
 		assert.Equal(t, c.injected, injected, c.in)
 		if injected {
@@ -149,7 +149,7 @@ func FuzzWithUsageRequested(f *testing.F) {
 	f.Add(`{"stream_options": {"include_usage": 0}}`)
 	f.Add(`{"a": {"stream_options": 1}, "stream_options": {}}`)
 	f.Fuzz(func(t *testing.T, in string) {
-		out, injected := withUsageRequested([]byte(in))
+		out, injected := usageRequested([]byte(in))
 		if !injected {
 			if string(out) != in {
 				t.Fatalf("changed without injecting: %q -> %q", in, out)
@@ -185,4 +185,14 @@ func compact(t *testing.T, raw json.RawMessage) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// usageRequested is withUsageRequested as ServeHTTP calls it, with the
+// body's own stream_options.
+func usageRequested(body []byte) ([]byte, bool) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return body, false
+	}
+	return withUsageRequested(body, fields["stream_options"])
 }
