@@ -62,21 +62,8 @@ func newMetrics(cfg Config) *Metrics {
 		modelName: cfg.modelLabel(),
 		maxCtx:    map[string]int{},
 	}
-	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
-		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
-		m.Registry.MustRegister(v)
-		return v
-	}
-	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
-		m.Registry.MustRegister(v)
-		return v
-	}
-	histogram := func(name, help string, buckets []float64) *prometheus.HistogramVec {
-		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, []string{"model"})
-		m.Registry.MustRegister(v)
-		return v
-	}
+	r := registrar{m.Registry}
+	counter, gauge, histogram := r.counter, r.gauge, r.histogram
 
 	m.requests = counter("mlx_requests_total", "Completion requests (chat and text) the proxy handled, whatever their outcome.", "model", "streaming", "kind")
 	m.tokensPrompt = counter("mlx_tokens_prompt_total", "Prompt tokens, from the engine's usage.", "model", "kind")
@@ -117,6 +104,28 @@ func newMetrics(cfg Config) *Metrics {
 	}
 	m.inFlight.WithLabelValues(model)
 	return m
+}
+
+// registrar creates series in one registry; every histogram of the proxy
+// has the single label model.
+type registrar struct{ reg *prometheus.Registry }
+
+func (r registrar) counter(name, help string, labels ...string) *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	r.reg.MustRegister(v)
+	return v
+}
+
+func (r registrar) gauge(name, help string, labels ...string) *prometheus.GaugeVec {
+	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	r.reg.MustRegister(v)
+	return v
+}
+
+func (r registrar) histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
+	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, []string{"model"})
+	r.reg.MustRegister(v)
+	return v
 }
 
 // setUp sets mlx_up.

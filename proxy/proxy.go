@@ -177,7 +177,7 @@ func recordOf(ctx context.Context) *Record {
 // hop-by-hop headers are dropped, as any HTTP proxy must.
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.upstream)
-	if rec := recordOf(pr.In.Context()); rec != nil && (rec.Destreamed || rec.LogprobsSource == SourceInjected) {
+	if rec := recordOf(pr.In.Context()); rec != nil && rec.rewritesAnswer() {
 		// The proxy reads and rewrites this answer: it must come plain
 		// (mlx_lm never compresses; other engines might).
 		pr.Out.Header.Del("Accept-Encoding")
@@ -207,7 +207,7 @@ func (p *Proxy) onResponse(res *http.Response) error {
 		rec.Outcome = OutcomeComplete
 		return nil
 	}
-	if (rec.Destreamed || rec.LogprobsSource == SourceInjected) && !isEventStream(res) {
+	if rec.rewritesAnswer() && !isEventStream(res) {
 		return p.rewriteAnswer(res, rec)
 	}
 	if isEventStream(res) {

@@ -42,21 +42,8 @@ type qualityMetrics struct {
 }
 
 func newQualityMetrics(reg *prometheus.Registry, model string) *qualityMetrics {
-	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
-		reg.MustRegister(v)
-		return v
-	}
-	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
-		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
-		reg.MustRegister(v)
-		return v
-	}
-	histogram := func(name, help string, buckets []float64) *prometheus.HistogramVec {
-		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, []string{"model"})
-		reg.MustRegister(v)
-		return v
-	}
+	r := registrar{reg}
+	counter, gauge, histogram := r.counter, r.gauge, r.histogram
 	q := &qualityMetrics{
 		perplexity:     gauge("mlx_output_perplexity", "exp(-mean logprob of the sampled tokens) of the most recent scored answer; 1 when every token was certain.", "model"),
 		perplexityHist: histogram("mlx_output_perplexity_histogram", "Perplexity of scored answers.", perplexityBuckets),

@@ -163,6 +163,13 @@ type ToolCall struct {
 	Arguments string
 }
 
+// rewritesAnswer: the proxy reads this request's answer whole and changes
+// it before the client sees it (takes injected logprobs out, or re-streams
+// a destreamed answer).
+func (r *Record) rewritesAnswer() bool {
+	return r.Destreamed || r.LogprobsSource == SourceInjected
+}
+
 // Where an answer's logprobs come from (mlx_confidence_scored_total{source}).
 const (
 	SourceClient     = "client"
