@@ -3,7 +3,6 @@ package proxy
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,16 +206,10 @@ func withTemperature(body, temp string) string {
 // (usage counted) and stripped, and the token is skipped in the score.
 func TestPythonNonFiniteLiteralsInAnAnswer(t *testing.T) {
 	answer := `{"id": "chatcmpl-1", "object": "chat.completion", "model": "m", "created": 1, "choices": [{"index": 0, "finish_reason": "stop", "logprobs": {"content": [{"id": 9, "logprob": -Infinity}, {"id": 10, "logprob": -0.5}]}, "message": {"role": "assistant", "content": "Hi there"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}`
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r := rigWithUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(answer))
-	}))
-	t.Cleanup(up.Close)
-	cfg := DefaultConfig()
-	cfg.Upstream = up.URL
-	cfg.ProbeInterval = 1 << 40
-	p, url := startProxy(t, cfg)
-	r := &rig{t: t, proxy: p, url: url, client: testClient(t)}
+	}, nil)
 	got := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}]}`)
 	require.Equal(t, http.StatusOK, got.status)
 	assert.Equal(t, `{"id": "chatcmpl-1", "object": "chat.completion", "model": "m", "created": 1, "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Hi there"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}`, string(got.body))
@@ -230,17 +223,10 @@ func TestPythonNonFiniteLiteralsInAnAnswer(t *testing.T) {
 // stream: the client gets a 502 that says so, and nothing of it is counted
 // as an answer.
 func TestDestreamedAnswerThatIsNoCompletion(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r := rigWithUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"choices": [1], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}`))
-	}))
-	t.Cleanup(up.Close)
-	cfg := DefaultConfig()
-	cfg.Upstream = up.URL
-	cfg.ProbeInterval = 1 << 40
-	cfg.DestreamFraction = 1
-	p, url := startProxy(t, cfg)
-	r := &rig{t: t, proxy: p, url: url, client: testClient(t)}
+	}, func(c *Config) { c.DestreamFraction = 1 })
 	got := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}], "stream": true}`)
 	assert.Equal(t, http.StatusBadGateway, got.status)
 	var e struct {
@@ -267,16 +253,10 @@ func TestStreamedLogprobsOfOtherEnginesAreScored(t *testing.T) {
 		`data: {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}` + "\n\n" +
 		`data: {"id": "c", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}` + "\n\n" +
 		"data: [DONE]\n\n"
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r := rigWithUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write([]byte(stream))
-	}))
-	t.Cleanup(up.Close)
-	cfg := DefaultConfig()
-	cfg.Upstream = up.URL
-	cfg.ProbeInterval = 1 << 40
-	p, url := startProxy(t, cfg)
-	r := &rig{t: t, proxy: p, url: url, client: testClient(t)}
+	}, nil)
 	got := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}], "stream": true, "stream_options": {"include_usage": true}, "logprobs": true}`)
 	require.Equal(t, http.StatusOK, got.status)
 	assert.Equal(t, stream, string(got.body))

@@ -97,6 +97,22 @@ func newRig(t *testing.T, opts ...rigOption) *rig {
 	return r
 }
 
+// rigWithUpstream is a proxy in front of a hand-written engine, for answers
+// the simulated one never gives. configure may be nil.
+func rigWithUpstream(t *testing.T, engine http.HandlerFunc, configure func(*Config)) *rig {
+	t.Helper()
+	up := httptest.NewServer(engine)
+	t.Cleanup(up.Close)
+	cfg := DefaultConfig()
+	cfg.Upstream = up.URL
+	cfg.ProbeInterval = time.Hour // tests call probe themselves
+	if configure != nil {
+		configure(&cfg)
+	}
+	p, url := startProxy(t, cfg)
+	return &rig{t: t, proxy: p, url: url, client: testClient(t)}
+}
+
 // startProxy runs a proxy on a loopback port until the test ends.
 func startProxy(t *testing.T, cfg Config) (*Proxy, string) {
 	t.Helper()
