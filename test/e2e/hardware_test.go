@@ -192,17 +192,11 @@ func linuxDocumented(t *testing.T) (always, maybe map[string]bool) {
 
 func meminfoBytes(t *testing.T, key string) float64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/meminfo")
-	require.NoError(t, err)
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && k == key {
-			n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			require.NoError(t, err)
-			return n * 1024
-		}
+	n, ok := kBField(t, "/proc/meminfo", key)
+	if !ok {
+		t.Fatalf("no %s in /proc/meminfo", key)
 	}
-	t.Fatalf("no %s in /proc/meminfo", key)
-	return 0
+	return n
 }
 
 // procRSSOf sums VmRSS over the processes whose command name is comm (0
@@ -217,19 +211,29 @@ func procRSSOf(t *testing.T, comm string) float64 {
 		if err != nil || strings.TrimSpace(string(c)) != comm {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(d, "status"))
-		if err != nil {
-			continue // exited between the two reads
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-				n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-				require.NoError(t, err)
-				total += n * 1024
-			}
-		}
+		// A process that exited between the two reads adds nothing.
+		rss, _ := kBField(t, filepath.Join(d, "status"), "VmRSS")
+		total += rss
 	}
 	return total
+}
+
+// kBField reads the line "key: N kB" of a /proc file as N × 1024 bytes;
+// false when the file or the key is not there.
+func kBField(t *testing.T, path, key string) (float64, bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && k == key {
+			n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			require.NoError(t, err, l)
+			return n * 1024, true
+		}
+	}
+	return 0, false
 }
 
 func cpuinfoProcessors(t *testing.T) int {
