@@ -23,3 +23,14 @@ func TestMetricNamesWithoutSection(t *testing.T) {
 	_, err := MetricNames(p)
 	assert.Error(t, err)
 }
+
+func TestPlatforms(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "documentation.md")
+	require.NoError(t, os.WriteFile(p, []byte("## Sources\n\n- Linux: not a metric\n\n## Metrics\n\n### a\n\nText.\n\n- macOS: powermetrics\n- Linux: procfs, only when x\n- Windows: no\n\n### b\n\n## Other\n\n- Linux: after\n"), 0o600))
+	got, err := Platforms(p, "macOS", "Linux")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]map[string]string{
+		"a": {"macOS": "powermetrics", "Linux": "procfs, only when x"},
+		"b": {},
+	}, got)
+}

@@ -1,7 +1,6 @@
 package hwreceiver
 
 import (
-	"bufio"
 	"os"
 	"regexp"
 	"sort"
@@ -146,32 +145,6 @@ func TestAbsentColumnGivesNoSeries(t *testing.T) {
 	assert.NotContains(t, p, "mlx_net_rx_errors_total{iface=en1}")
 }
 
-// docPresence reads the "- macOS:" and "- Linux:" lines under each metric
-// heading of documentation.md.
-func docPresence(t *testing.T) map[string]map[string]string {
-	t.Helper()
-	f, err := os.Open("documentation.md")
-	require.NoError(t, err)
-	defer f.Close()
-	out := map[string]map[string]string{}
-	cur, inMetrics := "", false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := sc.Text()
-		switch {
-		case strings.HasPrefix(l, "## "):
-			inMetrics = l == "## Metrics"
-		case inMetrics && strings.HasPrefix(l, "### "):
-			cur = strings.TrimPrefix(l, "### ")
-			out[cur] = map[string]string{}
-		case cur != "" && (strings.HasPrefix(l, "- macOS: ") || strings.HasPrefix(l, "- Linux: ")):
-			os, rest, _ := strings.Cut(strings.TrimPrefix(l, "- "), ": ")
-			out[cur][os] = rest
-		}
-	}
-	return out
-}
-
 func TestEveryMetricSaysWhereItComesFrom(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
 	require.NoError(t, err)
@@ -186,7 +159,9 @@ func TestEveryMetricSaysWhereItComesFrom(t *testing.T) {
 	for _, s := range sources {
 		known[s] = true
 	}
-	for name, where := range docPresence(t) {
+	presence, err := doccheck.Platforms("documentation.md", "macOS", "Linux")
+	require.NoError(t, err)
+	for name, where := range presence {
 		assert.NotEmpty(t, where, "%s has a macOS or Linux line", name)
 		for osName, line := range where {
 			first := strings.Trim(strings.Fields(strings.TrimSuffix(line, ","))[0], "`,")

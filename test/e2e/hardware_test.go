@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
 )
 
@@ -165,24 +165,15 @@ func TestHardwareBrokenNvidiaSMI(t *testing.T) {
 // host ("only when").
 func linuxDocumented(t *testing.T) (always, maybe map[string]bool) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(repoRoot, "receiver", "hwreceiver", "documentation.md"))
+	doc, err := doccheck.Platforms(filepath.Join(repoRoot, "receiver", "hwreceiver", "documentation.md"), "Linux")
 	require.NoError(t, err)
-	defer f.Close()
 	always, maybe = map[string]bool{}, map[string]bool{}
-	cur, inMetrics := "", false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := sc.Text()
-		switch {
-		case strings.HasPrefix(l, "## "):
-			inMetrics = l == "## Metrics"
-		case inMetrics && strings.HasPrefix(l, "### "):
-			cur = strings.TrimPrefix(l, "### ")
-		case cur != "" && strings.HasPrefix(l, "- Linux: "):
-			if strings.Contains(l, "only when") {
-				maybe[cur] = true
+	for metric, where := range doc {
+		if line, ok := where["Linux"]; ok {
+			if strings.Contains(line, "only when") {
+				maybe[metric] = true
 			} else {
-				always[cur] = true
+				always[metric] = true
 			}
 		}
 	}
