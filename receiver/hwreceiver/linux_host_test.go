@@ -3,18 +3,17 @@
 package hwreceiver
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/proctest"
 )
 
 // These tests read this Linux host through the real sources.
@@ -34,8 +33,8 @@ func TestLinuxScrapeReadsThisHost(t *testing.T) {
 	for _, mac := range []string{"vm_stat", "sysctl", "powermetrics", "ps"} {
 		assert.NotContains(t, p, "mlx_hw_source_up{source="+mac+"}", "macOS sources do not apply on Linux")
 	}
-	assert.Equal(t, meminfoKiB(t, "MemTotal")*1024, p["mlx_hw_mem_total_bytes"])
-	assert.Equal(t, float64(onlineCPUs(t)), p["mlx_hw_cpu_count"])
+	assert.Equal(t, proctest.MeminfoBytes(t, "MemTotal"), p["mlx_hw_mem_total_bytes"])
+	assert.Equal(t, float64(proctest.CPUCount(t)), p["mlx_hw_cpu_count"])
 	assert.Greater(t, p["mlx_hw_disk_total_bytes"], p["mlx_hw_disk_used_bytes"])
 	assert.Greater(t, p["mlx_hw_uptime_seconds"], 0.0)
 	assert.Equal(t, 1.0, p["mlx_proc_count{component=mlx_otelcol}"], "the test binary is the collector here")
@@ -67,36 +66,4 @@ func TestProcfsSourceFindsAProcess(t *testing.T) {
 	// A busy loop uses most of a core; on a loaded test host, at least some.
 	assert.Greater(t, busy.cpuPercent, 5.0)
 	assert.LessOrEqual(t, busy.cpuPercent, 110.0)
-}
-
-func meminfoKiB(t *testing.T, key string) float64 {
-	t.Helper()
-	f, err := os.Open("/proc/meminfo")
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && k == key {
-			n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			require.NoError(t, err)
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/meminfo", key)
-	return 0
-}
-
-// onlineCPUs counts the processors /proc/cpuinfo lists.
-func onlineCPUs(t *testing.T) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/cpuinfo")
-	require.NoError(t, err)
-	n := 0
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "processor") {
-			n++
-		}
-	}
-	return n
 }

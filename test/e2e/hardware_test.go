@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/proctest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
 )
 
@@ -61,8 +62,8 @@ func TestHardwareSeriesOfThisLinuxHost(t *testing.T) {
 	netAfter := procNetDev(t)
 
 	// Memory, CPUs, load, uptime, disk: the host's own figures.
-	assert.Equal(t, meminfoBytes(t, "MemTotal"), value(t, sc, "mlx_hw_mem_total_bytes", "node", "e2e-node"))
-	assert.Equal(t, float64(cpuinfoProcessors(t)), value(t, sc, "mlx_hw_cpu_count"))
+	assert.Equal(t, proctest.MeminfoBytes(t, "MemTotal"), value(t, sc, "mlx_hw_mem_total_bytes", "node", "e2e-node"))
+	assert.Equal(t, float64(proctest.CPUCount(t)), value(t, sc, "mlx_hw_cpu_count"))
 	assert.GreaterOrEqual(t, value(t, sc, "mlx_hw_cpu_count"), float64(runtime.NumCPU()))
 	assert.InDelta(t, load, value(t, sc, "mlx_hw_load1"), 0.5+0.25*load, "load1 against /proc/loadavg")
 	assert.InDelta(t, procUptime(t), value(t, sc, "mlx_hw_uptime_seconds"), 5)
@@ -181,15 +182,6 @@ func linuxDocumented(t *testing.T) (always, maybe map[string]bool) {
 	return always, maybe
 }
 
-func meminfoBytes(t *testing.T, key string) float64 {
-	t.Helper()
-	n, ok := kBField(t, "/proc/meminfo", key)
-	if !ok {
-		t.Fatalf("no %s in /proc/meminfo", key)
-	}
-	return n
-}
-
 // procRSSOf sums VmRSS over the processes whose command name is comm (0
 // when there is none).
 func procRSSOf(t *testing.T, comm string) float64 {
@@ -203,41 +195,10 @@ func procRSSOf(t *testing.T, comm string) float64 {
 			continue
 		}
 		// A process that exited between the two reads adds nothing.
-		rss, _ := kBField(t, filepath.Join(d, "status"), "VmRSS")
+		rss, _ := proctest.KBField(t, filepath.Join(d, "status"), "VmRSS")
 		total += rss
 	}
 	return total
-}
-
-// kBField reads the line "key: N kB" of a /proc file as N × 1024 bytes;
-// false when the file or the key is not there.
-func kBField(t *testing.T, path, key string) (float64, bool) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && k == key {
-			n, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			require.NoError(t, err, l)
-			return n * 1024, true
-		}
-	}
-	return 0, false
-}
-
-func cpuinfoProcessors(t *testing.T) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/cpuinfo")
-	require.NoError(t, err)
-	n := 0
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "processor") {
-			n++
-		}
-	}
-	return n
 }
 
 func readLoadavg(t *testing.T) float64 {
