@@ -1,14 +1,9 @@
 package otlphttpsinkexporter
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,63 +16,10 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/otlptest"
 )
-
-// destination is an OTLP/HTTP logs endpoint that answers with status while
-// status is set, and otherwise accepts and keeps what it gets.
-type destination struct {
-	*httptest.Server
-	status   atomic.Int32 // 0: accept
-	mu       sync.Mutex
-	bodies   []string
-	projects []string
-}
-
-func newDestination(t *testing.T) *destination {
-	d := &destination{}
-	d.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s := d.status.Load(); s != 0 {
-			w.WriteHeader(int(s))
-			return
-		}
-		var body io.Reader = r.Body
-		if r.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(r.Body)
-			if err != nil {
-				w.WriteHeader(http.StatusBadRequest)
-				return
-			}
-			body = zr
-		}
-		b, _ := io.ReadAll(body)
-		req := plogotlp.NewExportRequest()
-		if r.URL.Path != "/v1/logs" || req.UnmarshalProto(b) != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		d.mu.Lock()
-		lrs := req.Logs().ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
-		for i := 0; i < lrs.Len(); i++ {
-			d.bodies = append(d.bodies, lrs.At(i).Body().Str())
-		}
-		d.projects = append(d.projects, r.Header.Get("projectName"))
-		d.mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		resp, _ := plogotlp.NewExportResponse().MarshalProto()
-		_, _ = w.Write(resp)
-	}))
-	t.Cleanup(d.Close)
-	return d
-}
-
-func (d *destination) received() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]string(nil), d.bodies...)
-}
 
 func newTestExporter(t *testing.T, edit func(*Config)) (exporter.Logs, *loghealth.Stats) {
 	t.Helper()
@@ -108,7 +50,7 @@ func records(from, to int, severity string) plog.Logs {
 const sinkName = "mlx_otlp_http/opik"
 
 func TestShipsWithTheProjectHeader(t *testing.T) {
-	d := newDestination(t)
+	d := otlptest.NewLogsDestination(t)
 	exp, stats := newTestExporter(t, func(c *Config) {
 		c.ClientConfig.Endpoint = d.URL
 		c.ClientConfig.Headers.Set("projectName", configopaque.String("mlx"))
@@ -118,15 +60,15 @@ func TestShipsWithTheProjectHeader(t *testing.T) {
 	require.NoError(t, exp.ConsumeLogs(ctx, records(3, 5, "info")))
 	require.NoError(t, exp.Shutdown(ctx))
 
-	assert.Equal(t, []string{"line 0", "line 1", "line 2", "line 3", "line 4"}, d.received())
-	assert.Equal(t, []string{"mlx", "mlx"}, d.projects)
+	assert.Equal(t, []string{"line 0", "line 1", "line 2", "line 3", "line 4"}, d.Bodies())
+	assert.Equal(t, []string{"mlx", "mlx"}, d.Projects())
 	snap := stats.Snapshot()
 	assert.Equal(t, map[loghealth.ShipKey]uint64{{Severity: "error", Sink: sinkName}: 3, {Severity: "info", Sink: sinkName}: 2}, snap.Shipped)
 }
 
 func TestDestinationDownForAWhileLosesNothing(t *testing.T) {
-	d := newDestination(t)
-	d.status.Store(http.StatusServiceUnavailable)
+	d := otlptest.NewLogsDestination(t)
+	d.SetStatus(http.StatusServiceUnavailable)
 	exp, stats := newTestExporter(t, func(c *Config) { c.ClientConfig.Endpoint = d.URL })
 	ctx := context.Background()
 	for b := 0; b < 10; b++ {
@@ -137,10 +79,10 @@ func TestDestinationDownForAWhileLosesNothing(t *testing.T) {
 	assert.Equal(t, int64(100), snap.Queues[sinkName], "everything waits in the queue")
 	assert.Empty(t, snap.Shipped)
 
-	d.status.Store(0)
-	assert.Eventually(t, func() bool { return len(d.received()) == 100 }, 10*time.Second, 5*time.Millisecond)
+	d.SetStatus(0)
+	assert.Eventually(t, func() bool { return len(d.Bodies()) == 100 }, 10*time.Second, 5*time.Millisecond)
 	require.NoError(t, exp.Shutdown(ctx))
-	got := d.received()
+	got := d.Bodies()
 	for i, b := range got {
 		assert.Equal(t, fmt.Sprintf("line %d", i), b, "once each, in order")
 	}
@@ -150,8 +92,8 @@ func TestDestinationDownForAWhileLosesNothing(t *testing.T) {
 }
 
 func TestPastTheQueueBoundIsDroppedAndCounted(t *testing.T) {
-	d := newDestination(t)
-	d.status.Store(http.StatusServiceUnavailable)
+	d := otlptest.NewLogsDestination(t)
+	d.SetStatus(http.StatusServiceUnavailable)
 	exp, stats := newTestExporter(t, func(c *Config) {
 		c.ClientConfig.Endpoint = d.URL
 		c.QueueConfig.Get().QueueSize = 25
@@ -160,19 +102,19 @@ func TestPastTheQueueBoundIsDroppedAndCounted(t *testing.T) {
 	for b := 0; b < 5; b++ {
 		require.NoError(t, exp.ConsumeLogs(ctx, records(b*10, (b+1)*10, "info")))
 	}
-	d.status.Store(0)
+	d.SetStatus(0)
 	assert.Eventually(t, func() bool { return stats.Snapshot().Queues[sinkName] == 0 }, 10*time.Second, 5*time.Millisecond)
 	require.NoError(t, exp.Shutdown(ctx))
 	snap := stats.Snapshot()
 	dropped := snap.Dropped[loghealth.DropKey{Reason: loghealth.ReasonQueueFull, Sink: sinkName}]
 	assert.Equal(t, uint64(30), dropped, "batches of 10: two fit in 25")
-	assert.Equal(t, 20, len(d.received()))
+	assert.Equal(t, 20, len(d.Bodies()))
 	assert.Equal(t, uint64(20), snap.Shipped[loghealth.ShipKey{Severity: "info", Sink: sinkName}])
 }
 
 func TestRejectedBatchIsDroppedAndCounted(t *testing.T) {
-	d := newDestination(t)
-	d.status.Store(http.StatusBadRequest)
+	d := otlptest.NewLogsDestination(t)
+	d.SetStatus(http.StatusBadRequest)
 	exp, stats := newTestExporter(t, func(c *Config) { c.ClientConfig.Endpoint = d.URL })
 	require.NoError(t, exp.ConsumeLogs(context.Background(), records(0, 4, "warning")))
 	require.NoError(t, exp.Shutdown(context.Background()))

@@ -5,12 +5,9 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,16 +15,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/otlptest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
 )
 
@@ -369,72 +364,22 @@ func TestLogHealthScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 		sc.Series("mlx_log_tailer_queue_depth"), "only the data points' own labels")
 }
 
-// otlpDestination is an OTLP/HTTP logs endpoint that can be down (503).
-type otlpDestination struct {
-	*httptest.Server
-	down     atomic.Bool
-	mu       sync.Mutex
-	received map[string]int // body -> times received
-	projects map[string]bool
-}
-
-func newOTLPDestination(t *testing.T) *otlpDestination {
-	d := &otlpDestination{received: map[string]int{}, projects: map[string]bool{}}
-	d.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d.down.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
+// counted says how many records d accepted, and how many of those were
+// accepted before.
+func counted(d *otlptest.LogsDestination) (records, duplicates int) {
+	seen := map[string]bool{}
+	for _, body := range d.Bodies() {
+		records++
+		if seen[body] {
+			duplicates++
 		}
-		var body io.Reader = r.Body
-		if r.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(r.Body)
-			if err != nil {
-				w.WriteHeader(http.StatusBadRequest)
-				return
-			}
-			body = zr
-		}
-		b, _ := io.ReadAll(body)
-		req := plogotlp.NewExportRequest()
-		if err := req.UnmarshalProto(b); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		d.mu.Lock()
-		rls := req.Logs().ResourceLogs()
-		for i := 0; i < rls.Len(); i++ {
-			sls := rls.At(i).ScopeLogs()
-			for j := 0; j < sls.Len(); j++ {
-				lrs := sls.At(j).LogRecords()
-				for k := 0; k < lrs.Len(); k++ {
-					d.received[lrs.At(k).Body().Str()]++
-				}
-			}
-		}
-		d.projects[r.Header.Get("projectName")] = true
-		d.mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		resp, _ := plogotlp.NewExportResponse().MarshalProto()
-		_, _ = w.Write(resp)
-	}))
-	t.Cleanup(d.Close)
-	return d
-}
-
-func (d *otlpDestination) count() (records, duplicates int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, n := range d.received {
-		records += n
-		if n > 1 {
-			duplicates += n - 1
-		}
+		seen[body] = true
 	}
 	return records, duplicates
 }
 
 // sinkOverlay points the OTLP sink at d and retries quickly.
-func sinkOverlay(d *otlpDestination, extra ...string) []string {
+func sinkOverlay(d *otlptest.LogsDestination, extra ...string) []string {
 	return append([]string{
 		"exporters::mlx_otlp_http::endpoint=" + d.URL,
 		"exporters::mlx_otlp_http::retry_on_failure::initial_interval=100ms",
@@ -443,8 +388,8 @@ func sinkOverlay(d *otlpDestination, extra ...string) []string {
 }
 
 func TestLogSinkDownForAWhileLosesNothing(t *testing.T) {
-	d := newOTLPDestination(t)
-	d.down.Store(true)
+	d := otlptest.NewLogsDestination(t)
+	d.SetStatus(http.StatusServiceUnavailable)
 	dataDir := t.TempDir()
 	opts := collectorOptions{configs: []string{"config/mlx.yaml", logOnlyOverlay(t)}, dataDir: dataDir, sets: sinkOverlay(d)}
 	s := startCollector(t, opts)
@@ -470,14 +415,18 @@ func TestLogSinkDownForAWhileLosesNothing(t *testing.T) {
 	})
 
 	// Back up: everything arrives, once.
-	d.down.Store(false)
+	d.SetStatus(0)
 	sc = s.waitFor("prometheus/logs", 60*time.Second, "the OTLP queue drained", func(sc *promtext.Scrape) bool {
 		return sum(sc, "mlx_log_tailer_queue_depth", "sink", "mlx_otlp_http") == 0
 	})
-	records, dups := d.count()
+	records, dups := counted(d)
 	assert.Equal(t, len(delivered), records, "every record arrived")
 	assert.Zero(t, dups, "none twice")
-	assert.Equal(t, map[string]bool{"mlx": true}, d.projects, "with the projectName header")
+	projects := map[string]bool{}
+	for _, p := range d.Projects() {
+		projects[p] = true
+	}
+	assert.Equal(t, map[string]bool{"mlx": true}, projects, "with the projectName header")
 	assert.Equal(t, float64(records), sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http"),
 		"the first run shipped nothing: this one shipped all")
 	assert.Zero(t, sum(sc, "mlx_log_tailer_dropped_total", "sink", "mlx_otlp_http"))
@@ -486,8 +435,8 @@ func TestLogSinkDownForAWhileLosesNothing(t *testing.T) {
 }
 
 func TestLogSinkPastItsQueueBoundDropsAndCounts(t *testing.T) {
-	d := newOTLPDestination(t)
-	d.down.Store(true)
+	d := otlptest.NewLogsDestination(t)
+	d.SetStatus(http.StatusServiceUnavailable)
 	s := startCollector(t, collectorOptions{
 		configs: []string{"config/mlx.yaml", logOnlyOverlay(t)},
 		sets:    sinkOverlay(d, "exporters::mlx_otlp_http::sending_queue::queue_size=1000"),
@@ -503,11 +452,11 @@ func TestLogSinkPastItsQueueBoundDropsAndCounts(t *testing.T) {
 	assert.LessOrEqual(t, queued, 1000.0, "the bound holds")
 	assert.Positive(t, sum(sc, "mlx_log_tailer_dropped_total", "reason", "queue_full", "sink", "mlx_otlp_http"))
 
-	d.down.Store(false)
+	d.SetStatus(0)
 	sc = s.waitFor("prometheus/logs", 60*time.Second, "the OTLP queue drained", func(sc *promtext.Scrape) bool {
 		return sum(sc, "mlx_log_tailer_queue_depth", "sink", "mlx_otlp_http") == 0
 	})
-	records, dups := d.count()
+	records, dups := counted(d)
 	assert.Equal(t, queued, float64(records), "what was queued arrived")
 	assert.Zero(t, dups)
 	assert.Equal(t, float64(records), sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http"))
