@@ -125,13 +125,19 @@ func TestHardwareSeriesOfThisLinuxHost(t *testing.T) {
 	}
 }
 
+// startHardwareWithNvidiaSMI runs the collector with a fake nvidia-smi,
+// the shell script body, first on PATH.
+func startHardwareWithNvidiaSMI(t *testing.T, body string) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+	return startHardware(t, map[string]string{"PATH": dir + ":" + os.Getenv("PATH")})
+}
+
 // nvidia-smi, where installed, feeds the NVIDIA series through the slow
 // cadence; here a fake one on PATH prints what nvidia-smi prints.
 func TestHardwareNvidiaGPUsThroughNvidiaSMI(t *testing.T) {
-	dir := t.TempDir()
-	script := "#!/bin/sh\necho '0, GPU-5d8f0c3e-1111-2222-3333-444455556666, NVIDIA L4, 37, 10240, 23034, 41.52, 55, 2040, 6250'\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755))
-	s := startHardware(t, map[string]string{"PATH": dir + ":" + os.Getenv("PATH")})
+	s := startHardwareWithNvidiaSMI(t, "echo '0, GPU-5d8f0c3e-1111-2222-3333-444455556666, NVIDIA L4, 37, 10240, 23034, 41.52, 55, 2040, 6250'")
 	sc := s.waitFor("prometheus/hw", 30*time.Second, "the NVIDIA series", func(sc *promtext.Scrape) bool {
 		_, ok := sc.Value("mlx_hw_nvidia_gpu_power_watts", "gpu", "0")
 		return ok
@@ -146,10 +152,7 @@ func TestHardwareNvidiaGPUsThroughNvidiaSMI(t *testing.T) {
 
 // A broken nvidia-smi is a failing source: reported 0, no NVIDIA series.
 func TestHardwareBrokenNvidiaSMI(t *testing.T) {
-	dir := t.TempDir()
-	script := "#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.'\nexit 9\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755))
-	s := startHardware(t, map[string]string{"PATH": dir + ":" + os.Getenv("PATH")})
+	s := startHardwareWithNvidiaSMI(t, "echo 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.'\nexit 9")
 	sc := s.waitFor("prometheus/hw", 30*time.Second, "nvidia_smi reported", func(sc *promtext.Scrape) bool {
 		_, ok := sc.Value("mlx_hw_source_up", "source", "nvidia_smi")
 		return ok
