@@ -60,6 +60,12 @@ type Config struct {
 	// past it an answer is not scored (and counted as dropped), so scoring
 	// never holds up a request.
 	ScoringQueue int
+
+	// Traces says what the spans carry and how many may wait for export.
+	Traces TraceConfig
+	// AccessLogQueue is how many access log records may wait for export;
+	// past it a record is dropped (mlx_access_log_dropped_total).
+	AccessLogQueue int
 }
 
 // DefaultConfig is the configuration the extension starts from.
@@ -78,6 +84,12 @@ func DefaultConfig() Config {
 		LowConfidenceThreshold:        0.5,
 		HallucinationFlagThreshold:    0.5,
 		ScoringQueue:                  256,
+		Traces: TraceConfig{
+			CaptureContent:  true,
+			MaxContentBytes: 256 << 10,
+			QueueSize:       512,
+		},
+		AccessLogQueue: 1024,
 	}
 }
 

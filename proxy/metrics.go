@@ -45,6 +45,8 @@ type Metrics struct {
 	cacheRatio      *prometheus.GaugeVec
 	modelInfo       *prometheus.GaugeVec
 	modelArch       *prometheus.GaugeVec
+	spansDropped    prometheus.Counter
+	accessDropped   prometheus.Counter
 
 	models    *labelSet
 	tools     *labelSet
@@ -87,6 +89,11 @@ func newMetrics(cfg Config) *Metrics {
 	m.cacheRatio = gauge("mlx_prompt_cache_ratio", "cached_tokens / prompt_tokens of the most recent completion (0..1).", "model")
 	m.modelInfo = gauge("mlx_model_info", "Model configuration from config.json; value = the attribute (layer_count, kv_heads, head_dim, hidden_size, attention_heads, vocab_size, intermediate_size, quant_bits, quant_group_size).", "model", "attr")
 	m.modelArch = gauge("mlx_model_arch", "Model architecture and dtype from config.json; always 1.", "model", "arch", "dtype")
+	m.spansDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "mlx_spans_dropped_total",
+		Help: "Request spans dropped before the collector's traces pipeline took them (a queue was full, or no pipeline took them)."})
+	m.accessDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "mlx_access_log_dropped_total",
+		Help: "Access log records dropped before the collector's logs pipeline took them (the queue was full, or no pipeline took them)."})
+	m.Registry.MustRegister(m.spansDropped, m.accessDropped)
 
 	// The configured model's counters exist from the start at 0, so that
 	// rate() and increase() see the first request and the first error.

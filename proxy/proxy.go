@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/zap"
 )
 
@@ -34,6 +35,8 @@ type Proxy struct {
 	metrics   *Metrics
 	recorders []Recorder
 	scorer    *scorer
+	tracer    *tracer
+	access    *outbox[*AccessRecord]
 	// active counts completion requests between begin and the end of
 	// their recorders (tests wait for it to drop to 0).
 	active  atomic.Int64
@@ -59,7 +62,10 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		log = zap.NewNop()
 	}
 	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg)}
-	p.scorer = newScorer(cfg, newQualityMetrics(p.metrics.Registry, cfg.modelLabel()), p.metrics.models)
+	p.tracer = newTracer(cfg.Traces, u.Host,
+		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, p.metrics.spansDropped, log))
+	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, p.metrics.accessDropped, log)
+	p.scorer = newScorer(cfg, newQualityMetrics(p.metrics.Registry, cfg.modelLabel()), p.metrics.models, log)
 	p.recorders = []Recorder{p.metrics, p.scorer}
 	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{})
 	p.transport = &http.Transport{
@@ -86,13 +92,6 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	return p, nil
 }
 
-// AddRecorder adds a recorder that sees every completion after the
-// metrics. Call it before Serve.
-func (p *Proxy) AddRecorder(r Recorder) { p.recorders = append(p.recorders, r) }
-
-// Metrics returns the proxy's series.
-func (p *Proxy) Metrics() *Metrics { return p.metrics }
-
 // ServeHTTP serves /metrics and relays everything else.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -103,6 +102,26 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var rec *Record
 	if route := routeOf(r); route != RouteOther {
 		rec = &Record{Route: route, Path: r.URL.Path, Start: start, Model: p.cfg.modelLabel(), Kind: KindChat}
+		if p.tracer.on() {
+			rec.parent, rec.traced = parentOf(r)
+		}
+	}
+	if p.access.attached() {
+		acc := newAccessRecord(r, start)
+		sw := &statusWriter{ResponseWriter: w}
+		w = sw
+		defer func() {
+			acc.End, acc.Status = time.Now(), sw.status
+			if rec != nil {
+				if rec.Status != 0 {
+					acc.Status = rec.Status
+				}
+				if rec.spanCtx.IsValid() {
+					acc.TraceID, acc.SpanID = rec.spanCtx.TraceID(), rec.spanCtx.SpanID()
+				}
+			}
+			p.access.offer(acc)
+		}()
 	}
 
 	body, err := p.readBody(w, r)
@@ -126,6 +145,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if rec != nil {
 		fields := p.parseRequest(rec, body)
+		if rec.traced {
+			rec.request = requestBody{raw: body, fields: fields}
+		}
 		body = p.planLogprobs(rec, body)
 		if rec.Streaming && !rec.Destreamed {
 			// planLogprobs leaves a stream it does not destream as it is:
@@ -288,6 +310,12 @@ func (p *Proxy) end(rec *Record) {
 		// The relay stopped without reaching the end of the answer and
 		// without an upstream error: writing to the client failed.
 		rec.Outcome = OutcomeClientGone
+	}
+	if rec.traced {
+		// Started here, finished by the scorer's worker (it takes it).
+		if rec.span = p.tracer.start(rec); rec.span != nil {
+			rec.spanCtx = rec.span.span.SpanContext()
+		}
 	}
 	for _, r := range p.recorders {
 		r.End(rec)

@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Route says what kind of request the proxy relayed.
@@ -121,8 +124,30 @@ type Record struct {
 	SawDone bool
 
 	// From the response. Usage is nil when the engine sent none.
-	Usage   *Usage
-	Choices []*Choice
+	// ResponseID and ResponseModel are the answer's id and model ("" when
+	// it had none).
+	Usage         *Usage
+	Choices       []*Choice
+	ResponseID    string
+	ResponseModel string
+
+	// Tracing (trace.go). traced: a span is due for this request; parent
+	// is its trace context (a client's traceparent, or none). request is
+	// the client's body and its members as parseRequest read them, kept
+	// for the span's attributes; span is the started span until the
+	// scorer takes it over.
+	traced  bool
+	parent  context.Context
+	request requestBody
+	span    *pendingSpan
+	spanCtx trace.SpanContext
+}
+
+// requestBody is the client's request body and its top-level members (nil
+// when it is not a JSON object).
+type requestBody struct {
+	raw    []byte
+	fields map[string]json.RawMessage
 }
 
 // Usage is the response's token accounting.

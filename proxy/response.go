@@ -11,6 +11,8 @@ import (
 // completionJSON is a non-streamed response or one streamed chunk; the
 // usage chunk is one with no choices.
 type completionJSON struct {
+	ID      string       `json:"id"`
+	Model   string       `json:"model"`
 	Choices []choiceJSON `json:"choices"`
 	Usage   *usageJSON   `json:"usage"`
 }
@@ -65,6 +67,7 @@ func (u *usageJSON) toUsage() *Usage {
 
 // applyChunk adds one streamed chunk to the record. now is when it arrived.
 func (r *Record) applyChunk(c *completionJSON, now time.Time) {
+	r.applyIdentity(c)
 	if c.Usage != nil {
 		r.Usage = c.Usage.toUsage()
 	}
@@ -102,8 +105,19 @@ func (r *Record) applyChunk(c *completionJSON, now time.Time) {
 	}
 }
 
+// applyIdentity keeps the answer's id and model (every chunk repeats them).
+func (r *Record) applyIdentity(c *completionJSON) {
+	if r.ResponseID == "" && c.ID != "" {
+		r.ResponseID = c.ID
+	}
+	if r.ResponseModel == "" && c.Model != "" {
+		r.ResponseModel = c.Model
+	}
+}
+
 // applyResponse adds a non-streamed response to the record.
 func (r *Record) applyResponse(c *completionJSON) {
+	r.applyIdentity(c)
 	if c.Usage != nil {
 		r.Usage = c.Usage.toUsage()
 	}

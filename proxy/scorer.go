@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.uber.org/zap"
+
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 )
@@ -20,6 +22,7 @@ type scorer struct {
 	models    *labelSet // the proxy's model label set: one bound for all series
 	checker   *heuristics.Checker
 	lowConfid float64
+	log       *zap.Logger
 
 	queue   chan scoreJob
 	mu      sync.Mutex
@@ -32,6 +35,8 @@ type scorer struct {
 // scoreJob is what scoring needs of one answer: the record does not
 // outlive End.
 type scoreJob struct {
+	scored      bool         // the answer is scored; false: only a span to finish
+	span        *pendingSpan // the request's span, nil when untraced
 	model, kind string
 	source      string // "" when no logprobs were asked for
 	greedy      bool
@@ -42,7 +47,7 @@ type scoreJob struct {
 	logprobs []json.RawMessage
 }
 
-func newScorer(cfg Config, m *qualityMetrics, models *labelSet) *scorer {
+func newScorer(cfg Config, m *qualityMetrics, models *labelSet, log *zap.Logger) *scorer {
 	rules := heuristics.Default
 	rules.FlagThreshold = cfg.HallucinationFlagThreshold
 	return &scorer{
@@ -50,6 +55,7 @@ func newScorer(cfg Config, m *qualityMetrics, models *labelSet) *scorer {
 		models:    models,
 		checker:   heuristics.Compile(rules),
 		lowConfid: cfg.LowConfidenceThreshold,
+		log:       log,
 		queue:     make(chan scoreJob, max(cfg.ScoringQueue, 1)),
 	}
 }
@@ -88,9 +94,22 @@ func (s *scorer) idle() bool { return s.scored.Load() == s.queued.Load() }
 func (s *scorer) run(q <-chan scoreJob, done chan<- struct{}) {
 	defer close(done)
 	for job := range q {
-		s.score(&job)
+		s.run1(&job)
 		s.scored.Add(1)
 	}
+}
+
+// run1 does one job; a panic in it loses that job only.
+func (s *scorer) run1(job *scoreJob) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.metrics.scoringDropped.Inc()
+			if s.log != nil {
+				s.log.Error("Scoring an answer panicked; the answer is not scored", zap.Any("panic", r))
+			}
+		}
+	}()
+	s.do(job)
 }
 
 // Begin implements Recorder.
@@ -98,10 +117,43 @@ func (s *scorer) Begin(*Record) {}
 
 // End implements Recorder: an answer that reached the client whole with a
 // 2xx status is queued for scoring. Only the first choice is scored
-// (mlx_lm always sends one).
+// (mlx_lm always sends one). A request's span (any outcome) rides along,
+// and the worker finishes it after scoring, so the scores are on it.
 func (s *scorer) End(rec *Record) {
-	if rec.Outcome != OutcomeComplete || rec.Status < 200 || rec.Status > 299 {
+	job, scored := s.jobOf(rec)
+	job.span, rec.span = rec.span, nil
+	if !scored && job.span == nil {
 		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	queued := false
+	if !s.stopped {
+		// After stop (a request cut at shutdown ended after the worker),
+		// nothing is queued.
+		select {
+		case s.queue <- job:
+			s.queued.Add(1)
+			queued = true
+		default:
+		}
+	}
+	if queued {
+		return
+	}
+	if scored {
+		s.metrics.scoringDropped.Inc()
+	}
+	if job.span != nil {
+		job.span.drop()
+	}
+}
+
+// jobOf is the scoring job of a finished request; scored is false when
+// the answer is not scored.
+func (s *scorer) jobOf(rec *Record) (job scoreJob, scored bool) {
+	if rec.Outcome != OutcomeComplete || rec.Status < 200 || rec.Status > 299 {
+		return job, false
 	}
 	if len(rec.Choices) == 0 {
 		if rec.LogprobsSource != "" {
@@ -109,7 +161,7 @@ func (s *scorer) End(rec *Record) {
 			// large, not JSON): say so rather than nothing.
 			s.metrics.confidenceFailed.WithLabelValues(s.models.value(rec.Model), rec.LogprobsSource).Inc()
 		}
-		return
+		return job, false
 	}
 	ch := rec.Choices[0]
 	for _, c := range rec.Choices[1:] {
@@ -117,7 +169,8 @@ func (s *scorer) End(rec *Record) {
 			ch = c
 		}
 	}
-	job := scoreJob{
+	job = scoreJob{
+		scored: true,
 		model:  s.models.value(rec.Model),
 		kind:   rec.Kind,
 		source: rec.LogprobsSource,
@@ -136,19 +189,7 @@ func (s *scorer) End(rec *Record) {
 	if job.source != "" {
 		job.text = generatedText(ch)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped {
-		// A request cut at shutdown ended after the worker: not scored.
-		s.metrics.scoringDropped.Inc()
-		return
-	}
-	select {
-	case s.queue <- job:
-		s.queued.Add(1)
-	default:
-		s.metrics.scoringDropped.Inc()
-	}
+	return job, true
 }
 
 // generatedText is the choice's output in the order the model wrote it:
@@ -164,11 +205,27 @@ func generatedText(ch *Choice) string {
 	return b.String()
 }
 
-func (s *scorer) score(job *scoreJob) {
+// do scores the job's answer (when due) and finishes its span.
+func (s *scorer) do(job *scoreJob) {
+	var (
+		h  *heuristics.Result
+		sc *confidence.Score
+	)
+	if job.scored {
+		h, sc = s.score(job)
+	}
+	if job.span != nil {
+		job.span.finish(h, sc)
+	}
+}
+
+// score returns the heuristics and, when the answer had logprobs, its
+// confidence (nil otherwise).
+func (s *scorer) score(job *scoreJob) (*heuristics.Result, *confidence.Score) {
 	r := s.checker.Evaluate(job.heuristics)
 	s.metrics.observeHeuristics(job.model, job.kind, &r)
 	if job.source == "" {
-		return
+		return &r, nil
 	}
 	lp := &confidence.Logprobs{}
 	for _, raw := range job.logprobs {
@@ -176,4 +233,5 @@ func (s *scorer) score(job *scoreJob) {
 	}
 	sc := lp.Score(confidence.Options{Greedy: job.greedy, Text: job.text, LowConfidence: s.lowConfid})
 	s.metrics.observeConfidence(job.model, job.source, &sc)
+	return &r, &sc
 }

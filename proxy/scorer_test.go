@@ -30,7 +30,7 @@ func TestScorerDropsWhenTheQueueIsFull(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.ScoringQueue = 1
 	q := newQualityMetrics(reg, "m")
-	s := newScorer(cfg, q, newLabelSet(8, "m"))
+	s := newScorer(cfg, q, newLabelSet(8, "m"), nil)
 
 	s.End(finishedRecord("I cannot help with that.", ""))
 	s.End(finishedRecord("Hello there.", "")) // the queue holds one: dropped
@@ -50,7 +50,7 @@ func TestScorerDropsWhenTheQueueIsFull(t *testing.T) {
 func TestScorerConfidenceFigures(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	q := newQualityMetrics(reg, "m")
-	s := newScorer(DefaultConfig(), q, newLabelSet(8, "m"))
+	s := newScorer(DefaultConfig(), q, newLabelSet(8, "m"), nil)
 	s.start()
 	defer s.stop()
 
@@ -79,7 +79,7 @@ func TestScorerConfidenceFigures(t *testing.T) {
 // scored.
 func TestScorerSkipsFailedAnswers(t *testing.T) {
 	q := newQualityMetrics(prometheus.NewRegistry(), "m")
-	s := newScorer(DefaultConfig(), q, newLabelSet(8, "m"))
+	s := newScorer(DefaultConfig(), q, newLabelSet(8, "m"), nil)
 	for _, mut := range []func(*Record){
 		func(r *Record) { r.Outcome = OutcomeIncomplete },
 		func(r *Record) { r.Outcome = OutcomeClientGone },

@@ -6,6 +6,9 @@ import (
 	stdlog "log"
 	"net"
 	"net/http"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -30,6 +33,8 @@ func (p *Proxy) Serve(ln net.Listener) {
 	}(p.server, p.served)
 
 	p.scorer.start()
+	p.tracer.outbox.start()
+	p.access.start()
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stopProbe = cancel
 	p.probeDone = make(chan struct{})
@@ -66,9 +71,34 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	// Score what is queued, then stop; a request cut by Close that ends
 	// after this is counted as not scored.
 	p.scorer.stop()
+	// Hand what is buffered to the pipelines that are still attached.
+	flushCtx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)
+	defer cancel()
+	p.tracer.outbox.shutdown(flushCtx)
+	p.access.shutdown(flushCtx)
 	p.transport.CloseIdleConnections()
 	return err
 }
+
+// telemetryFlushTimeout bounds the hand-over of buffered spans and access
+// records at shutdown.
+const telemetryFlushTimeout = 2 * time.Second
+
+// SpanSink takes the proxy's ended spans, in batches, from one goroutine.
+// A sink that returns an error or blocks loses spans (counted in
+// mlx_spans_dropped_total), never a request.
+type SpanSink func(ctx context.Context, spans []sdktrace.ReadOnlySpan) error
+
+// AccessLogSink takes the proxy's access log records, likewise.
+type AccessLogSink func(ctx context.Context, records []*AccessRecord) error
+
+// AttachSpans makes sink the consumer of the proxy's spans: from now on
+// completion requests are traced (unless they send X-Mlx-Trace: 0). The
+// returned function detaches it; without a sink nothing is traced.
+func (p *Proxy) AttachSpans(sink SpanSink) (detach func()) { return p.tracer.outbox.attach(sink) }
+
+// AttachAccessLog makes sink the consumer of the access log.
+func (p *Proxy) AttachAccessLog(sink AccessLogSink) (detach func()) { return p.access.attach(sink) }
 
 // debugStdLog routes net/http's own messages (a client that sent garbage, a
 // relay read error) to the logger at debug level: they are per-request

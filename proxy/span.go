@@ -1,0 +1,288 @@
+package proxy
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
+)
+
+// pendingSpan is a started span and what its attributes are made of: a
+// copy of the record's facts (the record does not outlive End), so that
+// the attributes can be built off the request path.
+type pendingSpan struct {
+	t    *tracer
+	span trace.Span
+	f    spanFacts
+}
+
+// spanFacts is what the span needs of a record.
+type spanFacts struct {
+	route                     Route
+	path, model, kind, source string
+	streaming, destreamed     bool
+	toolsOffered, hasTemp     bool
+	temperature               float64
+	start, end                time.Time
+	headers                   time.Time
+	firstOutput, firstContent time.Time
+	status                    int
+	outcome                   Outcome
+	usage                     *Usage
+	respID, respModel         string
+	out                       *outputFacts // the first choice; nil without one
+	finishReasons             []string
+	request                   requestBody
+}
+
+type outputFacts struct {
+	text, reasoning string
+	finish          string
+	toolCalls       []ToolCall
+	truncated       bool
+}
+
+// start begins the span of a request that has ended: on the request's
+// goroutine, so the access log knows its IDs; the rest is done by finish.
+func (t *tracer) start(rec *Record) *pendingSpan {
+	_, span := t.tracer.Start(rec.parent, SpanName,
+		trace.WithTimestamp(rec.Start), trace.WithSpanKind(trace.SpanKindServer))
+	if !span.IsRecording() {
+		return nil // the client's traceparent said not sampled
+	}
+	f := spanFacts{
+		route: rec.Route, path: rec.Path, model: rec.Model, kind: rec.Kind, source: rec.LogprobsSource,
+		streaming: rec.Streaming, destreamed: rec.Destreamed,
+		toolsOffered: rec.ToolsOffered, hasTemp: rec.HasTemperature, temperature: rec.Temperature,
+		start: rec.Start, end: rec.End, headers: rec.Headers,
+		firstOutput: rec.FirstOutput, firstContent: rec.FirstContent,
+		status: rec.Status, outcome: rec.Outcome, usage: rec.Usage,
+		respID: rec.ResponseID, respModel: rec.ResponseModel, request: rec.request,
+	}
+	chs := append([]*Choice(nil), rec.Choices...)
+	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })
+	for _, c := range chs {
+		if c.FinishReason != "" {
+			f.finishReasons = append(f.finishReasons, c.FinishReason)
+		}
+	}
+	if len(chs) > 0 {
+		c := chs[0]
+		f.out = &outputFacts{text: c.Text.String(), reasoning: c.Reasoning.String(), finish: c.FinishReason,
+			toolCalls: append([]ToolCall(nil), c.ToolCalls...), truncated: c.TextTruncated}
+	}
+	return &pendingSpan{t: t, span: span, f: f}
+}
+
+// finish gives the span its attributes and ends it with the request's end
+// time. h and sc are the answer's scores (nil when it was not scored).
+func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
+	f := &ps.f
+	b := &attrs{budget: ps.t.cfg.MaxContentBytes}
+	ps.originalAttrs(b, h, sc)
+	ps.genAIAttrs(b)
+	ps.openInferenceAttrs(b, h, sc)
+	if b.truncated {
+		b.add(attribute.Bool("mlx.content_truncated", true))
+	}
+	if errType, msg := f.errorType(); errType != "" {
+		b.add(attribute.String("error.type", errType))
+		ps.span.SetStatus(codes.Error, msg)
+	}
+	ps.span.SetAttributes(b.kv...)
+	if !f.firstOutput.IsZero() && f.streaming && !f.destreamed {
+		ps.span.AddEvent(FirstTokenEvent, trace.WithTimestamp(f.firstOutput))
+	}
+	ps.span.End(trace.WithTimestamp(f.end))
+}
+
+// FirstTokenEvent is the span event at the first streamed token (the name
+// Envoy AI Gateway's OpenInference spans use).
+const FirstTokenEvent = "First Token Stream Event"
+
+// drop abandons the span unended: it is never exported.
+func (ps *pendingSpan) drop() { ps.t.outbox.dropped.Inc() }
+
+// originalAttrs are the original proxy's span attributes.
+func (ps *pendingSpan) originalAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
+	f := &ps.f
+	b.add(
+		attribute.String("http.request.method", http.MethodPost),
+		attribute.String("url.path", f.path),
+		attribute.String("mlx.model", f.model),
+		attribute.Bool("mlx.streaming", f.streaming),
+		attribute.String("mlx.kind", f.kind),
+		attribute.Bool("mlx.tools_provided", f.toolsOffered),
+	)
+	if f.status != 0 {
+		b.add(attribute.Int("http.response.status_code", f.status))
+	}
+	if f.hasTemp {
+		b.add(attribute.Float64("mlx.temperature", f.temperature))
+	}
+	gen := f.end.Sub(f.start).Seconds()
+	b.add(attribute.Float64("mlx.gen_seconds", gen))
+	if ttft, ok := f.ttft(); ok {
+		b.add(attribute.Float64("mlx.ttft_seconds", ttft))
+	}
+	if u := f.usage; u != nil {
+		b.add(attribute.Int("mlx.tokens_prompt", u.PromptTokens), attribute.Int("mlx.tokens_completion", u.CompletionTokens))
+	}
+	if f.out != nil {
+		b.add(attribute.Int("mlx.tool_calls", len(f.out.toolCalls)))
+	}
+	if h != nil {
+		b.add(attribute.Float64("mlx.hallucination_risk", h.Risk), attribute.Bool("mlx.hallucination_flagged", h.Flagged))
+	}
+	if sc != nil && sc.OK {
+		b.add(
+			attribute.String("mlx.logprobs_source", f.source),
+			attribute.Int("mlx.scored_tokens", sc.Tokens),
+			attribute.Float64("mlx.perplexity", round4(sc.Perplexity)),
+			attribute.Float64("mlx.confidence_mean", round4(sc.ConfidenceMean)),
+			attribute.Float64("mlx.confidence_min", round4(sc.ConfidenceMin)),
+			attribute.Float64("mlx.low_confidence_token_ratio", round4(sc.LowConfidenceRatio)),
+		)
+		if sc.HasEntropy() {
+			b.add(attribute.Float64("mlx.token_entropy", round4(sc.EntropyMean)))
+		}
+	}
+}
+
+// ttft is the original's mlx.ttft_seconds: to the first streamed content,
+// or the whole generation when there was none (non-streamed, destreamed);
+// absent when the engine never answered.
+func (f *spanFacts) ttft() (float64, bool) {
+	switch {
+	case !f.firstContent.IsZero():
+		return f.firstContent.Sub(f.start).Seconds(), true
+	case !f.headers.IsZero():
+		return f.end.Sub(f.start).Seconds(), true
+	}
+	return 0, false
+}
+
+// genAIAttrs are the OTel GenAI semantic conventions' span attributes.
+func (ps *pendingSpan) genAIAttrs(b *attrs) {
+	f := &ps.f
+	op := "chat"
+	if f.route == RouteText {
+		op = "text_completion"
+	}
+	b.add(
+		attribute.String("gen_ai.operation.name", op),
+		attribute.String("gen_ai.provider.name", Provider),
+		attribute.String("gen_ai.request.model", f.model),
+		attribute.Bool("gen_ai.request.stream", f.streaming),
+	)
+	b.add(ps.t.server...)
+	fields := f.request.fields
+	if v, ok := number(fields["temperature"]); ok {
+		b.add(attribute.Float64("gen_ai.request.temperature", v))
+	}
+	if v, ok := number(fields["top_p"]); ok {
+		b.add(attribute.Float64("gen_ai.request.top_p", v))
+	}
+	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
+		if v, ok := number(fields[k]); ok {
+			b.add(attribute.Int64("gen_ai.request.max_tokens", int64(v)))
+			break
+		}
+	}
+	if f.respID != "" {
+		b.add(attribute.String("gen_ai.response.id", f.respID))
+	}
+	if f.respModel != "" {
+		b.add(attribute.String("gen_ai.response.model", f.respModel))
+	}
+	if len(f.finishReasons) > 0 {
+		b.add(attribute.StringSlice("gen_ai.response.finish_reasons", f.finishReasons))
+	}
+	if !f.firstOutput.IsZero() && f.streaming && !f.destreamed {
+		b.add(attribute.Float64("gen_ai.response.time_to_first_chunk", f.firstOutput.Sub(f.start).Seconds()))
+	}
+	if u := f.usage; u != nil {
+		b.add(attribute.Int("gen_ai.usage.input_tokens", u.PromptTokens), attribute.Int("gen_ai.usage.output_tokens", u.CompletionTokens))
+		if u.HasCached {
+			b.add(attribute.Int("gen_ai.usage.cache_read.input_tokens", u.CachedTokens))
+		}
+	}
+}
+
+// Provider is gen_ai.provider.name and llm.provider of the proxy's spans
+// (the original's llm.provider).
+const Provider = "mlx"
+
+// errorType is the span's error.type and status message; "" when the
+// request did not fail: the engine's own 4xx/5xx answers, a stream cut
+// short, a client that went away, and the proxy's own refusals (413) and
+// upstream failures (502/503/504) are errors.
+func (f *spanFacts) errorType() (string, string) {
+	switch f.outcome {
+	case OutcomeClientGone:
+		return "client_gone", "the client went away before the answer was complete"
+	case OutcomeIncomplete:
+		return "incomplete", "the engine ended the answer before it was complete"
+	case OutcomeUnavailable, OutcomeBadGateway, OutcomeTimeout, OutcomeTooLarge:
+		return f.outcome.String(), "the proxy answered " + strconv.Itoa(f.status) + " (" + f.outcome.String() + ")"
+	}
+	if f.status >= 400 {
+		return strconv.Itoa(f.status), "the engine answered " + strconv.Itoa(f.status)
+	}
+	return "", ""
+}
+
+// number reads a JSON number (nil or another type: false).
+func number(raw json.RawMessage) (float64, bool) {
+	if len(raw) == 0 || isNull(raw) {
+		return 0, false
+	}
+	var v float64
+	if json.Unmarshal(raw, &v) != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+func round4(v float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	return math.Round(v*1e4) / 1e4
+}
+
+// attrs collects a span's attributes, with a byte budget for content.
+type attrs struct {
+	kv        []attribute.KeyValue
+	budget    int
+	truncated bool
+}
+
+func (b *attrs) add(kv ...attribute.KeyValue) { b.kv = append(b.kv, kv...) }
+
+// content spends the budget on s, cutting it (at a UTF-8 boundary) when
+// the budget is short.
+func (b *attrs) content(s string) string {
+	if len(s) <= b.budget {
+		b.budget -= len(s)
+		return s
+	}
+	b.truncated = true
+	cut := b.budget
+	for cut > 0 && cut < len(s) && !utf8Start(s[cut]) {
+		cut--
+	}
+	b.budget = 0
+	return s[:cut]
+}
+
+func utf8Start(c byte) bool { return c&0xC0 != 0x80 }

@@ -1,0 +1,296 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
+)
+
+// OpenInference attributes (Arize-ai/openinference spec), so that Opik and
+// Phoenix render the span as an LLM call. The message attributes follow
+// the spec's flattened form: llm.input_messages.<i>.message.role, ...
+
+// openInferenceAttrs adds the OpenInference attributes; content (inputs,
+// outputs, messages, prompts, tools) only when CaptureContent is on, and
+// as the OPENINFERENCE_HIDE_* settings allow.
+func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
+	f := &ps.f
+	cfg := ps.t.cfg
+	model := f.respModel
+	if model == "" {
+		model = f.model
+	}
+	b.add(
+		attribute.String("openinference.span.kind", "LLM"),
+		attribute.String("llm.provider", Provider),
+		attribute.String("llm.model_name", model),
+	)
+	if f.out != nil && f.out.finish != "" {
+		b.add(attribute.String("llm.finish_reason", f.out.finish))
+	}
+	if u := f.usage; u != nil {
+		total := u.TotalTokens
+		if total == 0 {
+			total = u.PromptTokens + u.CompletionTokens
+		}
+		b.add(attribute.Int("llm.token_count.prompt", u.PromptTokens),
+			attribute.Int("llm.token_count.completion", u.CompletionTokens),
+			attribute.Int("llm.token_count.total", total))
+		if u.HasCached {
+			b.add(attribute.Int("llm.token_count.prompt_details.cache_read", u.CachedTokens))
+		}
+	}
+	if params := invocationParameters(f.request.fields); params != "" && !cfg.Hide.InvocationParameters {
+		b.add(attribute.String("llm.invocation_parameters", params))
+	}
+	b.add(attribute.String("metadata", ps.metadata(h, sc)))
+	if !cfg.CaptureContent {
+		return
+	}
+	hide := cfg.Hide
+	// Inputs.
+	if raw := f.request.raw; len(raw) > 0 {
+		value := redacted
+		if !hide.Inputs {
+			value = b.content(string(raw))
+		}
+		b.add(attribute.String("input.value", value), attribute.String("input.mime_type", mimeOf(raw)))
+	}
+	if !hide.Inputs && !hide.InputMessages {
+		fields := f.request.fields
+		inputMessages(b, fields["messages"], hide.InputText)
+		if f.route == RouteText {
+			if prompts := promptsOf(fields["prompt"]); len(prompts) > 0 {
+				for i := range prompts {
+					prompts[i] = textOrRedacted(b, prompts[i], hide.InputText)
+				}
+				b.add(attribute.StringSlice("llm.prompts", prompts))
+			}
+		}
+	}
+	if !hide.Inputs {
+		toolDefinitions(b, f.request.fields["tools"])
+	}
+	// Outputs.
+	if f.out == nil {
+		return
+	}
+	value := redacted
+	if !hide.Outputs {
+		value = b.content(outputValue(f.out))
+	}
+	b.add(attribute.String("output.value", value), attribute.String("output.mime_type", "application/json"))
+	if !hide.Outputs && !hide.OutputMessages {
+		p := "llm.output_messages.0.message."
+		b.add(attribute.String(p+"role", "assistant"))
+		if f.out.text != "" {
+			b.add(attribute.String(p+"content", textOrRedacted(b, f.out.text, hide.OutputText)))
+		}
+		for k, tc := range f.out.toolCalls {
+			toolCallAttrs(b, p+"tool_calls."+strconv.Itoa(k)+".tool_call.", tc.ID, tc.Name, tc.Arguments)
+		}
+	}
+}
+
+// metadata is the original's metadata attribute (JSON): node, timings,
+// risk, and the confidence details when the answer was scored.
+func (ps *pendingSpan) metadata(h *heuristics.Result, sc *confidence.Score) string {
+	f := &ps.f
+	m := map[string]any{
+		"node":               ps.t.node,
+		"generation_seconds": round4(f.end.Sub(f.start).Seconds()),
+	}
+	if ttft, ok := f.ttft(); ok {
+		m["ttft_seconds"] = round4(ttft)
+	}
+	if h != nil {
+		m["hallucination_risk"] = h.Risk
+		m["hallucination_flagged"] = h.Flagged
+	}
+	if sc != nil && sc.OK {
+		m["logprobs_source"] = f.source
+		m["scored_tokens"] = sc.Tokens
+		m["perplexity"] = round4(sc.Perplexity)
+		m["confidence_mean"] = round4(sc.ConfidenceMean)
+		m["confidence_min"] = round4(sc.ConfidenceMin)
+		m["confidence_std"] = round4(sc.ConfidenceStd)
+		m["low_confidence_token_ratio"] = round4(sc.LowConfidenceRatio)
+		if sc.HasEntropy() {
+			m["token_entropy_nats"] = round4(sc.EntropyMean)
+		}
+		if sc.HasMargin() {
+			m["token_margin_mean"] = round4(sc.MarginMean)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil { // an infinite perplexity
+		delete(m, "perplexity")
+		b, _ = json.Marshal(m)
+	}
+	return string(b)
+}
+
+// invocationParameters is the request's parameters as JSON: every
+// top-level member but the content (messages, prompt, tools).
+func invocationParameters(fields map[string]json.RawMessage) string {
+	if fields == nil {
+		return ""
+	}
+	params := make(map[string]json.RawMessage, len(fields))
+	for k, v := range fields {
+		switch k {
+		case "messages", "prompt", "tools", "functions":
+			continue
+		}
+		params[k] = v
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// inMessageJSON is one message of a chat request, the fields the span
+// shows.
+type inMessageJSON struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []toolCallJSON  `json:"tool_calls"`
+}
+
+// contentPartJSON is one part of a message whose content is a list.
+type contentPartJSON struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
+func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
+	var msgs []inMessageJSON
+	if json.Unmarshal(raw, &msgs) != nil {
+		return
+	}
+	for i, m := range msgs {
+		p := "llm.input_messages." + strconv.Itoa(i) + ".message."
+		if m.Role != "" {
+			b.add(attribute.String(p+"role", m.Role))
+		}
+		var text string
+		var parts []contentPartJSON
+		switch {
+		case json.Unmarshal(m.Content, &text) == nil:
+			b.add(attribute.String(p+"content", textOrRedacted(b, text, hideText)))
+		case json.Unmarshal(m.Content, &parts) == nil:
+			for j, part := range parts {
+				q := p + "contents." + strconv.Itoa(j) + ".message_content."
+				b.add(attribute.String(q+"type", part.Type))
+				switch {
+				case part.Type == "text":
+					b.add(attribute.String(q+"text", textOrRedacted(b, part.Text, hideText)))
+				case part.ImageURL != nil:
+					b.add(attribute.String(q+"image.image.url", b.content(part.ImageURL.URL)))
+				}
+			}
+		}
+		if m.Name != "" {
+			b.add(attribute.String(p+"name", m.Name))
+		}
+		if m.ToolCallID != "" {
+			b.add(attribute.String(p+"tool_call_id", m.ToolCallID))
+		}
+		for k, tc := range m.ToolCalls {
+			toolCallAttrs(b, p+"tool_calls."+strconv.Itoa(k)+".tool_call.", tc.ID, tc.Function.Name, tc.Function.Arguments)
+		}
+	}
+}
+
+func toolCallAttrs(b *attrs, prefix, id, name, arguments string) {
+	if id != "" {
+		b.add(attribute.String(prefix+"id", id))
+	}
+	b.add(attribute.String(prefix+"function.name", name),
+		attribute.String(prefix+"function.arguments", b.content(arguments)))
+}
+
+// toolDefinitions adds llm.tools.<i>.tool.json_schema, each tool as the
+// client sent it.
+func toolDefinitions(b *attrs, raw json.RawMessage) {
+	var tools []json.RawMessage
+	if json.Unmarshal(raw, &tools) != nil {
+		return
+	}
+	for i, t := range tools {
+		var compact bytes.Buffer
+		if json.Compact(&compact, t) != nil {
+			continue
+		}
+		b.add(attribute.String("llm.tools."+strconv.Itoa(i)+".tool.json_schema", b.content(compact.String())))
+	}
+}
+
+// promptsOf reads a text completion's prompt: a string or a list of
+// strings (token lists are left out).
+func promptsOf(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	if json.Unmarshal(raw, &many) == nil {
+		return many
+	}
+	return nil
+}
+
+func textOrRedacted(b *attrs, s string, hide bool) string {
+	if hide {
+		return redacted
+	}
+	return b.content(s)
+}
+
+// outputValue is the answer as an assistant message, the same for streamed
+// and non-streamed answers.
+func outputValue(o *outputFacts) string {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type call struct {
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	msg := struct {
+		Role      string `json:"role"`
+		Content   string `json:"content"`
+		Reasoning string `json:"reasoning,omitempty"`
+		ToolCalls []call `json:"tool_calls,omitempty"`
+	}{Role: "assistant", Content: o.text, Reasoning: o.reasoning}
+	for _, tc := range o.toolCalls {
+		typ := tc.Type
+		if typ == "" {
+			typ = "function"
+		}
+		msg.ToolCalls = append(msg.ToolCalls, call{ID: tc.ID, Type: typ, Function: fn{Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	b, _ := json.Marshal(msg)
+	return string(b)
+}
+
+func mimeOf(raw []byte) string {
+	if json.Valid(raw) {
+		return "application/json"
+	}
+	return "text/plain"
+}

@@ -1,0 +1,179 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Tracing: one span per completion request, named as the original named it
+// and built with the OpenTelemetry SDK. The span is started when the
+// request ends (with the request's arrival as its start time, so the IDs
+// are known to the access log), given its attributes off the request path
+// by the scorer's worker (after scoring, so the scores are on it), and
+// ended there with the request's own end time. Ended spans go into a
+// bounded outbox that the collector side drains; nothing on the request
+// path waits for export.
+
+// SpanName is the name of the proxy's span (the original's).
+const SpanName = "mlx.chat.completions"
+
+// TracerName is the instrumentation scope of the proxy's spans (the
+// original's tracer).
+const TracerName = "mlx.proxy"
+
+// ServiceName is the service.name of the proxy's spans and access log
+// (the original's).
+const ServiceName = "mlx-metrics-proxy"
+
+// NoTraceHeader: a request that sends it with the value 0 is not traced
+// (metrics still count it), as in the original.
+const NoTraceHeader = "X-Mlx-Trace"
+
+// TraceConfig says what the proxy's spans carry.
+type TraceConfig struct {
+	// CaptureContent puts prompts, answers and tool definitions on the span
+	// (input.*, output.*, llm.input_messages.*, llm.output_messages.*,
+	// llm.prompts, llm.tools.*). Off: those attributes are left out and
+	// nothing else changes.
+	CaptureContent bool
+	// Hide is OpenInference's redaction settings (OPENINFERENCE_HIDE_*).
+	Hide HideConfig
+	// MaxContentBytes bounds the bytes of content one span carries; past
+	// it content strings are cut and mlx.content_truncated is set.
+	MaxContentBytes int
+	// QueueSize is how many ended spans may wait for the collector's
+	// pipeline; past it a span is dropped (mlx_spans_dropped_total).
+	QueueSize int
+	// Node names this node in the span's resource (mlx.node.name) and in
+	// the metadata attribute; "" is the host name.
+	Node string
+}
+
+// HideConfig is OpenInference's configuration of what a span hides
+// (spec/configuration.md), read from the OPENINFERENCE_HIDE_* variables.
+type HideConfig struct {
+	Inputs, Outputs               bool // input.value and input messages; output.value and output messages
+	InputMessages, OutputMessages bool // llm.input_messages.*, llm.output_messages.*
+	InputText, OutputText         bool // the text of messages
+	InvocationParameters          bool // llm.invocation_parameters
+}
+
+// HideFromEnv reads OpenInference's OPENINFERENCE_HIDE_* variables ("true"
+// or "1", any case) with getenv (os.Getenv when nil).
+func HideFromEnv(getenv func(string) string) HideConfig {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	on := func(name string) bool {
+		v, err := strconv.ParseBool(strings.TrimSpace(getenv("OPENINFERENCE_" + name)))
+		return err == nil && v
+	}
+	return HideConfig{
+		Inputs:               on("HIDE_INPUTS"),
+		Outputs:              on("HIDE_OUTPUTS"),
+		InputMessages:        on("HIDE_INPUT_MESSAGES"),
+		OutputMessages:       on("HIDE_OUTPUT_MESSAGES"),
+		InputText:            on("HIDE_INPUT_TEXT"),
+		OutputText:           on("HIDE_OUTPUT_TEXT"),
+		InvocationParameters: on("HIDE_LLM_INVOCATION_PARAMETERS"),
+	}
+}
+
+// redacted stands for a hidden value, as OpenInference's instrumentations
+// write it.
+const redacted = "__REDACTED__"
+
+// tracer makes the proxy's spans.
+type tracer struct {
+	cfg      TraceConfig
+	node     string
+	provider *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	outbox   *outbox[sdktrace.ReadOnlySpan]
+	server   []attribute.KeyValue // server.address, server.port of the engine
+}
+
+func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[sdktrace.ReadOnlySpan]) *tracer {
+	node := cfg.Node
+	if node == "" {
+		node, _ = os.Hostname()
+	}
+	host, _ := os.Hostname()
+	res := resource.NewSchemaless(
+		attribute.String("service.name", ServiceName),
+		attribute.String("host.name", host),
+		attribute.String("service.instance.id", node+":proxy"),
+		attribute.String("mlx.node.name", node),
+	)
+	limits := sdktrace.NewSpanLimits()
+	// Content is bounded by MaxContentBytes; the count bounds a long
+	// conversation's message attributes.
+	limits.AttributeCountLimit = maxSpanAttributes
+	limits.AttributeValueLengthLimit = -1
+	tp := sdktrace.NewTracerProvider(
+		// A client's sampled flag is honoured; a request without a
+		// traceparent is always traced.
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())),
+		sdktrace.WithSpanProcessor(spanOutbox{box}),
+		sdktrace.WithRawSpanLimits(limits),
+		sdktrace.WithResource(res),
+	)
+	t := &tracer{cfg: cfg, node: node, provider: tp, tracer: tp.Tracer(TracerName), outbox: box}
+	if h, p, ok := splitHostPort(upstreamHost); ok {
+		t.server = []attribute.KeyValue{attribute.String("server.address", h), attribute.Int("server.port", p)}
+	}
+	return t
+}
+
+// maxSpanAttributes bounds the attributes of one span (a conversation of
+// about 300 messages with their roles and text).
+const maxSpanAttributes = 1024
+
+func splitHostPort(hostport string) (string, int, bool) {
+	i := strings.LastIndexByte(hostport, ':')
+	if i < 0 {
+		return hostport, 0, false
+	}
+	p, err := strconv.Atoi(hostport[i+1:])
+	if err != nil {
+		return hostport, 0, false
+	}
+	return strings.Trim(hostport[:i], "[]"), p, true
+}
+
+// on reports whether spans are wanted now: a pipeline takes them.
+func (t *tracer) on() bool { return t != nil && t.outbox.attached() }
+
+// parentOf reads the request's trace context: a valid traceparent is
+// continued. traced is false when the client sent X-Mlx-Trace: 0.
+func parentOf(r *http.Request) (parent context.Context, traced bool) {
+	if strings.TrimSpace(r.Header.Get(NoTraceHeader)) == "0" {
+		return nil, false
+	}
+	ctx := context.Background()
+	if r.Header.Get("Traceparent") != "" {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	return ctx, true
+}
+
+// spanOutbox is the span processor that puts ended spans into the outbox.
+type spanOutbox struct{ box *outbox[sdktrace.ReadOnlySpan] }
+
+func (s spanOutbox) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (s spanOutbox) OnEnd(span sdktrace.ReadOnlySpan) {
+	if span.SpanContext().IsSampled() {
+		s.box.offer(span)
+	}
+}
+func (s spanOutbox) Shutdown(context.Context) error   { return nil }
+func (s spanOutbox) ForceFlush(context.Context) error { return nil }

@@ -1,0 +1,469 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+)
+
+// spanSink collects what the proxy hands to the collector side.
+type spanSink struct {
+	mu     sync.Mutex
+	spans  []sdktrace.ReadOnlySpan
+	access []*AccessRecord
+	got    time.Time // when the last span arrived
+}
+
+func (s *spanSink) spansSink(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.spans = append(s.spans, spans...)
+	s.got = time.Now()
+	return nil
+}
+
+func (s *spanSink) accessSink(_ context.Context, recs []*AccessRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access = append(s.access, recs...)
+	return nil
+}
+
+// tracedRig is a rig whose proxy hands its spans and access log to sink.
+func tracedRig(t *testing.T, opts ...rigOption) (*rig, *spanSink) {
+	r := newRig(t, opts...)
+	sink := &spanSink{}
+	t.Cleanup(r.proxy.AttachSpans(sink.spansSink))
+	t.Cleanup(r.proxy.AttachAccessLog(sink.accessSink))
+	return r, sink
+}
+
+// next waits for the n-th span (1-based) and returns it.
+func (s *spanSink) next(t *testing.T, n int) sdktrace.ReadOnlySpan {
+	t.Helper()
+	var span sdktrace.ReadOnlySpan
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.spans) >= n {
+			span = s.spans[n-1]
+			return true
+		}
+		return false
+	}, 5*time.Second, time.Millisecond, "span %d", n)
+	return span
+}
+
+func (s *spanSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.spans)
+}
+
+// attrsOf is a span's attributes by key.
+func attrsOf(span sdktrace.ReadOnlySpan) map[string]attribute.Value {
+	m := map[string]attribute.Value{}
+	for _, kv := range span.Attributes() {
+		m[string(kv.Key)] = kv.Value
+	}
+	return m
+}
+
+// contentKey: an attribute that carries prompts, answers or tools.
+func contentKey(k string) bool {
+	for _, p := range []string{"input.", "output.", "llm.input_messages.", "llm.output_messages.", "llm.prompts", "llm.tools."} {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// The attributes every completion span carries, of the three sets.
+var everySpanKeys = []string{
+	"http.request.method", "url.path", "http.response.status_code",
+	"mlx.model", "mlx.streaming", "mlx.kind", "mlx.temperature", "mlx.tools_provided", "mlx.gen_seconds",
+	"openinference.span.kind", "llm.provider", "llm.model_name", "metadata", "llm.invocation_parameters",
+	"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.request.stream",
+	"server.address", "server.port",
+}
+
+// Keys of a successful answer with usage.
+var answerKeys = []string{
+	"mlx.ttft_seconds", "mlx.tokens_prompt", "mlx.tokens_completion", "mlx.tool_calls",
+	"mlx.hallucination_risk", "mlx.hallucination_flagged",
+	"llm.finish_reason", "llm.token_count.prompt", "llm.token_count.completion", "llm.token_count.total",
+	"gen_ai.response.id", "gen_ai.response.model", "gen_ai.response.finish_reasons",
+	"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
+	"input.value", "input.mime_type", "output.value", "output.mime_type",
+	"llm.input_messages.0.message.role", "llm.input_messages.0.message.content",
+	"llm.output_messages.0.message.role",
+}
+
+var scoredKeys = []string{
+	"mlx.logprobs_source", "mlx.perplexity", "mlx.confidence_mean", "mlx.confidence_min",
+	"mlx.low_confidence_token_ratio", "mlx.token_entropy", "mlx.scored_tokens",
+}
+
+func requireKeys(t *testing.T, a map[string]attribute.Value, keys ...[]string) {
+	t.Helper()
+	for _, set := range keys {
+		for _, k := range set {
+			assert.Contains(t, a, k)
+		}
+	}
+}
+
+func TestSpanOfANonStreamedChat(t *testing.T) {
+	r, sink := tracedRig(t)
+	body := `{"model": "mlx-community/Qwen3-4B-4bit", "messages": [{"role": "system", "content": "Be brief"}, {"role": "user", "content": "Say hello"}], "max_tokens": 24, "temperature": 0.0, "top_p": 0.9}`
+	before := time.Now()
+	resp := r.do(r.url, http.MethodPost, "/v1/chat/completions", body, "Authorization", "Bearer sk-secret-key-123")
+	require.Equal(t, http.StatusOK, resp.status)
+	span := sink.next(t, 1)
+	a := attrsOf(span)
+	requireKeys(t, a, everySpanKeys, answerKeys, scoredKeys)
+
+	assert.Equal(t, SpanName, span.Name())
+	assert.Equal(t, trace.SpanKindServer, span.SpanKind())
+	assert.Equal(t, TracerName, span.InstrumentationScope().Name)
+	assert.Equal(t, codes.Unset, span.Status().Code)
+	assert.False(t, span.Parent().IsValid(), "a root span")
+	assert.Equal(t, "injected", a["mlx.logprobs_source"].AsString())
+	assert.Equal(t, "LLM", a["openinference.span.kind"].AsString())
+	assert.Equal(t, "chat", a["gen_ai.operation.name"].AsString())
+	assert.Equal(t, "mlx", a["gen_ai.provider.name"].AsString())
+	assert.Equal(t, testModel, a["gen_ai.request.model"].AsString())
+	assert.Equal(t, testModel, a["gen_ai.response.model"].AsString())
+	assert.Equal(t, 0.9, a["gen_ai.request.top_p"].AsFloat64())
+	assert.Equal(t, int64(24), a["gen_ai.request.max_tokens"].AsInt64())
+	assert.Equal(t, 0.0, a["gen_ai.request.temperature"].AsFloat64())
+	assert.False(t, a["gen_ai.request.stream"].AsBool())
+	assert.Equal(t, "127.0.0.1", a["server.address"].AsString())
+	assert.Equal(t, int64(200), a["http.response.status_code"].AsInt64())
+	assert.Equal(t, body, a["input.value"].AsString())
+	assert.Equal(t, "application/json", a["input.mime_type"].AsString())
+	assert.Equal(t, "system", a["llm.input_messages.0.message.role"].AsString())
+	assert.Equal(t, "Say hello", a["llm.input_messages.1.message.content"].AsString())
+	assert.NotContains(t, a, "gen_ai.response.time_to_first_chunk", "streams only")
+	assert.Empty(t, span.Events(), "no first-token event without a stream")
+
+	// The answer on the span is the one the client got.
+	var answer struct {
+		ID      string `json:"id"`
+		Choices []struct {
+			FinishReason string `json:"finish_reason"`
+			Message      struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens     int64 `json:"prompt_tokens"`
+			CompletionTokens int64 `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.Unmarshal(resp.body, &answer))
+	assert.Equal(t, answer.ID, a["gen_ai.response.id"].AsString())
+	assert.Equal(t, answer.Choices[0].Message.Content, a["llm.output_messages.0.message.content"].AsString())
+	assert.Equal(t, []string{answer.Choices[0].FinishReason}, a["gen_ai.response.finish_reasons"].AsStringSlice())
+	assert.Equal(t, answer.Usage.PromptTokens, a["gen_ai.usage.input_tokens"].AsInt64())
+	assert.Equal(t, answer.Usage.PromptTokens, a["mlx.tokens_prompt"].AsInt64())
+	assert.Equal(t, answer.Usage.CompletionTokens, a["llm.token_count.completion"].AsInt64())
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(a["output.value"].AsString()), &out))
+	assert.Equal(t, answer.Choices[0].Message.Content, out["content"])
+
+	// The scores are the ones the metrics got.
+	sc := r.scrape()
+	assert.InDelta(t, value(t, sc, "mlx_token_confidence_mean"), a["mlx.confidence_mean"].AsFloat64(), 1e-4)
+	assert.InDelta(t, value(t, sc, "mlx_hallucination_risk", "kind", "chat"), a["mlx.hallucination_risk"].AsFloat64(), 1e-9)
+	var meta map[string]any
+	require.NoError(t, json.Unmarshal([]byte(a["metadata"].AsString()), &meta))
+	for _, k := range []string{"node", "ttft_seconds", "generation_seconds", "hallucination_risk", "hallucination_flagged",
+		"logprobs_source", "scored_tokens", "confidence_mean", "confidence_std", "token_margin_mean"} {
+		assert.Contains(t, meta, k)
+	}
+
+	// The span lasts what the request lasted, not until scoring ended.
+	assert.False(t, span.StartTime().Before(before))
+	assert.InDelta(t, a["mlx.gen_seconds"].AsFloat64(), span.EndTime().Sub(span.StartTime()).Seconds(), 1e-9)
+	assert.True(t, span.EndTime().Before(sink.got))
+	assert.Equal(t, ServiceName, resourceValue(span, "service.name"))
+
+	// No header value, the key included, is anywhere on the span.
+	for k, v := range a {
+		assert.NotContains(t, v.Emit(), "sk-secret", k)
+	}
+}
+
+func resourceValue(span sdktrace.ReadOnlySpan, key string) string {
+	v, _ := span.Resource().Set().Value(attribute.Key(key))
+	return v.AsString()
+}
+
+func TestSpanOfAStream(t *testing.T) {
+	r, sink := tracedRig(t)
+	resp := r.post("/v1/chat/completions", chatStreamBody)
+	require.Equal(t, http.StatusOK, resp.status)
+	span := sink.next(t, 1)
+	a := attrsOf(span)
+	requireKeys(t, a, everySpanKeys, answerKeys)
+	assert.True(t, a["mlx.streaming"].AsBool())
+	assert.True(t, a["gen_ai.request.stream"].AsBool())
+	assert.NotContains(t, a, "mlx.logprobs_source", "streams are not scored without destreaming")
+	require.Len(t, span.Events(), 1)
+	ev := span.Events()[0]
+	assert.Equal(t, FirstTokenEvent, ev.Name)
+	ttfc := a["gen_ai.response.time_to_first_chunk"].AsFloat64()
+	assert.InDelta(t, ev.Time.Sub(span.StartTime()).Seconds(), ttfc, 1e-9)
+	assert.LessOrEqual(t, a["mlx.ttft_seconds"].AsFloat64(), a["mlx.gen_seconds"].AsFloat64())
+	assert.Equal(t, streamOf(t, resp, false).Content, a["llm.output_messages.0.message.content"].AsString())
+	assert.Equal(t, a["llm.token_count.completion"], a["gen_ai.usage.output_tokens"])
+}
+
+func TestSpanOfADestreamedStream(t *testing.T) {
+	r, sink := tracedRig(t, withConfig(func(c *Config) { c.DestreamFraction = 1 }))
+	resp := r.post("/v1/chat/completions", chatStreamBody)
+	require.Equal(t, http.StatusOK, resp.status)
+	a := attrsOf(sink.next(t, 1))
+	requireKeys(t, a, everySpanKeys, answerKeys, scoredKeys)
+	assert.Equal(t, "destreamed", a["mlx.logprobs_source"].AsString())
+	assert.True(t, a["mlx.streaming"].AsBool(), "the client asked for a stream")
+	assert.NotContains(t, a, "gen_ai.response.time_to_first_chunk", "the answer came whole")
+	assert.Empty(t, sink.next(t, 1).Events())
+}
+
+func TestSpanOfAToolCall(t *testing.T) {
+	r, sink := tracedRig(t)
+	resp := r.post("/v1/chat/completions", toolStreamBody)
+	require.Equal(t, http.StatusOK, resp.status)
+	a := attrsOf(sink.next(t, 1))
+	p := "llm.output_messages.0.message.tool_calls.0.tool_call."
+	assert.Equal(t, "get_weather", a[p+"function.name"].AsString())
+	got := streamOf(t, resp, false)
+	require.Len(t, got.ToolCalls, 1)
+	assert.Equal(t, "get_weather("+a[p+"function.arguments"].AsString()+")@0", got.ToolCalls[0])
+	assert.NotEmpty(t, a[p+"id"].AsString())
+	assert.Equal(t, int64(1), a["mlx.tool_calls"].AsInt64())
+	assert.True(t, a["mlx.tools_provided"].AsBool())
+	assert.Equal(t, "tool_calls", a["llm.finish_reason"].AsString())
+	var tool map[string]any
+	require.NoError(t, json.Unmarshal([]byte(a["llm.tools.0.tool.json_schema"].AsString()), &tool))
+	assert.Equal(t, "get_weather", tool["function"].(map[string]any)["name"])
+	var out struct {
+		ToolCalls []struct {
+			Function struct{ Name string } `json:"function"`
+		} `json:"tool_calls"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(a["output.value"].AsString()), &out))
+	require.Len(t, out.ToolCalls, 1)
+	assert.Equal(t, "get_weather", out.ToolCalls[0].Function.Name)
+}
+
+func TestSpanOfReasoning(t *testing.T) {
+	r, sink := tracedRig(t)
+	resp := r.post("/v1/chat/completions", reasoningBody)
+	require.Equal(t, http.StatusOK, resp.status)
+	a := attrsOf(sink.next(t, 1))
+	assert.Equal(t, KindReasoning, a["mlx.kind"].AsString())
+	var out struct{ Reasoning, Content string }
+	require.NoError(t, json.Unmarshal([]byte(a["output.value"].AsString()), &out))
+	got := streamOf(t, resp, false)
+	assert.Equal(t, got.Reasoning, out.Reasoning)
+	assert.NotEmpty(t, out.Reasoning)
+	assert.Equal(t, got.Content, out.Content)
+}
+
+func TestSpanOfAnEngineError(t *testing.T) {
+	r := rigWithUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error": "model not found"}`))
+	}, nil)
+	sink := &spanSink{}
+	t.Cleanup(r.proxy.AttachSpans(sink.spansSink))
+	resp := r.post("/v1/chat/completions", chatBody)
+	require.Equal(t, http.StatusNotFound, resp.status)
+	span := sink.next(t, 1)
+	a := attrsOf(span)
+	requireKeys(t, a, everySpanKeys)
+	assert.Equal(t, codes.Error, span.Status().Code)
+	assert.Equal(t, "404", a["error.type"].AsString())
+	assert.NotContains(t, a, "mlx.hallucination_risk", "an error is not scored")
+	assert.NotContains(t, a, "output.value")
+}
+
+func TestSpanOfTheProxysOwnErrors(t *testing.T) {
+	r := rigWithUpstream(t, func(http.ResponseWriter, *http.Request) {}, func(c *Config) { c.Upstream = "http://127.0.0.1:1" })
+	sink := &spanSink{}
+	t.Cleanup(r.proxy.AttachSpans(sink.spansSink))
+	require.Equal(t, http.StatusServiceUnavailable, r.post("/v1/chat/completions", chatBody).status)
+	span := sink.next(t, 1)
+	assert.Equal(t, codes.Error, span.Status().Code)
+	assert.Equal(t, "unavailable", attrsOf(span)["error.type"].AsString())
+	assert.Equal(t, int64(503), attrsOf(span)["http.response.status_code"].AsInt64())
+}
+
+func TestSpanOfAClientAbortMidStream(t *testing.T) {
+	r, sink := tracedRig(t, func(_ *Config, o *mlxsim.Options) { o.DecodeTPS = 20 })
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/v1/chat/completions", strings.NewReader(chatStreamBody))
+	require.NoError(t, err)
+	resp, err := r.client.Do(req)
+	require.NoError(t, err)
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		if strings.HasPrefix(line, "data: ") {
+			break
+		}
+	}
+	cancel()
+	resp.Body.Close()
+	span := sink.next(t, 1)
+	assert.Equal(t, codes.Error, span.Status().Code)
+	assert.Equal(t, "client_gone", attrsOf(span)["error.type"].AsString())
+}
+
+func TestNoSpanWhenTheClientSaysSo(t *testing.T) {
+	r, sink := tracedRig(t)
+	resp := r.do(r.url, http.MethodPost, "/v1/chat/completions", chatBody, NoTraceHeader, "0")
+	require.Equal(t, http.StatusOK, resp.status)
+	r.post("/v1/chat/completions", chatBody) // traced: the first span to arrive
+	span := sink.next(t, 1)
+	settle(r.proxy)
+	time.Sleep(2 * batchLinger)
+	assert.Equal(t, 1, sink.count(), "only the second request has a span")
+	assert.True(t, span.SpanContext().IsValid())
+	sc := r.scrape()
+	assert.Equal(t, 2.0, value(t, sc, "mlx_requests_total", "streaming", "false", "kind", "chat"), "both are counted")
+	// The access log has both, the untraced one without IDs.
+	require.Eventually(t, func() bool { sink.mu.Lock(); defer sink.mu.Unlock(); return len(sink.access) == 2 }, 5*time.Second, time.Millisecond)
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	assert.False(t, sink.access[0].TraceID.IsValid())
+	assert.Equal(t, span.SpanContext().TraceID(), sink.access[1].TraceID)
+	assert.Equal(t, span.SpanContext().SpanID(), sink.access[1].SpanID)
+	assert.Equal(t, "/v1/chat/completions", sink.access[1].Path)
+	assert.Equal(t, http.StatusOK, sink.access[1].Status)
+	assert.Len(t, sink.access, 2, "scrapes of /metrics are not logged")
+}
+
+func TestCaptureContentOffDropsContentAndNothingElse(t *testing.T) {
+	on, onSink := tracedRig(t)
+	off, offSink := tracedRig(t, withConfig(func(c *Config) { c.Traces.CaptureContent = false }))
+	for _, body := range []string{toolBody, textBody} {
+		path := "/v1/chat/completions"
+		if body == textBody {
+			path = "/v1/completions"
+		}
+		on.post(path, body)
+		off.post(path, body)
+	}
+	for n := 1; n <= 2; n++ {
+		withContent, without := attrsOf(onSink.next(t, n)), attrsOf(offSink.next(t, n))
+		var want []string
+		for k := range withContent {
+			if !contentKey(k) {
+				want = append(want, k)
+			}
+		}
+		var got []string
+		for k := range without {
+			got = append(got, k)
+		}
+		assert.ElementsMatch(t, want, got)
+		assert.Contains(t, withContent, "input.value")
+	}
+	assert.Equal(t, []string{"Once upon a time"}, attrsOf(onSink.next(t, 2))["llm.prompts"].AsStringSlice())
+	assert.Equal(t, "text_completion", attrsOf(onSink.next(t, 2))["gen_ai.operation.name"].AsString())
+}
+
+func TestOpenInferenceHideSettings(t *testing.T) {
+	env := map[string]string{"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUT_TEXT": "1", "OPENINFERENCE_HIDE_LLM_INVOCATION_PARAMETERS": "TRUE"}
+	hide := HideFromEnv(func(k string) string { return env[k] })
+	assert.Equal(t, HideConfig{Inputs: true, OutputText: true, InvocationParameters: true}, hide)
+	r, sink := tracedRig(t, withConfig(func(c *Config) { c.Traces.Hide = hide }))
+	r.post("/v1/chat/completions", toolBody)
+	a := attrsOf(sink.next(t, 1))
+	assert.Equal(t, redacted, a["input.value"].AsString())
+	assert.NotEqual(t, redacted, a["output.value"].AsString(), "output text hides messages' text only")
+	if c, ok := a["llm.output_messages.0.message.content"]; ok {
+		assert.Equal(t, redacted, c.AsString())
+	}
+	for k := range a {
+		assert.False(t, strings.HasPrefix(k, "llm.input_messages."), k)
+		assert.False(t, strings.HasPrefix(k, "llm.tools."), k)
+	}
+	assert.NotContains(t, a, "llm.invocation_parameters")
+	assert.Contains(t, a, "llm.output_messages.0.message.tool_calls.0.tool_call.function.name", "tool calls are no text")
+}
+
+func TestAClientTraceIsContinued(t *testing.T) {
+	r, sink := tracedRig(t)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	r.do(r.url, http.MethodPost, "/v1/chat/completions", chatBody, "traceparent", tp)
+	span := sink.next(t, 1)
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", span.SpanContext().TraceID().String())
+	assert.Equal(t, "00f067aa0ba902b7", span.Parent().SpanID().String())
+	assert.True(t, span.Parent().IsRemote())
+
+	// A client that says "not sampled" is not traced.
+	r.do(r.url, http.MethodPost, "/v1/chat/completions", chatBody, "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
+	r.post("/v1/chat/completions", chatBody)
+	second := sink.next(t, 2)
+	assert.NotEqual(t, span.SpanContext().TraceID(), second.SpanContext().TraceID())
+}
+
+// A pipeline that does not take spans loses spans, never requests.
+func TestSpansAreDroppedNotWaitedFor(t *testing.T) {
+	r := newRig(t, withConfig(func(c *Config) { c.Traces.QueueSize = 2 }))
+	release := make(chan struct{})
+	t.Cleanup(r.proxy.AttachSpans(func(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}))
+	defer close(release)
+	const n = 20
+	for i := 0; i < n; i++ {
+		require.Equal(t, http.StatusOK, r.post("/v1/chat/completions", chatBody).status)
+	}
+	sc := r.scrape()
+	// One batch of two is held by the blocked pipeline, two wait in the
+	// queue.
+	assert.GreaterOrEqual(t, value(t, sc, "mlx_spans_dropped_total"), float64(n-4))
+	assert.Equal(t, float64(n), value(t, sc, "mlx_requests_total", "streaming", "false", "kind", "chat"))
+}
+
+func TestAccessLogLine(t *testing.T) {
+	a := AccessRecord{Method: "POST", Path: "/v1/chat/completions", Proto: "HTTP/1.1", Status: 200, ClientAddress: "127.0.0.1"}
+	assert.Equal(t, `request: 127.0.0.1 - "POST /v1/chat/completions HTTP/1.1" 200 -`, a.Line())
+	a.Status = 0
+	assert.Equal(t, `request: 127.0.0.1 - "POST /v1/chat/completions HTTP/1.1" - -`, a.Line())
+}
+
+func TestContentBudget(t *testing.T) {
+	b := &attrs{budget: 5}
+	assert.Equal(t, "abc", b.content("abc"))
+	assert.Equal(t, "d", b.content("déf"), "cut at a rune boundary")
+	assert.True(t, b.truncated)
+	assert.Equal(t, "", b.content("x"))
+}
