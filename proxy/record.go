@@ -115,6 +115,7 @@ type Record struct {
 	Headers      time.Time
 	FirstOutput  time.Time // first streamed chunk with content or reasoning text
 	FirstContent time.Time // first streamed chunk with non-empty content (chat) or text (completion)
+	FirstChunk   time.Time // first streamed chunk with content, text, reasoning or a tool call
 	End          time.Time // the last byte went to the client, or the request failed
 
 	// Status is the HTTP status the client got (0 if none was sent).

@@ -85,13 +85,22 @@ func (r *Record) applyChunk(c *completionJSON, now time.Time) {
 				if r.FirstOutput.IsZero() {
 					r.FirstOutput = now
 				}
+				if r.FirstChunk.IsZero() {
+					r.FirstChunk = now
+				}
 			}
 			r.addToolCalls(ch, cj.Delta.ToolCalls)
+			if len(cj.Delta.ToolCalls) > 0 && r.FirstChunk.IsZero() {
+				r.FirstChunk = now
+			}
 		}
 		if text != nil && *text != "" {
 			ch.appendText(*text)
 			if r.FirstOutput.IsZero() {
 				r.FirstOutput = now
+			}
+			if r.FirstChunk.IsZero() {
+				r.FirstChunk = now
 			}
 			if r.FirstContent.IsZero() {
 				r.FirstContent = now

@@ -34,7 +34,7 @@ type spanFacts struct {
 	temperature               float64
 	start, end                time.Time
 	headers                   time.Time
-	firstOutput, firstContent time.Time
+	firstChunk, firstContent  time.Time
 	status                    int
 	outcome                   Outcome
 	usage                     *Usage
@@ -64,7 +64,7 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 		streaming: rec.Streaming, destreamed: rec.Destreamed,
 		toolsOffered: rec.ToolsOffered, hasTemp: rec.HasTemperature, temperature: rec.Temperature,
 		start: rec.Start, end: rec.End, headers: rec.Headers,
-		firstOutput: rec.FirstOutput, firstContent: rec.FirstContent,
+		firstChunk: rec.FirstChunk, firstContent: rec.FirstContent,
 		status: rec.Status, outcome: rec.Outcome, usage: rec.Usage,
 		respID: rec.ResponseID, respModel: rec.ResponseModel, request: rec.request,
 	}
@@ -99,14 +99,15 @@ func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
 		ps.span.SetStatus(codes.Error, msg)
 	}
 	ps.span.SetAttributes(b.kv...)
-	if !f.firstOutput.IsZero() && f.streaming && !f.destreamed {
-		ps.span.AddEvent(FirstTokenEvent, trace.WithTimestamp(f.firstOutput))
+	if !f.firstChunk.IsZero() && f.streaming && !f.destreamed {
+		ps.span.AddEvent(FirstTokenEvent, trace.WithTimestamp(f.firstChunk))
 	}
 	ps.span.End(trace.WithTimestamp(f.end))
 }
 
-// FirstTokenEvent is the span event at the first streamed token (the name
-// Envoy AI Gateway's OpenInference spans use).
+// FirstTokenEvent is the span event at the first streamed chunk with
+// text, reasoning or a tool call (the name Envoy AI Gateway's
+// OpenInference spans use).
 const FirstTokenEvent = "First Token Stream Event"
 
 // drop abandons the span unended: it is never exported.
@@ -207,8 +208,8 @@ func (ps *pendingSpan) genAIAttrs(b *attrs) {
 	if len(f.finishReasons) > 0 {
 		b.add(attribute.StringSlice("gen_ai.response.finish_reasons", f.finishReasons))
 	}
-	if !f.firstOutput.IsZero() && f.streaming && !f.destreamed {
-		b.add(attribute.Float64("gen_ai.response.time_to_first_chunk", f.firstOutput.Sub(f.start).Seconds()))
+	if !f.firstChunk.IsZero() && f.streaming && !f.destreamed {
+		b.add(attribute.Float64("gen_ai.response.time_to_first_chunk", f.firstChunk.Sub(f.start).Seconds()))
 	}
 	if u := f.usage; u != nil {
 		b.add(attribute.Int("gen_ai.usage.input_tokens", u.PromptTokens), attribute.Int("gen_ai.usage.output_tokens", u.CompletionTokens))

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -38,24 +40,38 @@ const ServiceName = "mlx-metrics-proxy"
 // (metrics still count it), as in the original.
 const NoTraceHeader = "X-Mlx-Trace"
 
-// TraceConfig says what the proxy's spans carry.
+// TraceConfig says what the proxy's spans carry. The mlx_proxy extension
+// reads it from YAML as it is (key `traces`).
 type TraceConfig struct {
 	// CaptureContent puts prompts, answers and tool definitions on the span
 	// (input.*, output.*, llm.input_messages.*, llm.output_messages.*,
 	// llm.prompts, llm.tools.*). Off: those attributes are left out and
 	// nothing else changes.
-	CaptureContent bool
-	// Hide is OpenInference's redaction settings (OPENINFERENCE_HIDE_*).
-	Hide HideConfig
+	CaptureContent bool `mapstructure:"capture_content"`
+	// Hide is OpenInference's redaction settings, from the environment
+	// (OPENINFERENCE_HIDE_*), not from YAML.
+	Hide HideConfig `mapstructure:"-"`
 	// MaxContentBytes bounds the bytes of content one span carries; past
 	// it content strings are cut and mlx.content_truncated is set.
-	MaxContentBytes int
+	MaxContentBytes int `mapstructure:"max_content_bytes"`
 	// QueueSize is how many ended spans may wait for the collector's
 	// pipeline; past it a span is dropped (mlx_spans_dropped_total).
-	QueueSize int
+	QueueSize int `mapstructure:"queue_size"`
 	// Node names this node in the span's resource (mlx.node.name) and in
 	// the metadata attribute; "" is the host name.
-	Node string
+	Node string `mapstructure:"node"`
+}
+
+// Validate checks the settings.
+func (c *TraceConfig) Validate() error {
+	var errs []error
+	if c.MaxContentBytes < 0 {
+		errs = append(errs, fmt.Errorf("max_content_bytes: must not be negative, got %d", c.MaxContentBytes))
+	}
+	if c.QueueSize < 1 {
+		errs = append(errs, fmt.Errorf("queue_size: must be at least 1, got %d", c.QueueSize))
+	}
+	return errors.Join(errs...)
 }
 
 // HideConfig is OpenInference's configuration of what a span hides
@@ -167,7 +183,9 @@ func parentOf(r *http.Request) (parent context.Context, traced bool) {
 }
 
 // spanOutbox is the span processor that puts ended spans into the outbox.
-type spanOutbox struct{ box *outbox[sdktrace.ReadOnlySpan] }
+type spanOutbox struct {
+	box *outbox[sdktrace.ReadOnlySpan]
+}
 
 func (s spanOutbox) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (s spanOutbox) OnEnd(span sdktrace.ReadOnlySpan) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
@@ -42,6 +43,18 @@ type Config struct {
 	Confidence ConfidenceConfig `mapstructure:"confidence"`
 	// Heuristics configures the hallucination heuristics.
 	Heuristics HeuristicsConfig `mapstructure:"heuristics"`
+	// Traces: what the request spans carry and how many may wait for the
+	// traces pipeline (the mlx_proxy receiver). Spans are made only while
+	// that receiver runs in a pipeline.
+	Traces proxy.TraceConfig `mapstructure:"traces"`
+	// AccessLog: how many access log records may wait for the logs
+	// pipeline (the mlx_proxy receiver).
+	AccessLog AccessLogConfig `mapstructure:"access_log"`
+}
+
+// AccessLogConfig bounds the access log's hand-over queue.
+type AccessLogConfig struct {
+	QueueSize int `mapstructure:"queue_size"`
 }
 
 // ConfidenceConfig says when the proxy asks the engine for logprobs and how
@@ -126,6 +139,12 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.Confidence.validate()...)
+	if err := c.Traces.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("traces: %w", err))
+	}
+	if c.AccessLog.QueueSize < 1 {
+		errs = append(errs, fmt.Errorf("access_log.queue_size: must be at least 1, got %d", c.AccessLog.QueueSize))
+	}
 	if t := c.Heuristics.FlagThreshold; !(t >= 0 && t < 1) {
 		errs = append(errs, fmt.Errorf("heuristics.flag_threshold: must be in [0, 1), got %g", t))
 	}
@@ -160,6 +179,8 @@ func (c *ConfidenceConfig) validate() []error {
 
 // proxyConfig is the configuration of the proxy itself.
 func (c *Config) proxyConfig() proxy.Config {
+	traces := c.Traces
+	traces.Hide = proxy.HideFromEnv(os.Getenv)
 	return proxy.Config{
 		Upstream:                      c.Upstream,
 		ReadHeaderTimeout:             c.Timeouts.ReadHeader,
@@ -179,5 +200,7 @@ func (c *Config) proxyConfig() proxy.Config {
 		LowConfidenceThreshold:        c.Confidence.LowConfidenceThreshold,
 		ScoringQueue:                  c.Confidence.ScoringQueue,
 		HallucinationFlagThreshold:    c.Heuristics.FlagThreshold,
+		Traces:                        traces,
+		AccessLogQueue:                c.AccessLog.QueueSize,
 	}
 }

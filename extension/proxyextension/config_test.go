@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -47,6 +48,8 @@ func TestFullConfig(t *testing.T) {
 		DefaultTemperature:    0.7,
 		Confidence:            ConfidenceConfig{TopLogprobs: 5, DestreamFraction: 0.05, LowConfidenceThreshold: 0.4, ScoringQueue: 16},
 		Heuristics:            HeuristicsConfig{FlagThreshold: 0.6},
+		Traces:                proxy.TraceConfig{CaptureContent: false, MaxContentBytes: 4096, QueueSize: 64, Node: "rank0"},
+		AccessLog:             AccessLogConfig{QueueSize: 32},
 	}, cfg)
 	pc := cfg.proxyConfig()
 	assert.Equal(t, cfg.Upstream, pc.Upstream)
@@ -58,6 +61,8 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, 0.7, pc.DefaultTemperature)
 	assert.Equal(t, 5, pc.TopLogprobs)
 	assert.Equal(t, 0.05, pc.DestreamFraction)
+	assert.Equal(t, 64, pc.Traces.QueueSize)
+	assert.Equal(t, 32, pc.AccessLogQueue)
 	assert.Equal(t, 0.4, pc.LowConfidenceThreshold)
 	assert.Equal(t, 16, pc.ScoringQueue)
 	assert.Equal(t, 0.6, pc.HallucinationFlagThreshold)
@@ -86,6 +91,11 @@ func TestInvalidConfigs(t *testing.T) {
 			"heuristics.flag_threshold: must be in [0, 1), got 1",
 		},
 		"destream_without_logprobs": {"confidence.destream_fraction: needs confidence.top_logprobs above 0"},
+		"bad_traces": {
+			"traces: max_content_bytes: must not be negative, got -1",
+			"queue_size: must be at least 1, got 0",
+			"access_log.queue_size: must be at least 1, got 0",
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := configtest.Load[*Config](t, NewFactory(), name)

@@ -2,6 +2,7 @@ package proxyextension
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -51,4 +52,34 @@ func (e *proxyExtension) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	return p.Shutdown(ctx)
+}
+
+// AttachSpans hands the proxy's request spans to sink (the mlx_proxy
+// receiver's traces pipeline) until the returned function is called. The
+// collector starts extensions before pipelines, so the proxy is there.
+func (e *proxyExtension) AttachSpans(sink proxy.SpanSink) (detach func(), err error) {
+	p, err := e.running()
+	if err != nil {
+		return nil, err
+	}
+	return p.AttachSpans(sink), nil
+}
+
+// AttachAccessLog hands the proxy's access log to sink until the returned
+// function is called.
+func (e *proxyExtension) AttachAccessLog(sink proxy.AccessLogSink) (detach func(), err error) {
+	p, err := e.running()
+	if err != nil {
+		return nil, err
+	}
+	return p.AttachAccessLog(sink), nil
+}
+
+func (e *proxyExtension) running() (*proxy.Proxy, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.proxy == nil {
+		return nil, errors.New("the mlx_proxy extension is not running")
+	}
+	return e.proxy, nil
 }

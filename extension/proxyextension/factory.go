@@ -42,6 +42,8 @@ func createDefaultConfig() component.Config {
 			ScoringQueue:           d.ScoringQueue,
 		},
 		Heuristics: HeuristicsConfig{FlagThreshold: d.HallucinationFlagThreshold},
+		Traces:     d.Traces,
+		AccessLog:  AccessLogConfig{QueueSize: d.AccessLogQueue},
 	}
 }
 

@@ -1,0 +1,55 @@
+package proxyreceiver
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy"
+)
+
+// accessToLogs turns access records into one OTLP log record each, under
+// the logger name the original used (mlx.proxy.http), with the request's
+// trace and span ids. Attribute keys are OTel's HTTP semantic conventions.
+func accessToLogs(recs []*proxy.AccessRecord) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", proxy.ServiceName)
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName(proxy.AccessLogger)
+	lrs := sl.LogRecords()
+	lrs.EnsureCapacity(len(recs))
+	for _, a := range recs {
+		lr := lrs.AppendEmpty()
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(a.End))
+		lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(a.End))
+		lr.SetSeverityNumber(plog.SeverityNumberInfo)
+		lr.SetSeverityText("INFO")
+		lr.Body().SetStr(a.Line())
+		if a.TraceID.IsValid() {
+			lr.SetTraceID(pcommon.TraceID(a.TraceID))
+			lr.SetSpanID(pcommon.SpanID(a.SpanID))
+		}
+		at := lr.Attributes()
+		at.PutStr("http.request.method", a.Method)
+		at.PutStr("url.path", a.Path)
+		if a.Status != 0 {
+			at.PutInt("http.response.status_code", int64(a.Status))
+		}
+		at.PutStr("network.protocol.version", protocolVersion(a.Proto))
+		at.PutStr("client.address", a.ClientAddress)
+		if a.UserAgent != "" {
+			at.PutStr("user_agent.original", a.UserAgent)
+		}
+		at.PutDouble("mlx.duration_seconds", a.End.Sub(a.Start).Seconds())
+	}
+	return ld
+}
+
+// protocolVersion is "1.1" of "HTTP/1.1".
+func protocolVersion(proto string) string {
+	const prefix = "HTTP/"
+	if len(proto) > len(prefix) && proto[:len(prefix)] == prefix {
+		return proto[len(prefix):]
+	}
+	return proto
+}

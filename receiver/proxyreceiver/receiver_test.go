@@ -1,0 +1,233 @@
+package proxyreceiver
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/mlx-otelcol/mlx-otelcol/extension/proxyextension"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+)
+
+func TestDefaultConfig(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, componenttest.CheckConfigStruct(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	assert.Equal(t, "mlx_proxy", cfg.Extension.String())
+}
+
+func TestShutdownWithoutStart(t *testing.T) {
+	f := NewFactory()
+	set := receivertest.NewNopSettings(componentType)
+	tr, err := f.CreateTraces(context.Background(), set, f.CreateDefaultConfig(), consumertest.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, tr.Shutdown(context.Background()))
+	lr, err := f.CreateLogs(context.Background(), set, f.CreateDefaultConfig(), consumertest.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, lr.Shutdown(context.Background()))
+}
+
+func TestStartWithoutTheExtensionFailsClearly(t *testing.T) {
+	f := NewFactory()
+	tr, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(componentType), f.CreateDefaultConfig(), consumertest.NewNop())
+	require.NoError(t, err)
+	err = tr.Start(context.Background(), componenttest.NewNopHost())
+	require.ErrorContains(t, err, `extension "mlx_proxy" is not running (add it to service.extensions)`)
+}
+
+// host offers the running extensions, as the collector's does.
+type host map[component.ID]component.Component
+
+func (h host) GetExtensions() map[component.ID]component.Component { return h }
+
+// stack is a simulated engine, the mlx_proxy extension in front of it, and
+// this receiver's two signals into sinks.
+type stack struct {
+	url    string
+	client *http.Client
+	traces *consumertest.TracesSink
+	logs   *consumertest.LogsSink
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	sim := mlxsim.New(mlxsim.Options{Model: "mlx-community/Qwen3-4B-4bit", Seed: 3, PrefillTPS: 1e12, DecodeTPS: 1e12}, io.Discard)
+	engine := httptest.NewServer(sim.Handler())
+	t.Cleanup(engine.Close)
+	t.Cleanup(sim.Close)
+
+	ef := proxyextension.NewFactory()
+	ecfg := ef.CreateDefaultConfig().(*proxyextension.Config)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ecfg.Endpoint = ln.Addr().String()
+	require.NoError(t, ln.Close())
+	ecfg.Upstream = engine.URL
+	ecfg.Model = "mlx-community/Qwen3-4B-4bit"
+	ext, err := ef.Create(context.Background(), extensiontest.NewNopSettings(ef.Type()), ecfg)
+	require.NoError(t, err)
+	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { assert.NoError(t, ext.Shutdown(context.Background())) })
+	h := host{component.NewID(ef.Type()): ext}
+
+	s := &stack{url: "http://" + ecfg.Endpoint, client: &http.Client{Timeout: 10 * time.Second},
+		traces: new(consumertest.TracesSink), logs: new(consumertest.LogsSink)}
+	f := NewFactory()
+	set := receivertest.NewNopSettings(componentType)
+	tr, err := f.CreateTraces(context.Background(), set, f.CreateDefaultConfig(), s.traces)
+	require.NoError(t, err)
+	require.NoError(t, tr.Start(context.Background(), h))
+	t.Cleanup(func() { assert.NoError(t, tr.Shutdown(context.Background())) })
+	lr, err := f.CreateLogs(context.Background(), set, f.CreateDefaultConfig(), s.logs)
+	require.NoError(t, err)
+	require.NoError(t, lr.Start(context.Background(), h))
+	t.Cleanup(func() { assert.NoError(t, lr.Shutdown(context.Background())) })
+	return s
+}
+
+func (s *stack) post(t *testing.T, path, body string) {
+	t.Helper()
+	resp, err := s.client.Post(s.url+path, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// spans waits for n spans and returns them.
+func (s *stack) spans(t *testing.T, n int) []ptrace.Span {
+	t.Helper()
+	require.Eventually(t, func() bool { return s.traces.SpanCount() >= n }, 5*time.Second, 5*time.Millisecond)
+	var out []ptrace.Span
+	for _, td := range s.traces.AllTraces() {
+		rs := td.ResourceSpans()
+		for i := 0; i < rs.Len(); i++ {
+			res := rs.At(i).Resource().Attributes()
+			svc, _ := res.Get("service.name")
+			assert.Equal(t, "mlx-metrics-proxy", svc.Str())
+			ss := rs.At(i).ScopeSpans()
+			for j := 0; j < ss.Len(); j++ {
+				assert.Equal(t, "mlx.proxy", ss.At(j).Scope().Name())
+				for k := 0; k < ss.At(j).Spans().Len(); k++ {
+					out = append(out, ss.At(j).Spans().At(k))
+				}
+			}
+		}
+	}
+	return out
+}
+
+var docTypes = map[string]pcommon.ValueType{
+	"string": pcommon.ValueTypeStr, "int": pcommon.ValueTypeInt, "double": pcommon.ValueTypeDouble,
+	"bool": pcommon.ValueTypeBool, "string[]": pcommon.ValueTypeSlice,
+}
+
+// checkAgainstDocs holds attributes to a documented table: every key is
+// documented with its type, and every "always" key is there.
+func checkAgainstDocs(t *testing.T, section string, attrs pcommon.Map) {
+	t.Helper()
+	doc, err := doccheck.Attributes("documentation.md", section)
+	require.NoError(t, err)
+	for k, v := range attrs.All() {
+		found := false
+		for _, d := range doc {
+			if d.Matches(k) {
+				found = true
+				assert.Equal(t, docTypes[d.Type], v.Type(), "%s is documented as %s", k, d.Type)
+			}
+		}
+		assert.True(t, found, "%s is documented in %s", k, section)
+	}
+	for _, d := range doc {
+		if d.Set == "always" {
+			_, ok := attrs.Get(d.Key)
+			assert.True(t, ok, "%s is always set", d.Key)
+		}
+	}
+}
+
+const toolsJSON = `[{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]`
+
+// The spans the pipeline gets carry what documentation.md says, and
+// nothing it does not.
+func TestSpansAsDocumented(t *testing.T) {
+	s := newStack(t)
+	bodies := []struct{ path, body string }{
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16}`},
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": [{"type": "text", "text": "Use get_weather"}]}], "tools": ` + toolsJSON + `, "stream": true}`},
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": "Think"}], "max_tokens": 40, "stream": true, "chat_template_kwargs": {"enable_thinking": true}}`},
+		{"/v1/completions", `{"prompt": "Once upon a time", "max_tokens": 8}`},
+	}
+	for _, b := range bodies {
+		s.post(t, b.path, b.body)
+	}
+	spans := s.spans(t, len(bodies))
+	require.Len(t, spans, len(bodies))
+	for _, sp := range spans {
+		assert.Equal(t, "mlx.chat.completions", sp.Name())
+		assert.Equal(t, ptrace.SpanKindServer, sp.Kind())
+		assert.True(t, sp.EndTimestamp() > sp.StartTimestamp())
+		checkAgainstDocs(t, "Span attributes", sp.Attributes())
+	}
+	streamed := spans[1]
+	require.Equal(t, 1, streamed.Events().Len())
+	assert.Equal(t, "First Token Stream Event", streamed.Events().At(0).Name())
+	fn, ok := streamed.Attributes().Get("llm.output_messages.0.message.tool_calls.0.tool_call.function.name")
+	require.True(t, ok)
+	assert.Equal(t, "get_weather", fn.Str())
+	text, ok := streamed.Attributes().Get("llm.input_messages.0.message.contents.0.message_content.text")
+	require.True(t, ok)
+	assert.Equal(t, "Use get_weather", text.Str())
+	prompts, ok := spans[3].Attributes().Get("llm.prompts")
+	require.True(t, ok)
+	assert.Equal(t, []any{"Once upon a time"}, prompts.Slice().AsRaw())
+
+	// The access log: one record per request, with the span's ids.
+	require.Eventually(t, func() bool { return s.logs.LogRecordCount() == len(bodies) }, 5*time.Second, 5*time.Millisecond)
+	var recs []plog.LogRecord
+	for _, ld := range s.logs.AllLogs() {
+		sl := ld.ResourceLogs().At(0).ScopeLogs().At(0)
+		assert.Equal(t, "mlx.proxy.http", sl.Scope().Name())
+		for i := 0; i < sl.LogRecords().Len(); i++ {
+			recs = append(recs, sl.LogRecords().At(i))
+		}
+	}
+	for i, lr := range recs {
+		checkAgainstDocs(t, "Log attributes", lr.Attributes())
+		assert.Equal(t, `request: 127.0.0.1 - "POST `+bodies[i].path+` HTTP/1.1" 200 -`, lr.Body().Str())
+		assert.Equal(t, spans[i].TraceID(), lr.TraceID())
+		assert.Equal(t, spans[i].SpanID(), lr.SpanID())
+		assert.Equal(t, plog.SeverityNumberInfo, lr.SeverityNumber())
+	}
+}
+
+// A request the proxy only relays (not a completion) is logged, not traced.
+func TestOtherRequestsAreLoggedNotTraced(t *testing.T) {
+	s := newStack(t)
+	resp, err := s.client.Get(s.url + "/v1/models?secret=1")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Eventually(t, func() bool { return s.logs.LogRecordCount() == 1 }, 5*time.Second, 5*time.Millisecond)
+	lr := s.logs.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	assert.Equal(t, `request: 127.0.0.1 - "GET /v1/models HTTP/1.1" 200 -`, lr.Body().Str())
+	assert.True(t, lr.TraceID().IsEmpty())
+	assert.Zero(t, s.traces.SpanCount())
+}
