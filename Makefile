@@ -14,7 +14,7 @@ CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e e2e-stack tools clean mlxsim
+.PHONY: all build run demo test unit e2e e2e-stack tools clean mlxsim jaeger
 
 mlxsim: $(MLXSIM)
 
@@ -36,13 +36,18 @@ $(COLLECTOR): $(OCB) builder-config.yaml go.mod go.sum $(COMPONENT_SRC)
 $(MLXSIM): $(shell find cmd/mlxsim internal/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
 	$(GO) build -o $@ ./cmd/mlxsim
 
-## run: the distribution with the real engine (mlx_lm.server on a Mac).
+## jaeger: Jaeger v2, the trace store, built from the Go module proxy.
+jaeger:
+	scripts/install-jaeger.sh
+
+## run: the distribution with the real engine (mlx_lm.server on a Mac), and
+## Jaeger beside it for the traces.
 run: $(COLLECTOR)
-	$(COLLECTOR) --config $(CONFIG)
+	scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG)
 
 ## demo: the distribution with the simulated engine in place of mlx_lm.server.
 demo: $(COLLECTOR) $(MLXSIM)
-	MLXSIM=$(MLXSIM) $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml
+	MLXSIM=$(MLXSIM) scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml
 
 ## test: unit tests, the rule and config checks, end-to-end tests against
 ## the built binary, then the live VictoriaMetrics + vmalert + Alertmanager
@@ -59,14 +64,14 @@ unit:
 	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	$(GO) test -count=1 ./...
 
-e2e: $(COLLECTOR) $(MLXSIM)
-	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...
+e2e: $(COLLECTOR) $(MLXSIM) jaeger
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...
 
 ## e2e-stack: the built collector in demo mode scraped by VictoriaMetrics
 ## with the shipped scrape config, vmalert with the shipped rules,
 ## Alertmanager with the shipped routing and a local webhook (about 2 min).
-e2e-stack: $(COLLECTOR) $(MLXSIM) rules-deps
-	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) $(GO) test -count=1 -tags 'e2e stack' -timeout 20m -run TestStack ./test/e2e/...
+e2e-stack: $(COLLECTOR) $(MLXSIM) rules-deps jaeger
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -tags 'e2e stack' -timeout 20m -run TestStack ./test/e2e/...
 
 clean:
 	rm -rf _build bin .data

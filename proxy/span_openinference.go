@@ -21,8 +21,10 @@ import (
 func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
 	f := &ps.f
 	cfg := ps.t.cfg
+	// mlx_lm answers "default_model" to a request that names none: the
+	// model it serves is the configured one.
 	model := f.respModel
-	if model == "" {
+	if model == "" || model == defaultModelName {
 		model = f.model
 	}
 	b.add(

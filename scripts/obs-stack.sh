@@ -3,7 +3,9 @@
 # VictoriaMetrics scraping config/scrape (rendered), vmalert evaluating
 # rules/*.yml (recording rules and alert state written back to
 # VictoriaMetrics), and Alertmanager routing to the webhooks of
-# config/alertmanager (rendered).
+# config/alertmanager (rendered), and Jaeger v2 storing traces in memory
+# (config/jaeger/jaeger.yaml; JAEGER_* there set its addresses; built from
+# the Go module proxy by scripts/install-jaeger.sh the first time).
 #
 #   scripts/obs-stack.sh start [-e ENVFILE]...   render the configs, start all three, wait for them
 #   scripts/obs-stack.sh stop                    stop what start started (by pid file)
@@ -71,7 +73,7 @@ start_one() { # name logfile command...
 
 stop_all() {
 	local name pid i
-	for name in vmalert alertmanager victoria-metrics; do
+	for name in vmalert alertmanager victoria-metrics jaeger; do
 		[[ -f $OBS_DIR/$name.pid ]] || continue
 		pid=$(cat "$OBS_DIR/$name.pid")
 		if kill -0 "$pid" 2>/dev/null; then
@@ -99,6 +101,7 @@ done
 case $cmd in
 start)
 	"$ROOT/scripts/install-deps.sh"
+	"$ROOT/scripts/install-jaeger.sh"
 	mkdir -p "$OBS_DIR/victoria-metrics" "$OBS_DIR/alertmanager"
 	args=()
 	for f in ${ENVFILES[@]+"${ENVFILES[@]}"}; do args+=(-e "$f"); done
@@ -132,9 +135,14 @@ start)
 		-external.url="http://$host:$vmalert_port" -loggerLevel=WARN $VMALERT_FLAGS
 	wait_port "$host" "$vmalert_port" vmalert "$OBS_DIR/vmalert.log" || { stop_all; exit 1; }
 
+	jaeger_query=${JAEGER_QUERY_HTTP:-127.0.0.1:16686}
+	start_one jaeger "$OBS_DIR/jaeger.log" "$ROOT/bin/jaeger" --config "$ROOT/config/jaeger/jaeger.yaml"
+	wait_port "${jaeger_query%:*}" "${jaeger_query##*:}" jaeger "$OBS_DIR/jaeger.log" || { stop_all; exit 1; }
+
 	echo "victoria-metrics $vm"
 	echo "vmalert          http://$host:$vmalert_port"
 	echo "alertmanager     http://$host:$am_port"
+	echo "jaeger           http://$jaeger_query (OTLP in: ${JAEGER_OTLP_GRPC:-127.0.0.1:14317})"
 	echo "state and logs   $OBS_DIR"
 	;;
 stop)
@@ -142,7 +150,7 @@ stop)
 	;;
 status)
 	rc=0
-	for name in victoria-metrics vmalert alertmanager; do
+	for name in victoria-metrics vmalert alertmanager jaeger; do
 		if [[ -f $OBS_DIR/$name.pid ]] && kill -0 "$(cat "$OBS_DIR/$name.pid")" 2>/dev/null; then
 			echo "$name running (pid $(cat "$OBS_DIR/$name.pid"))"
 		else
@@ -153,7 +161,7 @@ status)
 	exit "$rc"
 	;;
 *)
-	sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	[[ $cmd == -h || $cmd == --help ]] || exit 2
 	;;
 esac
