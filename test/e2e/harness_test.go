@@ -88,7 +88,7 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 	if s.dataDir == "" {
 		s.dataDir = t.TempDir()
 	}
-	for _, name := range []string{"prometheus/supervisor", "prometheus/kv", "prometheus/logs", "prometheus/hw", "health_check", "otlp_grpc", "otlp_http", "mlx_proxy"} {
+	for _, name := range []string{"prometheus/supervisor", "prometheus/kv", "prometheus/logs", "prometheus/hw", "health_check", "otlp_grpc", "otlp_http", "mlx_proxy", "otlp_jaeger"} {
 		// freePort closes its probe listener, so the kernel may hand out
 		// the same port twice: keep drawing until it is unused here.
 		p := freePort(t)
@@ -116,6 +116,8 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 		fmt.Sprintf("receivers::otlp::protocols::grpc::endpoint=127.0.0.1:%d", s.ports["otlp_grpc"]),
 		fmt.Sprintf("receivers::otlp::protocols::http::endpoint=127.0.0.1:%d", s.ports["otlp_http"]),
 		"service::telemetry::metrics::level=none",
+		// No Jaeger unless a test starts one: spans go to a port of its own.
+		fmt.Sprintf("exporters::otlp/jaeger::endpoint=127.0.0.1:%d", s.ports["otlp_jaeger"]),
 	}
 	for _, v := range append(sets, opts.sets...) {
 		args = append(args, "--set", v)

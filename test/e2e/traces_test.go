@@ -1,0 +1,441 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+)
+
+// jaeger is a Jaeger v2 (the project's build, JAEGER) with the shipped
+// config, every port moved to a free one.
+type jaeger struct {
+	query string // host:port of the query API
+	otlp  string // host:port of OTLP/gRPC in
+}
+
+func startJaeger(t *testing.T) *jaeger {
+	t.Helper()
+	j := &jaeger{query: fmt.Sprintf("127.0.0.1:%d", freePort(t)), otlp: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	cmd := exec.Command(binary(t, "JAEGER"), "--config", filepath.Join(repoRoot, "config/jaeger/jaeger.yaml"))
+	cmd.Env = append(os.Environ(),
+		"JAEGER_QUERY_HTTP="+j.query, "JAEGER_OTLP_GRPC="+j.otlp,
+		fmt.Sprintf("JAEGER_QUERY_GRPC=127.0.0.1:%d", freePort(t)),
+		fmt.Sprintf("JAEGER_OTLP_HTTP=127.0.0.1:%d", freePort(t)))
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("jaeger output:\n%s", tailOf([]byte(out.String()), 3000))
+		}
+	})
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + j.query + "/api/services")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 50*time.Millisecond, "jaeger answers")
+	return j
+}
+
+// jaegerSpan is a span as Jaeger's query API returns it.
+type jaegerSpan struct {
+	TraceID       string `json:"traceID"`
+	SpanID        string `json:"spanID"`
+	OperationName string `json:"operationName"`
+	References    []struct {
+		RefType string `json:"refType"`
+		SpanID  string `json:"spanID"`
+	} `json:"references"`
+	StartTime int64 `json:"startTime"` // µs
+	Duration  int64 `json:"duration"`  // µs
+	Tags      []struct {
+		Key   string `json:"key"`
+		Type  string `json:"type"`
+		Value any    `json:"value"`
+	} `json:"tags"`
+	Logs []struct {
+		Fields []struct {
+			Key   string `json:"key"`
+			Value any    `json:"value"`
+		} `json:"fields"`
+	} `json:"logs"`
+	ProcessID string `json:"processID"`
+}
+
+func (s jaegerSpan) tag(key string) (any, bool) {
+	for _, t := range s.Tags {
+		if t.Key == key {
+			return t.Value, true
+		}
+	}
+	return nil, false
+}
+
+// trace reads one trace; found is false on Jaeger's 404.
+func (j *jaeger) trace(t *testing.T, traceID string) (spans []jaegerSpan, services []string, found bool) {
+	t.Helper()
+	resp, err := http.Get("http://" + j.query + "/api/traces/" + traceID)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, nil, false
+	}
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var body struct {
+		Data []struct {
+			Spans     []jaegerSpan `json:"spans"`
+			Processes map[string]struct {
+				ServiceName string `json:"serviceName"`
+			} `json:"processes"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	if len(body.Data) == 0 {
+		return nil, nil, false
+	}
+	for _, p := range body.Data[0].Processes {
+		services = append(services, p.ServiceName)
+	}
+	return body.Data[0].Spans, services, true
+}
+
+// waitTrace waits for a trace to be in Jaeger.
+func (j *jaeger) waitTrace(t *testing.T, traceID string) ([]jaegerSpan, []string) {
+	t.Helper()
+	var (
+		spans    []jaegerSpan
+		services []string
+	)
+	require.Eventually(t, func() bool {
+		var found bool
+		spans, services, found = j.trace(t, traceID)
+		return found
+	}, 20*time.Second, 100*time.Millisecond, "trace %s in jaeger", traceID)
+	return spans, services
+}
+
+func newTraceID(t *testing.T) string {
+	var b [16]byte
+	_, err := rand.Read(b[:])
+	require.NoError(t, err)
+	return hex.EncodeToString(b[:])
+}
+
+// tracedPost sends a completion through the proxy as part of the client's
+// trace traceID, and returns the answer's status and body.
+func tracedPost(t *testing.T, url, traceID, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// traceSets point the collector's traces at this Jaeger and Opik.
+func traceSets(j *jaeger, opik *opiktest.Server) []string {
+	return []string{
+		"exporters::otlp/jaeger::endpoint=" + j.otlp,
+		"exporters::opik::endpoint=" + opik.URL(),
+	}
+}
+
+func startOpik(t *testing.T) *opiktest.Server {
+	t.Helper()
+	opik := opiktest.New()
+	require.NoError(t, opik.Listen(fmt.Sprintf("127.0.0.1:%d", freePort(t))))
+	t.Cleanup(opik.Close)
+	return opik
+}
+
+// Traffic through the built collector: every traced completion is one
+// span in Jaeger with the documented attributes, the same span reaches
+// Opik's stand-in under the derived trace id with its feedback scores,
+// and the access log has the request with its ids.
+func TestTracesInJaegerAndOpik(t *testing.T) {
+	j := startJaeger(t)
+	opik := startOpik(t)
+	s := startCollector(t, collectorOptions{configs: demoConfigs, sets: traceSets(j, opik),
+		env: map[string]string{"MLXSIM_LOAD_DELAY": "0s"}})
+	waitEngineReady(s)
+	url := s.proxyURL("/v1/chat/completions")
+
+	cases := []struct {
+		name, body string
+		scored     bool // logprobs injected: token_confidence is written
+	}{
+		{"chat", `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 8}`, true},
+		{"stream", `{"messages": [{"role": "user", "content": "Tell a story"}], "max_tokens": 8, "stream": true}`, false},
+		{"tool call", `{"messages": [{"role": "user", "content": "Use get_weather for Oslo"}], "stream": true, "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]}`, false},
+	}
+	doc, err := doccheck.Attributes(filepath.Join(repoRoot, "receiver/proxyreceiver/documentation.md"), "Span attributes")
+	require.NoError(t, err)
+	ids := map[string]string{}
+	for _, c := range cases {
+		id := newTraceID(t)
+		ids[c.name] = id
+		status, _ := tracedPost(t, url, id, c.body, "Authorization", "Bearer sk-not-for-spans")
+		require.Equal(t, http.StatusOK, status, c.name)
+	}
+	untraced := newTraceID(t)
+	status, _ := tracedPost(t, url, untraced, cases[0].body, "X-Mlx-Trace", "0")
+	require.Equal(t, http.StatusOK, status)
+
+	for _, c := range cases {
+		spans, services := j.waitTrace(t, ids[c.name])
+		require.Len(t, spans, 1, c.name)
+		sp := spans[0]
+		assert.Equal(t, "mlx.chat.completions", sp.OperationName)
+		assert.Equal(t, []string{"mlx-metrics-proxy"}, services)
+		require.Len(t, sp.References, 1, "a child of the client's span")
+		assert.Equal(t, "00f067aa0ba902b7", sp.References[0].SpanID)
+		keys := map[string]bool{}
+		for _, tag := range sp.Tags {
+			keys[tag.Key] = true
+			assert.NotContains(t, fmt.Sprint(tag.Value), "sk-not-for-spans", tag.Key)
+		}
+		for _, d := range doc {
+			if d.Set == "always" {
+				assert.True(t, keys[d.Key], "%s: %s is always on the span", c.name, d.Key)
+			}
+		}
+		for k := range keys {
+			if k == "otel.scope.name" || k == "otel.scope.version" || k == "span.kind" || k == "error" || k == "otel.status_code" || k == "otel.status_description" {
+				continue // Jaeger's own tags for the scope, kind and status
+			}
+			documented := false
+			for _, d := range doc {
+				documented = documented || d.Matches(k)
+			}
+			assert.True(t, documented, "%s: %s is documented", c.name, k)
+		}
+		for _, k := range []string{"mlx.hallucination_risk", "llm.output_messages.0.message.role", "gen_ai.usage.output_tokens"} {
+			assert.True(t, keys[k], "%s: %s", c.name, k)
+		}
+
+		// The same span in Opik's stand-in, under the id derived from the
+		// trace id and the start Jaeger shows, with its scores.
+		var tid [16]byte
+		_, err := hex.Decode(tid[:], []byte(ids[c.name]))
+		require.NoError(t, err)
+		opikID := opikid.TraceID(tid, time.UnixMicro(sp.StartTime))
+		want := 2
+		if c.scored {
+			want = 3
+		}
+		require.Eventually(t, func() bool {
+			tr, ok := opik.Trace(opikID)
+			return ok && len(tr.FeedbackScores) == want
+		}, 20*time.Second, 100*time.Millisecond, "%s: trace %s with %d scores in Opik", c.name, opikID, want)
+		tr, _ := opik.Trace(opikID)
+		assert.Equal(t, "mlx", tr.ProjectName)
+		assert.Equal(t, ids[c.name], tr.OTelTraceID)
+		risk, _ := sp.tag("mlx.hallucination_risk")
+		for _, sc := range tr.FeedbackScores {
+			if sc.Name == "hallucination_quality" {
+				assert.InDelta(t, 1-risk.(float64), sc.Value, 0.0005)
+			}
+		}
+	}
+	if _, _, found := j.trace(t, untraced); found {
+		t.Errorf("a request with X-Mlx-Trace: 0 was traced")
+	}
+	assert.Equal(t, len(cases), len(opik.Traces("mlx")), "Opik has the traced requests only")
+
+	// The access log: every request, with its span's ids; no body.
+	var lines []map[string]any
+	require.Eventually(t, func() bool {
+		lines = readAccessLog(t, s.dataDir)
+		return len(lines) >= len(cases)+1
+	}, 10*time.Second, 100*time.Millisecond)
+	traced := map[string]bool{}
+	for _, l := range lines {
+		if id, ok := l["trace_id"].(string); ok {
+			traced[id] = true
+		}
+		assert.NotContains(t, fmt.Sprint(l), "Say hello", "no body in the access log")
+	}
+	for _, c := range cases {
+		assert.True(t, traced[ids[c.name]], "%s has its trace id in the access log", c.name)
+	}
+	assert.False(t, traced[untraced])
+}
+
+func readAccessLog(t *testing.T, dataDir string) []map[string]any {
+	b, err := os.ReadFile(filepath.Join(dataDir, "logs", "access.jsonl"))
+	if err != nil {
+		return nil
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// telemetryOverlay turns the collector's own metrics on, on a port of the
+// test's, so that the exporters' drop counts can be read.
+func telemetryOverlay(t *testing.T, port int) string {
+	y := fmt.Sprintf("service:\n  telemetry:\n    metrics:\n      level: normal\n      readers:\n        - pull:\n            exporter:\n              prometheus:\n                host: 127.0.0.1\n                port: %d\n", port)
+	p := filepath.Join(t.TempDir(), "telemetry.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
+	return p
+}
+
+func scrapeURL(t *testing.T, url string) *promtext.Scrape {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	sc, err := promtext.Parse(b)
+	require.NoError(t, err)
+	return sc
+}
+
+// Opik down for a minute under load: no user request fails, Jaeger still
+// gets every span, what Opik could not take is counted, and Opik gets new
+// traces again once it is back, with nothing done by hand.
+func TestOpikDownForAMinuteUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute of load")
+	}
+	j := startJaeger(t)
+	opik := startOpik(t)
+	telemetry := freePort(t)
+	sets := append(traceSets(j, opik),
+		// A small queue and a short retry, so that a minute of downtime
+		// overflows and gives up: the drops show in the counters.
+		"exporters::opik::sending_queue::queue_size=20",
+		"exporters::opik::retry_on_failure::max_elapsed_time=10s",
+	)
+	s := startCollector(t, collectorOptions{
+		configs: append(append([]string{}, demoConfigs...), telemetryOverlay(t, telemetry)),
+		sets:    append(sets, "service::telemetry::metrics::level=normal"),
+		env:     map[string]string{"MLXSIM_LOAD_DELAY": "0s"},
+	})
+	waitEngineReady(s)
+	url := s.proxyURL("/v1/chat/completions")
+	body := `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 4}`
+
+	var sent, failed atomic.Int64
+	var mu sync.Mutex
+	var duringDown []string
+	var down atomic.Bool
+	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				id := newTraceID(t)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("traceparent", "00-"+id+"-00f067aa0ba902b7-01")
+				resp, err := http.DefaultClient.Do(req)
+				if ctx.Err() != nil {
+					return
+				}
+				sent.Add(1)
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					failed.Add(1)
+				}
+				if down.Load() {
+					mu.Lock()
+					duringDown = append(duringDown, id)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(5 * time.Second)
+	opik.Down()
+	down.Store(true)
+	time.Sleep(60 * time.Second)
+	down.Store(false)
+	require.NoError(t, opik.Up())
+	upAt := time.Now()
+	wg.Wait()
+
+	t.Logf("requests sent %d, failed %d, while Opik was down %d", sent.Load(), failed.Load(), len(duringDown))
+	assert.Zero(t, failed.Load(), "no user request failed")
+	require.NotEmpty(t, duringDown)
+
+	// Jaeger got the spans of the downtime: Opik held up no other exporter.
+	for i, id := range duringDown {
+		if i%(len(duringDown)/20+1) != 0 {
+			continue
+		}
+		j.waitTrace(t, id)
+	}
+	// What Opik could not take is counted, and the proxy dropped nothing.
+	col := scrapeURL(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetry))
+	dropped := sum(col, "otelcol_exporter_enqueue_failed_spans", "exporter", "opik") + sum(col, "otelcol_exporter_send_failed_spans", "exporter", "opik")
+	t.Logf("spans Opik lost: %g; sent: %g", dropped, sum(col, "otelcol_exporter_sent_spans", "exporter", "opik"))
+	assert.Positive(t, dropped, "Opik's losses are counted")
+	px := scrapeURL(t, s.proxyURL("/metrics"))
+	v, _ := px.Value("mlx_spans_dropped_total")
+	assert.Zero(t, v, "the proxy dropped no span: Opik never held up the pipeline")
+
+	// Opik recovers by itself: a request after it came back lands there.
+	id := newTraceID(t)
+	status, _ := tracedPost(t, url, id, body)
+	require.Equal(t, http.StatusOK, status)
+	require.Eventually(t, func() bool {
+		for _, tr := range opik.Traces("mlx") {
+			if tr.OTelTraceID == id && tr.StartTime.After(upAt) {
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 200*time.Millisecond, "a new trace reaches Opik after it is back")
+}
