@@ -14,7 +14,7 @@ CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e e2e-stack tools clean mlxsim jaeger
+.PHONY: all build run demo test unit e2e e2e-stack tools clean mlxsim jaeger bench
 
 mlxsim: $(MLXSIM)
 
@@ -72,6 +72,12 @@ e2e: $(COLLECTOR) $(MLXSIM) jaeger
 ## Alertmanager with the shipped routing and a local webhook (about 2 min).
 e2e-stack: $(COLLECTOR) $(MLXSIM) rules-deps jaeger
 	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -tags 'e2e stack' -timeout 20m -run TestStack ./test/e2e/...
+
+## bench: the benchmarks, side by side in one run each: proxy vs direct
+## (proxy/), tracing on (to a real Jaeger) vs off (receiver/proxyreceiver/).
+## Figures to read; nothing asserts a time.
+bench: jaeger
+	JAEGER=$(BIN)/jaeger $(GO) test -run '^$$' -bench . -benchtime 2000x ./proxy/ ./receiver/proxyreceiver/
 
 clean:
 	rm -rf _build bin .data

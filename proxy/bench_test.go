@@ -35,12 +35,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/loadgen"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
 )
 
@@ -112,41 +112,14 @@ func (e *benchEnv) request(base, body string) error {
 // load sends n requests from c workers and returns each one's latency and
 // the requests per second.
 func (e *benchEnv) load(b *testing.B, base, body string, n, c int) ([]time.Duration, float64) {
-	lat := make([]time.Duration, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	start := time.Now()
-	for range c {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				t0 := time.Now()
-				if err := e.request(base, body); err != nil {
-					failed.Store(err)
-					return
-				}
-				lat[i] = time.Since(t0)
-			}
-		}()
-	}
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
+	lat, rps, err := loadgen.Run(n, c, func() error { return e.request(base, body) })
+	if err != nil {
 		b.Fatal(err)
 	}
-	return lat, float64(n) / time.Since(start).Seconds()
+	return lat, rps
 }
 
-func percentile(d []time.Duration, p float64) float64 {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
-}
+var percentile = loadgen.Percentile
 
 func BenchmarkAddedLatency(b *testing.B) {
 	for _, stream := range []bool{false, true} {

@@ -148,6 +148,17 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 	return s
 }
 
+// telemetryOverlay is a config file that turns the collector's own
+// metrics on, served on port (pass --set
+// service::telemetry::metrics::level=normal too: the harness sets none).
+func telemetryOverlay(t testing.TB, port int) string {
+	t.Helper()
+	y := fmt.Sprintf("service:\n  telemetry:\n    metrics:\n      level: normal\n      readers:\n        - pull:\n            exporter:\n              prometheus:\n                host: 127.0.0.1\n                port: %d\n", port)
+	p := filepath.Join(t.TempDir(), "telemetry.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
+	return p
+}
+
 // stop sends SIGTERM and waits for the collector to exit.
 func (s *stack) stop() {
 	select {

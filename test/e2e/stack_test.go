@@ -178,25 +178,22 @@ func TestStack(t *testing.T) {
 // that port.
 func startLiveCollector(t *testing.T, engine string) (*stack, int) {
 	t.Helper()
+	j := startJaeger(t)
 	for attempt := 0; ; attempt++ {
 		port := freePort(t)
-		overlay := filepath.Join(t.TempDir(), "telemetry.yaml")
-		require.NoError(t, os.WriteFile(overlay, []byte(fmt.Sprintf(`service:
-  telemetry:
-    metrics:
-      level: normal
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: %d
-`, port)), 0o600))
+		overlay := telemetryOverlay(t, port)
 		s := startCollector(t, collectorOptions{
 			configs: append(slices.Clone(demoConfigs), overlay),
 			// The harness turns the collector's telemetry off; job
 			// mlx-otelcol scrapes it.
-			sets: []string{"service::telemetry::metrics::level=normal"},
+			sets: []string{"service::telemetry::metrics::level=normal",
+				// Spans are stored in a real Jaeger, and an Opik that does
+				// not answer fails every export it gets (no retries): the
+				// spans panels have both lines.
+				"exporters::otlp/jaeger::endpoint=" + j.otlp,
+				fmt.Sprintf("exporters::opik::endpoint=http://127.0.0.1:%d/api", freePort(t)),
+				"exporters::opik::retry_on_failure::enabled=false",
+			},
 			env: map[string]string{
 				"MLXSIM":            engine,
 				"MLXSIM_LOAD_DELAY": "1s",

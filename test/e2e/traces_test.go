@@ -313,15 +313,6 @@ func readAccessLog(t *testing.T, dataDir string) []map[string]any {
 	return out
 }
 
-// telemetryOverlay turns the collector's own metrics on, on a port of the
-// test's, so that the exporters' drop counts can be read.
-func telemetryOverlay(t *testing.T, port int) string {
-	y := fmt.Sprintf("service:\n  telemetry:\n    metrics:\n      level: normal\n      readers:\n        - pull:\n            exporter:\n              prometheus:\n                host: 127.0.0.1\n                port: %d\n", port)
-	p := filepath.Join(t.TempDir(), "telemetry.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
-	return p
-}
-
 func scrapeURL(t *testing.T, url string) *promtext.Scrape {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -348,6 +339,8 @@ func TestOpikDownForAMinuteUnderLoad(t *testing.T) {
 		// A small queue and a short retry, so that a minute of downtime
 		// overflows and gives up: the drops show in the counters.
 		"exporters::opik::sending_queue::queue_size=20",
+		"exporters::opik::retry_on_failure::initial_interval=1s",
+		"exporters::opik::retry_on_failure::max_interval=2s",
 		"exporters::opik::retry_on_failure::max_elapsed_time=10s",
 	)
 	s := startCollector(t, collectorOptions{
