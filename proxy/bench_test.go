@@ -95,18 +95,7 @@ func newBenchEnv(b *testing.B, so mlxsim.Options, configure ...func(*Config)) *b
 
 // request sends one completion and reads its whole answer.
 func (e *benchEnv) request(base, body string) error {
-	resp, err := e.client.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
+	return loadgen.Post(e.client, base+"/v1/chat/completions", body)()
 }
 
 // load sends n requests from c workers and returns each one's latency and

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 )
-
-func configopaqueString(s string) configopaque.String { return configopaque.String(s) }
 
 // The override attribute Opik uses as the trace id as it is.
 const opikTraceIDKey = "opik.trace_id"

@@ -46,6 +46,13 @@ func TestConfigs(t *testing.T) {
 	}
 }
 
+func startOpik(t *testing.T) *opiktest.Server {
+	opik := opiktest.New()
+	require.NoError(t, opik.Listen("127.0.0.1:0"))
+	t.Cleanup(opik.Close)
+	return opik
+}
+
 // proxySpan is a span as the mlx_proxy receiver emits it.
 func proxySpan(td ptrace.Traces, traceID byte, scored bool) ptrace.Span {
 	s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
@@ -77,9 +84,7 @@ func startExporter(t *testing.T, cfg *Config) *opikExporter {
 }
 
 func TestSpansAndScoresLandOnTheSameOpikTrace(t *testing.T) {
-	opik := opiktest.New()
-	require.NoError(t, opik.Listen("127.0.0.1:0"))
-	t.Cleanup(opik.Close)
+	opik := startOpik(t)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = opik.URL()
 	cfg.APIKey = "secret-key"
@@ -121,9 +126,7 @@ func TestSpansAndScoresLandOnTheSameOpikTrace(t *testing.T) {
 }
 
 func TestScoresGoInBatchesOfTheConfiguredSize(t *testing.T) {
-	opik := opiktest.New()
-	require.NoError(t, opik.Listen("127.0.0.1:0"))
-	t.Cleanup(opik.Close)
+	opik := startOpik(t)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = opik.URL()
 	cfg.FeedbackScores.BatchSize = 4
@@ -148,9 +151,7 @@ func TestScoresGoInBatchesOfTheConfiguredSize(t *testing.T) {
 // Opik down: spans and scores wait in their queues and arrive when it is
 // back, with nothing else to do.
 func TestOpikDownThenBack(t *testing.T) {
-	opik := opiktest.New()
-	require.NoError(t, opik.Listen("127.0.0.1:0"))
-	t.Cleanup(opik.Close)
+	opik := startOpik(t)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = opik.URL()
 	cfg.RetryConfig.InitialInterval = 50 * time.Millisecond

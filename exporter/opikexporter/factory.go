@@ -17,24 +17,22 @@ package opikexporter
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
-	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/otlphttpclient"
 )
 
-var (
-	componentType = component.MustNewType("opik")
-	otlphttpType  = component.MustNewType("otlp_http")
-)
+var componentType = component.MustNewType("opik")
 
 // NewFactory returns the factory of the opik exporter.
 func NewFactory() exporter.Factory {
@@ -58,32 +56,26 @@ func createTraces(ctx context.Context, set exporter.Settings, cfg component.Conf
 		return &offExporter{log: set.Logger}, nil
 	}
 
-	clientCfg := otlphttpexporter.NewFactory().CreateDefaultConfig().(*otlphttpexporter.Config)
-	clientCfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
-	clientCfg.RetryConfig.Enabled = false
+	clientCfg := *otlphttpexporter.NewFactory().CreateDefaultConfig().(*otlphttpexporter.Config)
 	clientCfg.TracesEndpoint = c.tracesURL()
 	clientCfg.ClientConfig.Timeout = c.Timeout
 	for k, v := range c.headers() {
-		clientCfg.ClientConfig.Headers.Set(k, configopaqueString(v))
+		clientCfg.ClientConfig.Headers.Set(k, configopaque.String(v))
 	}
-	clientSet := set
-	// The factory insists on its own type; the name says whose client it is.
-	clientSet.ID = component.NewIDWithName(otlphttpType, strings.ReplaceAll(set.ID.String(), "/", "_"))
-	// The client's own telemetry would count every span twice under this
-	// exporter's id; the helper around it reports them.
-	clientSet.MeterProvider = noop.NewMeterProvider()
-	client, err := otlphttpexporter.NewFactory().CreateTraces(ctx, clientSet, clientCfg)
+	client, err := otlphttpclient.Traces(ctx, set, clientCfg)
 	if err != nil {
-		return nil, fmt.Errorf("otlp_http client: %w", err)
+		return nil, err
 	}
-	spans, err := exporterhelper.NewTraces(ctx, set, cfg, client.ConsumeTraces,
-		exporterhelper.WithStart(client.Start),
-		exporterhelper.WithShutdown(client.Shutdown),
-		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
-		// The client's HTTP timeout bounds each attempt.
-		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
-		exporterhelper.WithRetry(c.RetryConfig),
-		exporterhelper.WithQueue(c.QueueConfig))
+	// Each half: the helper's queue and retries around one push; the
+	// client's HTTP timeout bounds each attempt.
+	helper := func(set exporter.Settings, push func(context.Context, ptrace.Traces) error, opts ...exporterhelper.Option) (exporter.Traces, error) {
+		return exporterhelper.NewTraces(ctx, set, cfg, push, append(opts,
+			exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
+			exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
+			exporterhelper.WithRetry(c.RetryConfig),
+			exporterhelper.WithQueue(c.QueueConfig))...)
+	}
+	spans, err := helper(set, client.ConsumeTraces, exporterhelper.WithStart(client.Start), exporterhelper.WithShutdown(client.Shutdown))
 	if err != nil {
 		return nil, err
 	}
@@ -92,13 +84,7 @@ func createTraces(ctx context.Context, set exporter.Settings, cfg component.Conf
 		w := newScoreWriter(c)
 		scoresSet := set
 		scoresSet.ID = scoresID(set.ID)
-		e.scores, err = exporterhelper.NewTraces(ctx, scoresSet, cfg, w.push,
-			exporterhelper.WithShutdown(w.shutdown),
-			exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
-			exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
-			exporterhelper.WithRetry(c.RetryConfig),
-			exporterhelper.WithQueue(c.QueueConfig))
-		if err != nil {
+		if e.scores, err = helper(scoresSet, w.push, exporterhelper.WithShutdown(w.shutdown)); err != nil {
 			return nil, err
 		}
 	}

@@ -13,8 +13,6 @@ package otlphttpsinkexporter
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
@@ -22,15 +20,12 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
-	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/otlphttpclient"
 )
 
-var (
-	componentType = component.MustNewType("mlx_otlp_http")
-	otlphttpType  = component.MustNewType("otlp_http")
-)
+var componentType = component.MustNewType("mlx_otlp_http")
 
 // NewFactory returns the factory of the mlx_otlp_http exporter.
 func NewFactory() exporter.Factory {
@@ -51,18 +46,9 @@ func createDefaultConfig() component.Config {
 func createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
 	c := cfg.(*Config)
 
-	clientCfg := c.Config
-	clientCfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
-	clientCfg.RetryConfig.Enabled = false
-	clientSet := set
-	// The factory insists on its own type; the name says whose client it is.
-	clientSet.ID = component.NewIDWithName(otlphttpType, strings.ReplaceAll(set.ID.String(), "/", "_"))
-	// The client's own exporter telemetry would count every record twice
-	// under this exporter's id; the outer helper reports it.
-	clientSet.MeterProvider = noop.NewMeterProvider()
-	client, err := otlphttpexporter.NewFactory().CreateLogs(ctx, clientSet, &clientCfg)
+	client, err := otlphttpclient.Logs(ctx, set, c.Config)
 	if err != nil {
-		return nil, fmt.Errorf("otlp_http client: %w", err)
+		return nil, err
 	}
 
 	sink := loghealth.NewSink(loghealth.For(c.HealthKey), set.ID.String())

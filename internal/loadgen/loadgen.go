@@ -4,7 +4,11 @@
 package loadgen
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,4 +55,23 @@ func Percentile(d []time.Duration, p float64) float64 {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
+}
+
+// Post is a call for Run: it POSTs the JSON body to url and reads the whole
+// answer; a status other than 200 is an error.
+func Post(client *http.Client, url, body string) func() error {
+	return func() error {
+		resp, err := client.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
 }

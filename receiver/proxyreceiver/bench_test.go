@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -147,27 +146,11 @@ func BenchmarkTracing(b *testing.B) {
 		if stream {
 			body = `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16, "stream": true}`
 		}
-		request := func(base string) func() error {
-			return func() error {
-				resp, err := client.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
-				if err != nil {
-					return err
-				}
-				defer resp.Body.Close()
-				if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-					return err
-				}
-				if resp.StatusCode != http.StatusOK {
-					return fmt.Errorf("status %d", resp.StatusCode)
-				}
-				return nil
-			}
-		}
 		for _, c := range []int{1, 16} {
 			b.Run(fmt.Sprintf("stream=%v/c=%d", stream, c), func(b *testing.B) {
 				n := max(b.N, c)
 				run := func(base string, n int) ([]time.Duration, float64) {
-					lat, rps, err := loadgen.Run(n, c, request(base))
+					lat, rps, err := loadgen.Run(n, c, loadgen.Post(client, base+"/v1/chat/completions", body))
 					if err != nil {
 						b.Fatal(err)
 					}
