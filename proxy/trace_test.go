@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 )
 
 // spanSink collects what the proxy hands to the collector side.
@@ -466,4 +468,47 @@ func TestContentBudget(t *testing.T) {
 	assert.Equal(t, "d", b.content("déf"), "cut at a rune boundary")
 	assert.True(t, b.truncated)
 	assert.Equal(t, "", b.content("x"))
+}
+
+// What one span costs on the request path (start) and in all (start, then
+// finish off the request path: attributes, end, hand-over), for a chat
+// request with tools and a 300-byte answer.
+func BenchmarkSpan(b *testing.B) {
+	box := newOutbox[sdktrace.ReadOnlySpan]("spans", 1024, prometheus.NewCounter(prometheus.CounterOpts{Name: "dropped"}), nil)
+	box.attach(func(context.Context, []sdktrace.ReadOnlySpan) error { return nil })
+	tr := newTracer(DefaultConfig().Traces, "127.0.0.1:8081", box)
+	body := []byte(toolBody)
+	p := &Proxy{cfg: DefaultConfig()}
+	rec := &Record{Route: RouteChat, Path: "/v1/chat/completions", Start: time.Now(), parent: context.Background()}
+	fields := p.parseRequest(rec, body)
+	rec.request = requestBody{raw: body, fields: fields}
+	rec.Status, rec.Outcome, rec.End, rec.Headers = 200, OutcomeComplete, rec.Start.Add(time.Second), rec.Start
+	rec.Usage = &Usage{PromptTokens: 40, CompletionTokens: 20, TotalTokens: 60}
+	ch := rec.choice(0)
+	ch.appendText(strings.Repeat("The weather in Paris is mild today. ", 8))
+	ch.FinishReason = "stop"
+	h := &heuristics.Result{Risk: 0.1}
+	b.Run("start", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tr.start(rec)
+		}
+	})
+	b.Run("start+finish", func(b *testing.B) {
+		b.ReportAllocs()
+		done := make(chan struct{})
+		defer close(done)
+		go func() { // the collector side, taking what is handed over
+			for {
+				select {
+				case <-box.ch:
+				case <-done:
+					return
+				}
+			}
+		}()
+		for b.Loop() {
+			tr.start(rec).finish(h, nil)
+		}
+	})
 }

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,8 +53,8 @@ func freeAddr(tb testing.TB) string {
 }
 
 // startJaegerForBench runs the project's Jaeger with the shipped config on
-// free ports and returns its OTLP/gRPC address.
-func startJaegerForBench(b *testing.B) string {
+// free ports and returns its OTLP/gRPC address and its process.
+func startJaegerForBench(b *testing.B) (string, *os.Process) {
 	bin := os.Getenv("JAEGER")
 	if bin == "" {
 		b.Skip("JAEGER is not set (make bench sets it to bin/jaeger)")
@@ -69,7 +70,7 @@ func startJaegerForBench(b *testing.B) string {
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get("http://" + query + "/api/services"); err == nil {
 			resp.Body.Close()
-			return otlp
+			return otlp, cmd.Process
 		}
 		if time.Now().After(deadline) {
 			b.Fatal("jaeger did not answer")
@@ -131,7 +132,7 @@ func tracePipeline(b *testing.B, ext extension.Extension, jaegerOTLP string) {
 }
 
 func BenchmarkTracing(b *testing.B) {
-	jaegerOTLP := startJaegerForBench(b)
+	jaegerOTLP, jaegerProc := startJaegerForBench(b)
 	sim := mlxsim.New(mlxsim.Options{Model: "mlx-community/Qwen3-4B-4bit", Seed: 7, PrefillTPS: 1e12, DecodeTPS: 1e12}, io.Discard)
 	engine := httptest.NewServer(sim.Handler())
 	b.Cleanup(engine.Close)
@@ -159,6 +160,7 @@ func BenchmarkTracing(b *testing.B) {
 				run(off, c) // warm both paths
 				run(on, c)
 				b.ResetTimer()
+				jaegerCPU := cpuSeconds(jaegerProc.Pid)
 				// Half of each, interleaved, so that a drift of the machine
 				// falls on both.
 				offLat, offRPS := run(off, n/2)
@@ -166,6 +168,9 @@ func BenchmarkTracing(b *testing.B) {
 				offLat2, offRPS2 := run(off, n/2)
 				onLat2, onRPS2 := run(on, n/2)
 				b.StopTimer()
+				// What Jaeger's ingest of the "on" spans took of the same
+				// two cores, per traced request.
+				b.ReportMetric((cpuSeconds(jaegerProc.Pid)-jaegerCPU)*1e3/float64(2*(n/2)), "jaeger-cpu-ms/req")
 				offLat, onLat = append(offLat, offLat2...), append(onLat, onLat2...)
 				offRPS, onRPS = (offRPS+offRPS2)/2, (onRPS+onRPS2)/2
 				b.ReportMetric(0, "ns/op")
@@ -180,4 +185,20 @@ func BenchmarkTracing(b *testing.B) {
 			})
 		}
 	}
+}
+
+// cpuSeconds is the CPU time a process has used (Linux /proc; 0 elsewhere).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var utime, stime float64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return (utime + stime) / 100 // USER_HZ
 }
