@@ -22,15 +22,22 @@ type outbox[T any] struct {
 	log     *zap.Logger
 
 	consumer atomic.Pointer[consumerRef[T]]
+	// handing is held (read) while a batch is with the consumer; detach
+	// takes it (write), so that no batch reaches a consumer after its
+	// detach returned.
+	handing sync.RWMutex
 
 	mu      sync.Mutex
 	stop    context.CancelFunc
 	stopped chan struct{}
 }
 
-// consumerRef boxes a consumer so it can sit in an atomic.Pointer.
+// consumerRef is one attached consumer; ctx is cancelled when it is
+// detached, so that a batch in its hands gives up.
 type consumerRef[T any] struct {
 	consume func(context.Context, []T) error
+	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
 // maxBatch bounds one hand-over to the consumer (and a batch is never
@@ -42,6 +49,9 @@ const maxBatch = 512
 const batchLinger = 50 * time.Millisecond
 
 func newOutbox[T any](name string, size int, dropped prometheus.Counter, log *zap.Logger) *outbox[T] {
+	if log == nil {
+		log = zap.NewNop()
+	}
 	return &outbox[T]{name: name, ch: make(chan T, max(size, 1)), dropped: dropped, log: log}
 }
 
@@ -50,11 +60,27 @@ func newOutbox[T any](name string, size int, dropped prometheus.Counter, log *za
 func (o *outbox[T]) attached() bool { return o.consumer.Load() != nil }
 
 // attach makes consume the consumer, replacing any other. The returned
-// function detaches it (and only it).
-func (o *outbox[T]) attach(consume func(context.Context, []T) error) (detach func()) {
-	ref := &consumerRef[T]{consume: consume}
+// function detaches it (and only it): it first hands what is buffered to
+// it, within ctx, then waits for a batch still in its hands (which it
+// asks to give up when ctx ends); after it returns, consume is not called
+// again.
+func (o *outbox[T]) attach(consume func(context.Context, []T) error) (detach func(ctx context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ref := &consumerRef[T]{consume: consume, ctx: ctx, cancel: cancel}
 	o.consumer.Store(ref)
-	return func() { o.consumer.CompareAndSwap(ref, nil) }
+	return func(dctx context.Context) {
+		if o.consumer.Load() != ref {
+			return
+		}
+		// When dctx ends, a batch with the consumer is asked to give up.
+		stop := context.AfterFunc(dctx, cancel)
+		defer stop()
+		o.flush(dctx)
+		o.handing.Lock()
+		o.consumer.CompareAndSwap(ref, nil)
+		o.handing.Unlock()
+		cancel()
+	}
 }
 
 // offer buffers item for the consumer, or drops and counts it.
@@ -70,7 +96,7 @@ func (o *outbox[T]) offer(item T) {
 	}
 }
 
-// start runs the drain until stop.
+// start runs the drain until shutdown.
 func (o *outbox[T]) start() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -82,8 +108,8 @@ func (o *outbox[T]) start() {
 	go o.drain(ctx, o.stopped)
 }
 
-// shutdown hands what is buffered to the consumer, within ctx, then ends
-// the drain. Safe without start and more than once.
+// shutdown ends the drain and hands what is buffered to the consumer, if
+// one is still attached, within ctx. Safe without start and more than once.
 func (o *outbox[T]) shutdown(ctx context.Context) {
 	o.mu.Lock()
 	stop, stopped := o.stop, o.stopped
@@ -93,13 +119,23 @@ func (o *outbox[T]) shutdown(ctx context.Context) {
 		return
 	}
 	stop()
-	<-stopped
-	for {
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		return
+	}
+	o.flush(ctx)
+}
+
+// flush hands what is buffered to the consumer until the buffer is empty
+// or ctx ends.
+func (o *outbox[T]) flush(ctx context.Context) {
+	for ctx.Err() == nil {
 		batch := o.take(nil, false)
-		if len(batch) == 0 || ctx.Err() != nil {
+		if len(batch) == 0 {
 			return
 		}
-		o.hand(ctx, batch)
+		o.hand(batch)
 	}
 }
 
@@ -112,8 +148,7 @@ func (o *outbox[T]) drain(ctx context.Context, stopped chan<- struct{}) {
 			return
 		case first = <-o.ch:
 		}
-		batch := o.take([]T{first}, true)
-		o.hand(ctx, batch)
+		o.hand(o.take([]T{first}, true))
 	}
 }
 
@@ -149,7 +184,9 @@ func (o *outbox[T]) take(batch []T, linger bool) []T {
 
 // hand gives one batch to the consumer. A consumer that panics or fails
 // loses that batch (counted); the drain goes on.
-func (o *outbox[T]) hand(ctx context.Context, batch []T) {
+func (o *outbox[T]) hand(batch []T) {
+	o.handing.RLock()
+	defer o.handing.RUnlock()
 	ref := o.consumer.Load()
 	if ref == nil {
 		o.dropped.Add(float64(len(batch)))
@@ -161,7 +198,7 @@ func (o *outbox[T]) hand(ctx context.Context, batch []T) {
 			o.log.Error("Telemetry consumer panicked; batch dropped", zap.String("signal", o.name), zap.Any("panic", r))
 		}
 	}()
-	if err := ref.consume(ctx, batch); err != nil {
+	if err := ref.consume(ref.ctx, batch); err != nil {
 		o.dropped.Add(float64(len(batch)))
 		o.log.Debug("Telemetry consumer refused a batch", zap.String("signal", o.name), zap.Int("items", len(batch)), zap.Error(err))
 	}

@@ -35,7 +35,6 @@ type scorer struct {
 // scoreJob is what scoring needs of one answer: the record does not
 // outlive End.
 type scoreJob struct {
-	scored      bool         // the answer is scored; false: only a span to finish
 	span        *pendingSpan // the request's span, nil when untraced
 	model, kind string
 	source      string // "" when no logprobs were asked for
@@ -104,6 +103,9 @@ func (s *scorer) run1(job *scoreJob) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.metrics.scoringDropped.Inc()
+			if job.span != nil {
+				job.span.drop()
+			}
 			if s.log != nil {
 				s.log.Error("Scoring an answer panicked; the answer is not scored", zap.Any("panic", r))
 			}
@@ -117,35 +119,40 @@ func (s *scorer) Begin(*Record) {}
 
 // End implements Recorder: an answer that reached the client whole with a
 // 2xx status is queued for scoring. Only the first choice is scored
-// (mlx_lm always sends one). A request's span (any outcome) rides along,
-// and the worker finishes it after scoring, so the scores are on it.
+// (mlx_lm always sends one). Its span rides along, and the worker finishes
+// it after scoring, so the scores are on it; any other request's span, and
+// the span of an answer the full queue could not take, is finished
+// without scores by the tracer's own worker.
 func (s *scorer) End(rec *Record) {
 	job, scored := s.jobOf(rec)
-	job.span, rec.span = rec.span, nil
-	if !scored && job.span == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	queued := false
-	if !s.stopped {
-		// After stop (a request cut at shutdown ended after the worker),
-		// nothing is queued.
-		select {
-		case s.queue <- job:
-			s.queued.Add(1)
-			queued = true
-		default:
-		}
-	}
-	if queued {
-		return
-	}
+	span := rec.span
+	rec.span = nil
 	if scored {
+		job.span = span
+		if s.enqueue(job) {
+			return
+		}
 		s.metrics.scoringDropped.Inc()
 	}
-	if job.span != nil {
-		job.span.drop()
+	if span != nil {
+		span.finishLater()
+	}
+}
+
+// enqueue queues a job unless the queue is full or the scorer stopped (a
+// request cut at shutdown ended after the worker).
+func (s *scorer) enqueue(job scoreJob) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	select {
+	case s.queue <- job:
+		s.queued.Add(1)
+		return true
+	default:
+		return false
 	}
 }
 
@@ -170,7 +177,6 @@ func (s *scorer) jobOf(rec *Record) (job scoreJob, scored bool) {
 		}
 	}
 	job = scoreJob{
-		scored: true,
 		model:  s.models.value(rec.Model),
 		kind:   rec.Kind,
 		source: rec.LogprobsSource,
@@ -207,13 +213,7 @@ func generatedText(ch *Choice) string {
 
 // do scores the job's answer (when due) and finishes its span.
 func (s *scorer) do(job *scoreJob) {
-	var (
-		h  *heuristics.Result
-		sc *confidence.Score
-	)
-	if job.scored {
-		h, sc = s.score(job)
-	}
+	h, sc := s.score(job)
 	if job.span != nil {
 		job.span.finish(h, sc)
 	}

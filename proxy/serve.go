@@ -33,7 +33,7 @@ func (p *Proxy) Serve(ln net.Listener) {
 	}(p.server, p.served)
 
 	p.scorer.start()
-	p.tracer.outbox.start()
+	p.tracer.startWorker()
 	p.access.start()
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stopProbe = cancel
@@ -71,6 +71,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	// Score what is queued, then stop; a request cut by Close that ends
 	// after this is counted as not scored.
 	p.scorer.stop()
+	p.tracer.stopWorker()
 	// Hand what is buffered to the pipelines that are still attached.
 	flushCtx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)
 	defer cancel()
@@ -94,11 +95,17 @@ type AccessLogSink func(ctx context.Context, records []*AccessRecord) error
 
 // AttachSpans makes sink the consumer of the proxy's spans: from now on
 // completion requests are traced (unless they send X-Mlx-Trace: 0). The
-// returned function detaches it; without a sink nothing is traced.
-func (p *Proxy) AttachSpans(sink SpanSink) (detach func()) { return p.tracer.outbox.attach(sink) }
+// returned function detaches it: it hands sink what is buffered (within
+// its ctx) and returns once sink is not called any more. Without a sink
+// nothing is traced.
+func (p *Proxy) AttachSpans(sink SpanSink) (detach func(context.Context)) {
+	return p.tracer.outbox.attach(sink)
+}
 
-// AttachAccessLog makes sink the consumer of the access log.
-func (p *Proxy) AttachAccessLog(sink AccessLogSink) (detach func()) { return p.access.attach(sink) }
+// AttachAccessLog makes sink the consumer of the access log, likewise.
+func (p *Proxy) AttachAccessLog(sink AccessLogSink) (detach func(context.Context)) {
+	return p.access.attach(sink)
+}
 
 // debugStdLog routes net/http's own messages (a client that sent garbage, a
 // relay read error) to the logger at debug level: they are per-request

@@ -8,12 +8,14 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
 )
 
 // Tracing: one span per completion request, named as the original named it
@@ -116,6 +118,13 @@ type tracer struct {
 	tracer   trace.Tracer
 	outbox   *outbox[sdktrace.ReadOnlySpan]
 	server   []attribute.KeyValue // server.address, server.port of the engine
+
+	// The worker that finishes the spans the scorer does not (requests
+	// that are not scored): a queue of QueueSize, full is dropped.
+	unscored chan *pendingSpan
+	mu       sync.Mutex
+	stopped  bool
+	done     chan struct{} // closed when the worker has ended; nil when not running
 }
 
 func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[sdktrace.ReadOnlySpan]) *tracer {
@@ -143,11 +152,74 @@ func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[sdktrace.ReadOn
 		sdktrace.WithRawSpanLimits(limits),
 		sdktrace.WithResource(res),
 	)
-	t := &tracer{cfg: cfg, node: node, provider: tp, tracer: tp.Tracer(TracerName), outbox: box}
+	t := &tracer{cfg: cfg, node: node, provider: tp, tracer: tp.Tracer(TracerName), outbox: box,
+		unscored: make(chan *pendingSpan, max(cfg.QueueSize, 1))}
 	if h, p, ok := splitHostPort(upstreamHost); ok {
 		t.server = []attribute.KeyValue{attribute.String("server.address", h), attribute.Int("server.port", p)}
 	}
 	return t
+}
+
+// startWorker runs the worker that finishes unscored spans, and the
+// outbox's drain.
+func (t *tracer) startWorker() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done == nil && !t.stopped {
+		t.done = make(chan struct{})
+		go t.run(t.done)
+	}
+	t.outbox.start()
+}
+
+// stopWorker finishes what is queued and ends the worker. Safe without
+// start and more than once.
+func (t *tracer) stopWorker() {
+	t.mu.Lock()
+	done := t.done
+	first := !t.stopped
+	t.stopped, t.done = true, nil
+	t.mu.Unlock()
+	if first {
+		close(t.unscored)
+	}
+	if done != nil {
+		<-done
+	}
+}
+
+func (t *tracer) run(done chan<- struct{}) {
+	defer close(done)
+	for ps := range t.unscored {
+		t.finish1(ps)
+	}
+}
+
+// finish1 finishes one span; a panic loses that span only.
+func (t *tracer) finish1(ps *pendingSpan) {
+	defer func() {
+		if r := recover(); r != nil {
+			ps.drop()
+			t.outbox.log.Error("Finishing a span panicked; the span is dropped", zap.Any("panic", r))
+		}
+	}()
+	ps.finish(nil, nil)
+}
+
+// finishLater queues an unscored span for the worker, or drops it.
+func (ps *pendingSpan) finishLater() {
+	t := ps.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		ps.drop()
+		return
+	}
+	select {
+	case t.unscored <- ps:
+	default:
+		ps.drop()
+	}
 }
 
 // maxSpanAttributes bounds the attributes of one span (a conversation of

@@ -49,9 +49,13 @@ func (s *spanSink) accessSink(_ context.Context, recs []*AccessRecord) error {
 func tracedRig(t *testing.T, opts ...rigOption) (*rig, *spanSink) {
 	r := newRig(t, opts...)
 	sink := &spanSink{}
-	t.Cleanup(r.proxy.AttachSpans(sink.spansSink))
-	t.Cleanup(r.proxy.AttachAccessLog(sink.accessSink))
+	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
+	detachOnCleanup(t, r.proxy.AttachAccessLog(sink.accessSink))
 	return r, sink
+}
+
+func detachOnCleanup(t *testing.T, detach func(context.Context)) {
+	t.Cleanup(func() { detach(context.Background()) })
 }
 
 // next waits for the n-th span (1-based) and returns it.
@@ -297,7 +301,7 @@ func TestSpanOfAnEngineError(t *testing.T) {
 		_, _ = w.Write([]byte(`{"error": "model not found"}`))
 	}, nil)
 	sink := &spanSink{}
-	t.Cleanup(r.proxy.AttachSpans(sink.spansSink))
+	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
 	resp := r.post("/v1/chat/completions", chatBody)
 	require.Equal(t, http.StatusNotFound, resp.status)
 	span := sink.next(t, 1)
@@ -312,7 +316,7 @@ func TestSpanOfAnEngineError(t *testing.T) {
 func TestSpanOfTheProxysOwnErrors(t *testing.T) {
 	r := rigWithUpstream(t, func(http.ResponseWriter, *http.Request) {}, func(c *Config) { c.Upstream = "http://127.0.0.1:1" })
 	sink := &spanSink{}
-	t.Cleanup(r.proxy.AttachSpans(sink.spansSink))
+	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
 	require.Equal(t, http.StatusServiceUnavailable, r.post("/v1/chat/completions", chatBody).status)
 	span := sink.next(t, 1)
 	assert.Equal(t, codes.Error, span.Status().Code)
@@ -436,7 +440,7 @@ func TestAClientTraceIsContinued(t *testing.T) {
 func TestSpansAreDroppedNotWaitedFor(t *testing.T) {
 	r := newRig(t, withConfig(func(c *Config) { c.Traces.QueueSize = 2 }))
 	release := make(chan struct{})
-	t.Cleanup(r.proxy.AttachSpans(func(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+	detachOnCleanup(t, r.proxy.AttachSpans(func(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -511,4 +515,18 @@ func BenchmarkSpan(b *testing.B) {
 			tr.start(rec).finish(h, nil)
 		}
 	})
+}
+
+// Streams and errors do not wait in the scoring queue, and an answer the
+// scorer cannot take still has its span, without scores.
+func TestSpansDoNotDependOnTheScorer(t *testing.T) {
+	r, sink := tracedRig(t)
+	r.proxy.scorer.stop() // as full as a queue can be
+	require.Equal(t, http.StatusOK, r.post("/v1/chat/completions", chatBody).status)
+	a := attrsOf(sink.next(t, 1))
+	assert.NotContains(t, a, "mlx.hallucination_risk")
+	assert.Contains(t, a, "gen_ai.usage.output_tokens")
+	sc := r.scrape()
+	assert.Equal(t, 1.0, value(t, sc, "mlx_scoring_dropped_total"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_spans_dropped_total"))
 }

@@ -57,7 +57,7 @@ func (e *proxyExtension) Shutdown(ctx context.Context) error {
 // AttachSpans hands the proxy's request spans to sink (the mlx_proxy
 // receiver's traces pipeline) until the returned function is called. The
 // collector starts extensions before pipelines, so the proxy is there.
-func (e *proxyExtension) AttachSpans(sink proxy.SpanSink) (detach func(), err error) {
+func (e *proxyExtension) AttachSpans(sink proxy.SpanSink) (detach func(context.Context), err error) {
 	p, err := e.running()
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (e *proxyExtension) AttachSpans(sink proxy.SpanSink) (detach func(), err er
 
 // AttachAccessLog hands the proxy's access log to sink until the returned
 // function is called.
-func (e *proxyExtension) AttachAccessLog(sink proxy.AccessLogSink) (detach func(), err error) {
+func (e *proxyExtension) AttachAccessLog(sink proxy.AccessLogSink) (detach func(context.Context), err error) {
 	p, err := e.running()
 	if err != nil {
 		return nil, err

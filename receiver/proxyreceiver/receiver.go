@@ -16,8 +16,8 @@ import (
 
 // source is what the mlx_proxy extension offers its receiver.
 type source interface {
-	AttachSpans(proxy.SpanSink) (detach func(), err error)
-	AttachAccessLog(proxy.AccessLogSink) (detach func(), err error)
+	AttachSpans(proxy.SpanSink) (detach func(context.Context), err error)
+	AttachAccessLog(proxy.AccessLogSink) (detach func(context.Context), err error)
 }
 
 // findSource looks the extension up among the running ones.
@@ -34,25 +34,28 @@ func findSource(host component.Host, id component.ID) (source, error) {
 }
 
 // attachment is the part both receivers share: attach at Start, detach at
-// Shutdown (safe without Start, and more than once).
+// Shutdown (safe without Start, and more than once). The collector shuts
+// receivers down before extensions: detaching hands the pipeline what the
+// proxy has buffered, within Shutdown's context, and returns when the
+// pipeline is not called any more.
 type attachment struct {
 	mu     sync.Mutex
-	detach func()
+	detach func(context.Context)
 }
 
-func (a *attachment) set(detach func()) {
+func (a *attachment) set(detach func(context.Context)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.detach = detach
 }
 
-func (a *attachment) Shutdown(context.Context) error {
+func (a *attachment) Shutdown(ctx context.Context) error {
 	a.mu.Lock()
 	detach := a.detach
 	a.detach = nil
 	a.mu.Unlock()
 	if detach != nil {
-		detach()
+		detach(ctx)
 	}
 	return nil
 }
