@@ -41,7 +41,7 @@ type spanFacts struct {
 	respID, respModel         string
 	out                       *outputFacts // the first choice; nil without one
 	finishReasons             []string
-	request                   requestBody
+	request                   requestFacts
 }
 
 type outputFacts struct {
@@ -66,13 +66,13 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 		start: rec.Start, end: rec.End, headers: rec.Headers,
 		firstChunk: rec.FirstChunk, firstContent: rec.FirstContent,
 		status: rec.Status, outcome: rec.Outcome, usage: rec.Usage,
-		respID: rec.ResponseID, respModel: rec.ResponseModel, request: rec.request,
+		respID: rec.ResponseID, respModel: rec.ResponseModel, request: t.keep(rec.request),
 	}
 	chs := append([]*Choice(nil), rec.Choices...)
 	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })
 	for _, c := range chs {
 		if c.FinishReason != "" {
-			f.finishReasons = append(f.finishReasons, c.FinishReason)
+			f.finishReasons = append(f.finishReasons, ident(c.FinishReason))
 		}
 	}
 	if len(chs) > 0 {
@@ -87,16 +87,19 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 // time. h and sc are the answer's scores (nil when it was not scored).
 func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
 	f := &ps.f
-	b := &attrs{budget: ps.t.cfg.MaxContentBytes}
-	ps.originalAttrs(b, h, sc)
-	ps.genAIAttrs(b)
-	ps.openInferenceAttrs(b, h, sc)
-	if b.truncated {
-		b.add(attribute.Bool("mlx.content_truncated", true))
-	}
+	defer ps.t.release(&f.request)
+	// The status and the figures first, the content last: the attribute
+	// cap cuts only content. One slot stays for mlx.content_truncated.
+	b := &attrs{budget: ps.t.cfg.MaxContentBytes, room: maxSpanAttributes - 1}
 	if errType, msg := f.errorType(); errType != "" {
 		b.add(attribute.String("error.type", errType))
 		ps.span.SetStatus(codes.Error, msg)
+	}
+	ps.originalAttrs(b, h, sc)
+	ps.genAIAttrs(b)
+	ps.openInferenceAttrs(b, h, sc)
+	if b.truncated || f.request.cut {
+		b.kv = append(b.kv, attribute.Bool("mlx.content_truncated", true))
 	}
 	ps.span.SetAttributes(b.kv...)
 	if !f.firstChunk.IsZero() && f.streaming && !f.destreamed {
@@ -111,7 +114,10 @@ func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
 const FirstTokenEvent = "First Token Stream Event"
 
 // drop abandons the span unended: it is never exported.
-func (ps *pendingSpan) drop() { ps.t.outbox.dropped.Inc() }
+func (ps *pendingSpan) drop() {
+	ps.t.release(&ps.f.request)
+	ps.t.outbox.dropped.Inc()
+}
 
 // originalAttrs are the original proxy's span attributes.
 func (ps *pendingSpan) originalAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
@@ -119,7 +125,7 @@ func (ps *pendingSpan) originalAttrs(b *attrs, h *heuristics.Result, sc *confide
 	b.add(
 		attribute.String("http.request.method", http.MethodPost),
 		attribute.String("url.path", f.path),
-		attribute.String("mlx.model", f.model),
+		attribute.String("mlx.model", ident(f.model)),
 		attribute.Bool("mlx.streaming", f.streaming),
 		attribute.String("mlx.kind", f.kind),
 		attribute.Bool("mlx.tools_provided", f.toolsOffered),
@@ -182,28 +188,25 @@ func (ps *pendingSpan) genAIAttrs(b *attrs) {
 	b.add(
 		attribute.String("gen_ai.operation.name", op),
 		attribute.String("gen_ai.provider.name", Provider),
-		attribute.String("gen_ai.request.model", f.model),
+		attribute.String("gen_ai.request.model", ident(f.model)),
 		attribute.Bool("gen_ai.request.stream", f.streaming),
 	)
 	b.add(ps.t.server...)
-	fields := f.request.fields
-	if v, ok := number(fields["temperature"]); ok {
-		b.add(attribute.Float64("gen_ai.request.temperature", v))
+	rf := &f.request
+	if rf.temperature != nil {
+		b.add(attribute.Float64("gen_ai.request.temperature", *rf.temperature))
 	}
-	if v, ok := number(fields["top_p"]); ok {
-		b.add(attribute.Float64("gen_ai.request.top_p", v))
+	if rf.topP != nil {
+		b.add(attribute.Float64("gen_ai.request.top_p", *rf.topP))
 	}
-	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
-		if v, ok := number(fields[k]); ok {
-			b.add(attribute.Int64("gen_ai.request.max_tokens", int64(v)))
-			break
-		}
+	if rf.maxTokens != nil {
+		b.add(attribute.Int64("gen_ai.request.max_tokens", int64(*rf.maxTokens)))
 	}
 	if f.respID != "" {
-		b.add(attribute.String("gen_ai.response.id", f.respID))
+		b.add(attribute.String("gen_ai.response.id", ident(f.respID)))
 	}
 	if f.respModel != "" {
-		b.add(attribute.String("gen_ai.response.model", f.respModel))
+		b.add(attribute.String("gen_ai.response.model", ident(f.respModel)))
 	}
 	if len(f.finishReasons) > 0 {
 		b.add(attribute.StringSlice("gen_ai.response.finish_reasons", f.finishReasons))
@@ -261,14 +264,42 @@ func round4(v float64) float64 {
 	return math.Round(v*1e4) / 1e4
 }
 
-// attrs collects a span's attributes, with a byte budget for content.
+// attrs collects a span's attributes, with a byte budget for content and
+// room for a number of attributes; what does not fit is left out and
+// truncated is set.
 type attrs struct {
 	kv        []attribute.KeyValue
 	budget    int
+	room      int
 	truncated bool
 }
 
-func (b *attrs) add(kv ...attribute.KeyValue) { b.kv = append(b.kv, kv...) }
+func (b *attrs) add(kv ...attribute.KeyValue) {
+	for _, a := range kv {
+		if len(b.kv) >= b.room {
+			b.truncated = true
+			return
+		}
+		b.kv = append(b.kv, a)
+	}
+}
+
+// ident bounds a short string a client or the engine chose (a model name,
+// a role, an id): past maxIdentBytes it is cut, outside the content budget.
+func ident(s string) string { return cutAt(s, maxIdentBytes) }
+
+// cutAt is s cut to at most n bytes, at a UTF-8 boundary.
+func cutAt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+const maxIdentBytes = 256
 
 // content spends the budget on s, cutting it (at a UTF-8 boundary) when
 // the budget is short.
@@ -278,12 +309,9 @@ func (b *attrs) content(s string) string {
 		return s
 	}
 	b.truncated = true
-	cut := b.budget
-	for cut > 0 && cut < len(s) && !utf8Start(s[cut]) {
-		cut--
-	}
+	s = cutAt(s, b.budget)
 	b.budget = 0
-	return s[:cut]
+	return s
 }
 
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }

@@ -30,10 +30,10 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	b.add(
 		attribute.String("openinference.span.kind", "LLM"),
 		attribute.String("llm.provider", Provider),
-		attribute.String("llm.model_name", model),
+		attribute.String("llm.model_name", ident(model)),
 	)
 	if f.out != nil && f.out.finish != "" {
-		b.add(attribute.String("llm.finish_reason", f.out.finish))
+		b.add(attribute.String("llm.finish_reason", ident(f.out.finish)))
 	}
 	if u := f.usage; u != nil {
 		total := u.TotalTokens
@@ -47,7 +47,10 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 			b.add(attribute.Int("llm.token_count.prompt_details.cache_read", u.CachedTokens))
 		}
 	}
-	if params := invocationParameters(f.request.fields); params != "" && !cfg.Hide.InvocationParameters {
+	if params := invocationParameters(f.request.params); params != "" && !cfg.Hide.InvocationParameters {
+		if len(params) > maxParamsBytes {
+			params, b.truncated = cutAt(params, maxParamsBytes), true
+		}
 		b.add(attribute.String("llm.invocation_parameters", params))
 	}
 	b.add(attribute.String("metadata", ps.metadata(h, sc)))
@@ -64,10 +67,9 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		b.add(attribute.String("input.value", value), attribute.String("input.mime_type", mimeOf(raw)))
 	}
 	if !hide.Inputs && !hide.InputMessages {
-		fields := f.request.fields
-		inputMessages(b, fields["messages"], hide.InputText)
+		inputMessages(b, f.request.messages, hide.InputText)
 		if f.route == RouteText {
-			if prompts := promptsOf(fields["prompt"]); len(prompts) > 0 {
+			if prompts := promptsOf(f.request.prompt); len(prompts) > 0 {
 				for i := range prompts {
 					prompts[i] = textOrRedacted(b, prompts[i], hide.InputText)
 				}
@@ -76,7 +78,7 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		}
 	}
 	if !hide.Inputs {
-		toolDefinitions(b, f.request.fields["tools"])
+		toolDefinitions(b, f.request.tools)
 	}
 	// Outputs.
 	if f.out == nil {
@@ -137,19 +139,14 @@ func (ps *pendingSpan) metadata(h *heuristics.Result, sc *confidence.Score) stri
 	return string(b)
 }
 
+// maxParamsBytes bounds llm.invocation_parameters.
+const maxParamsBytes = 8 << 10
+
 // invocationParameters is the request's parameters as JSON: every
-// top-level member but the content (messages, prompt, tools).
-func invocationParameters(fields map[string]json.RawMessage) string {
-	if fields == nil {
+// top-level member but the content (messages, prompt, tools) and secrets.
+func invocationParameters(params map[string]json.RawMessage) string {
+	if params == nil {
 		return ""
-	}
-	params := make(map[string]json.RawMessage, len(fields))
-	for k, v := range fields {
-		switch k {
-		case "messages", "prompt", "tools", "functions":
-			continue
-		}
-		params[k] = v
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
@@ -185,7 +182,7 @@ func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
 	for i, m := range msgs {
 		p := "llm.input_messages." + strconv.Itoa(i) + ".message."
 		if m.Role != "" {
-			b.add(attribute.String(p+"role", m.Role))
+			b.add(attribute.String(p+"role", ident(m.Role)))
 		}
 		var text string
 		var parts []contentPartJSON
@@ -195,7 +192,7 @@ func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
 		case json.Unmarshal(m.Content, &parts) == nil:
 			for j, part := range parts {
 				q := p + "contents." + strconv.Itoa(j) + ".message_content."
-				b.add(attribute.String(q+"type", part.Type))
+				b.add(attribute.String(q+"type", ident(part.Type)))
 				switch {
 				case part.Type == "text":
 					b.add(attribute.String(q+"text", textOrRedacted(b, part.Text, hideText)))
@@ -205,10 +202,10 @@ func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
 			}
 		}
 		if m.Name != "" {
-			b.add(attribute.String(p+"name", m.Name))
+			b.add(attribute.String(p+"name", ident(m.Name)))
 		}
 		if m.ToolCallID != "" {
-			b.add(attribute.String(p+"tool_call_id", m.ToolCallID))
+			b.add(attribute.String(p+"tool_call_id", ident(m.ToolCallID)))
 		}
 		for k, tc := range m.ToolCalls {
 			toolCallAttrs(b, p+"tool_calls."+strconv.Itoa(k)+".tool_call.", tc.ID, tc.Function.Name, tc.Function.Arguments)
@@ -218,9 +215,9 @@ func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
 
 func toolCallAttrs(b *attrs, prefix, id, name, arguments string) {
 	if id != "" {
-		b.add(attribute.String(prefix+"id", id))
+		b.add(attribute.String(prefix+"id", ident(id)))
 	}
-	b.add(attribute.String(prefix+"function.name", name),
+	b.add(attribute.String(prefix+"function.name", ident(name)),
 		attribute.String(prefix+"function.arguments", b.content(arguments)))
 }
 

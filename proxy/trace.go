@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
@@ -122,6 +123,7 @@ type tracer struct {
 	// The worker that finishes the spans the scorer does not (requests
 	// that are not scored): a queue of QueueSize, full is dropped.
 	unscored chan *pendingSpan
+	held     atomic.Int64 // request bytes pending spans keep (span_request.go)
 	mu       sync.Mutex
 	stopped  bool
 	done     chan struct{} // closed when the worker has ended; nil when not running

@@ -530,3 +530,75 @@ func TestSpansDoNotDependOnTheScorer(t *testing.T) {
 	assert.Equal(t, 1.0, value(t, sc, "mlx_scoring_dropped_total"))
 	assert.Equal(t, 0.0, value(t, sc, "mlx_spans_dropped_total"))
 }
+
+// spanBytes is the size of a span's attribute keys and values.
+func spanBytes(a map[string]attribute.Value) int {
+	n := 0
+	for k, v := range a {
+		n += len(k) + len(v.Emit())
+	}
+	return n
+}
+
+// Whatever a client puts in a request, a span stays within its bounds,
+// and the spans waiting for export hold no more of the request than they
+// may.
+func TestAClientCannotGrowASpan(t *testing.T) {
+	r, sink := tracedRig(t, withConfig(func(c *Config) { c.Traces.MaxContentBytes = 4096 }))
+	huge := strings.Repeat("x", 1<<20)
+	body := `{"model": "` + huge + `", "junk": "` + huge + `", "messages": [{"role": "` + huge + `", "name": "` + huge + `", "content": "` + huge + `"}], "max_tokens": 4}`
+	r.post("/v1/chat/completions", body)
+	a := attrsOf(sink.next(t, 1))
+	// Content 4 KiB, every identifier 256 bytes, the parameters 8 KiB.
+	assert.Less(t, spanBytes(a), 4096+maxParamsBytes+100*maxIdentBytes+8192)
+	assert.True(t, a["mlx.content_truncated"].AsBool())
+	assert.Len(t, a["mlx.model"].AsString(), maxIdentBytes)
+	settle(r.proxy)
+	assert.Zero(t, r.proxy.tracer.held.Load(), "a finished span keeps nothing")
+}
+
+func TestALongConversationKeepsItsErrorType(t *testing.T) {
+	r := rigWithUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}, nil)
+	sink := &spanSink{}
+	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
+	var msgs []string
+	for i := 0; i < 700; i++ {
+		msgs = append(msgs, `{"role": "user", "content": "hi"}`)
+	}
+	r.post("/v1/chat/completions", `{"messages": [`+strings.Join(msgs, ",")+`]}`)
+	span := sink.next(t, 1)
+	a := attrsOf(span)
+	assert.Equal(t, "500", a["error.type"].AsString())
+	assert.True(t, a["mlx.content_truncated"].AsBool())
+	assert.LessOrEqual(t, len(a), maxSpanAttributes)
+	assert.Zero(t, span.DroppedAttributes(), "the proxy cut, not the SDK")
+}
+
+func TestSecretsInTheBodyStayOffTheSpan(t *testing.T) {
+	r, sink := tracedRig(t)
+	r.post("/v1/chat/completions", `{"api_key": "sk-in-the-body", "Authorization": "Bearer sk-2", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}`)
+	a := attrsOf(sink.next(t, 1))
+	for k, v := range a {
+		assert.NotContains(t, v.Emit(), "sk-", k)
+	}
+	assert.Contains(t, a["input.value"].AsString(), `"api_key":"__REDACTED__"`)
+	assert.Contains(t, a["llm.invocation_parameters"].AsString(), `"max_tokens":4`)
+}
+
+// With capture off, a pending span keeps none of the request's content.
+func TestCaptureOffKeepsNoContent(t *testing.T) {
+	tr := newTracer(TraceConfig{CaptureContent: false, MaxContentBytes: 1 << 10, QueueSize: 1}, "127.0.0.1:1",
+		newOutbox[sdktrace.ReadOnlySpan]("spans", 1, prometheus.NewCounter(prometheus.CounterOpts{Name: "d"}), nil))
+	p := &Proxy{cfg: DefaultConfig()}
+	rec := &Record{}
+	body := []byte(toolBody)
+	rf := tr.keep(requestBody{raw: body, fields: p.parseRequest(rec, body)})
+	assert.Nil(t, rf.raw)
+	assert.Nil(t, rf.messages)
+	assert.Nil(t, rf.tools)
+	assert.NotContains(t, rf.params, "messages")
+	tr.release(&rf)
+	assert.Zero(t, tr.held.Load())
+}

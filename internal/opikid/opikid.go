@@ -31,8 +31,9 @@ import (
 // salt keeps these ids apart from any other hash of a trace id.
 const salt = "mlx-otelcol/opik-trace-id"
 
-// TraceID is the Opik trace id of the trace traceID whose root span
-// started at start.
+// TraceID is the Opik trace id of the trace traceID, stamped on a span that
+// started at start (the root span, or the proxy's span when it continued
+// a client's trace).
 func TraceID(traceID [16]byte, start time.Time) string {
 	h := sha256.Sum256(append([]byte(salt), traceID[:]...))
 	var u [16]byte
