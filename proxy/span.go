@@ -193,14 +193,17 @@ func (ps *pendingSpan) genAIAttrs(b *attrs) {
 	)
 	b.add(ps.t.server...)
 	rf := &f.request
-	if rf.temperature != nil {
-		b.add(attribute.Float64("gen_ai.request.temperature", *rf.temperature))
+	if v, ok := rf.number("temperature"); ok {
+		b.add(attribute.Float64("gen_ai.request.temperature", v))
 	}
-	if rf.topP != nil {
-		b.add(attribute.Float64("gen_ai.request.top_p", *rf.topP))
+	if v, ok := rf.number("top_p"); ok {
+		b.add(attribute.Float64("gen_ai.request.top_p", v))
 	}
-	if rf.maxTokens != nil {
-		b.add(attribute.Int64("gen_ai.request.max_tokens", int64(*rf.maxTokens)))
+	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
+		if v, ok := rf.number(k); ok {
+			b.add(attribute.Int64("gen_ai.request.max_tokens", int64(v)))
+			break
+		}
 	}
 	if f.respID != "" {
 		b.add(attribute.String("gen_ai.response.id", ident(f.respID)))

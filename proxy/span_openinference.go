@@ -47,7 +47,7 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 			b.add(attribute.Int("llm.token_count.prompt_details.cache_read", u.CachedTokens))
 		}
 	}
-	if params := invocationParameters(f.request.params); params != "" && !cfg.Hide.InvocationParameters {
+	if params := invocationParameters(f.request.params()); params != "" && !cfg.Hide.InvocationParameters {
 		if len(params) > maxParamsBytes {
 			params, b.truncated = cutAt(params, maxParamsBytes), true
 		}
@@ -59,7 +59,7 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	}
 	hide := cfg.Hide
 	// Inputs.
-	if raw := f.request.raw; len(raw) > 0 {
+	if raw := f.request.input(); len(raw) > 0 {
 		value := redacted
 		if !hide.Inputs {
 			value = b.content(string(raw))
@@ -67,9 +67,9 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		b.add(attribute.String("input.value", value), attribute.String("input.mime_type", mimeOf(raw)))
 	}
 	if !hide.Inputs && !hide.InputMessages {
-		inputMessages(b, f.request.messages, hide.InputText)
+		inputMessages(b, f.request.fields["messages"], hide.InputText)
 		if f.route == RouteText {
-			if prompts := promptsOf(f.request.prompt); len(prompts) > 0 {
+			if prompts := promptsOf(f.request.fields["prompt"]); len(prompts) > 0 {
 				for i := range prompts {
 					prompts[i] = textOrRedacted(b, prompts[i], hide.InputText)
 				}
@@ -78,7 +78,7 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		}
 	}
 	if !hide.Inputs {
-		toolDefinitions(b, f.request.tools)
+		toolDefinitions(b, f.request.fields["tools"])
 	}
 	// Outputs.
 	if f.out == nil {

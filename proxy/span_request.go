@@ -12,18 +12,13 @@ import (
 // (maxHeldRequestBytes), so that no client can make the spans waiting in
 // the queues hold its bodies.
 
-// requestFacts is a span's copy of the request.
+// requestFacts is what a span keeps of the request: the body and its
+// members as parseRequest decoded them (no copy on the request path), and
+// with capture_content off only the members that are not content. The
+// attributes are read from them off the request path.
 type requestFacts struct {
-	// temperature, topP and maxTokens are the GenAI request parameters
-	// (nil when the request has none).
-	temperature, topP, maxTokens *float64
-	// params are the members llm.invocation_parameters shows (every member
-	// but the content ones), secrets left out.
-	params map[string]json.RawMessage
-	// raw, messages, tools and prompt are the content: kept only with
-	// capture_content, and only while the bytes held allow.
-	raw                     []byte
-	messages, tools, prompt json.RawMessage
+	raw    []byte // the body, for input.value; nil without content
+	fields map[string]json.RawMessage
 	// cut: content was left out because of the bounds.
 	cut  bool
 	held int64 // bytes counted against maxHeldRequestBytes
@@ -52,56 +47,67 @@ func secretMember(k string) bool {
 }
 
 // keep picks what the span needs from a request's members, and holds the
-// bytes against the tracer's bound.
+// bytes against the tracer's bound. It runs on the request path: it only
+// measures and picks; with content it copies nothing.
 func (t *tracer) keep(req requestBody) requestFacts {
-	var rf requestFacts
-	fields := req.fields
-	for k, dst := range map[string]**float64{"temperature": &rf.temperature, "top_p": &rf.topP, "max_completion_tokens": &rf.maxTokens} {
-		if v, ok := number(fields[k]); ok {
-			*dst = &v
+	rf := requestFacts{fields: req.fields}
+	if !t.cfg.CaptureContent {
+		rf.fields = make(map[string]json.RawMessage, len(req.fields))
+		for k, v := range req.fields {
+			if !contentMembers[k] {
+				rf.fields[k] = v
+			}
 		}
+	} else {
+		rf.raw = req.raw
 	}
-	if rf.maxTokens == nil {
-		if v, ok := number(fields["max_tokens"]); ok {
-			rf.maxTokens = &v
-		}
-	}
-	var size int
-	secret := false
-	params := make(map[string]json.RawMessage, len(fields))
-	for k, v := range fields {
-		if secretMember(k) {
-			secret = true
-			continue
-		}
-		if contentMembers[k] {
-			continue
-		}
-		params[k] = v
+	size := len(rf.raw)
+	for k, v := range rf.fields {
 		size += len(k) + len(v)
-	}
-	var raw []byte
-	var messages, tools, prompt json.RawMessage
-	if t.cfg.CaptureContent {
-		raw, messages, tools, prompt = req.raw, fields["messages"], fields["tools"], fields["prompt"]
-		if secret {
-			raw = redactedBody(fields)
-		}
-		if limit := t.cfg.MaxContentBytes; len(raw) > limit {
-			// input.value shows at most this much; keep no more.
-			raw, rf.cut = append([]byte(nil), raw[:limit]...), true
-		}
-		size += len(raw) + len(messages) + len(tools) + len(prompt)
 	}
 	if t.held.Add(int64(size)) > maxHeldRequestBytes {
 		t.held.Add(-int64(size))
-		rf.cut = rf.cut || t.cfg.CaptureContent
-		return rf // the numbers only
+		// The numbers only: the parameters the GenAI attributes read.
+		small := make(map[string]json.RawMessage, 4)
+		for _, k := range []string{"temperature", "top_p", "max_tokens", "max_completion_tokens"} {
+			if v, ok := req.fields[k]; ok && len(v) <= 32 {
+				small[k] = v
+			}
+		}
+		return requestFacts{fields: small, cut: t.cfg.CaptureContent}
 	}
 	rf.held = int64(size)
-	rf.params, rf.raw, rf.messages, rf.tools, rf.prompt = params, raw, messages, tools, prompt
 	return rf
 }
+
+// params are the members llm.invocation_parameters shows: every member but
+// the content and the secrets.
+func (rf *requestFacts) params() map[string]json.RawMessage {
+	if rf.fields == nil {
+		return nil
+	}
+	params := make(map[string]json.RawMessage, len(rf.fields))
+	for k, v := range rf.fields {
+		if !contentMembers[k] && !secretMember(k) {
+			params[k] = v
+		}
+	}
+	return params
+}
+
+// input is input.value: the body as the client sent it, re-encoded with
+// its secrets redacted when it has any.
+func (rf *requestFacts) input() []byte {
+	for k := range rf.fields {
+		if secretMember(k) {
+			return redactedBody(rf.fields)
+		}
+	}
+	return rf.raw
+}
+
+// number is the request's member k when it is a number.
+func (rf *requestFacts) number(k string) (float64, bool) { return number(rf.fields[k]) }
 
 // release gives the bytes a span kept back to the bound.
 func (t *tracer) release(rf *requestFacts) {
