@@ -59,6 +59,7 @@ var addedAlerts = map[string][]string{
 	"mlx-collector": {
 		"MLXCollectorExporterSendFailures", "MLXCollectorExporterQueueNearFull",
 		"MLXCollectorExporterDroppingData", "MLXCollectorReceiverErrors", "MLXCollectorTargetDown",
+		"MLXProxyTelemetryDropped",
 	},
 }
 
