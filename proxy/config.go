@@ -66,6 +66,8 @@ type Config struct {
 	// AccessLogQueue is how many access log records may wait for export;
 	// past it a record is dropped (mlx_access_log_dropped_total).
 	AccessLogQueue int
+	// Live says what the live stream (for VeloBenchmark) carries.
+	Live LiveConfig
 }
 
 // DefaultConfig is the configuration the extension starts from.
@@ -90,6 +92,11 @@ func DefaultConfig() Config {
 			QueueSize:       512,
 		},
 		AccessLogQueue: 1024,
+		Live: LiveConfig{
+			IncludeTokens:  true,
+			StatusInterval: 10 * time.Second,
+			QueueSize:      8192,
+		},
 	}
 }
 

@@ -47,6 +47,7 @@ type Metrics struct {
 	modelArch       *prometheus.GaugeVec
 	spansDropped    prometheus.Counter
 	accessDropped   prometheus.Counter
+	liveDropped     *prometheus.CounterVec
 
 	models    *labelSet
 	tools     *labelSet
@@ -94,6 +95,12 @@ func newMetrics(cfg Config) *Metrics {
 	m.accessDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "mlx_access_log_dropped_total",
 		Help: "Access log records dropped before the collector's logs pipeline took them (the queue was full, or no pipeline took them)."})
 	m.Registry.MustRegister(m.spansDropped, m.accessDropped)
+	m.liveDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mlx_live_records_dropped_total",
+		Help: "Live stream records (VeloBenchmark) dropped, by reason: queue_full, no_pipeline, refused."}, []string{"reason"})
+	m.Registry.MustRegister(m.liveDropped)
+	for _, r := range []string{dropQueueFull, dropNoPipeline, dropRefused} {
+		m.liveDropped.WithLabelValues(r)
+	}
 
 	// The configured model's counters exist from the start at 0, so that
 	// rate() and increase() see the first request and the first error.

@@ -194,7 +194,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		"mlx_low_confidence_token_ratio", "mlx_confidence_scored_total", "mlx_confidence_unscored_total",
 		"mlx_low_confidence_response_total", "mlx_scoring_dropped_total",
 		// Telemetry hand-over (no pipeline attached here: nothing built).
-		"mlx_spans_dropped_total", "mlx_access_log_dropped_total",
+		"mlx_spans_dropped_total", "mlx_access_log_dropped_total", "mlx_live_records_dropped_total",
 	}
 	assert.ElementsMatch(t, families, sc.Names(), "exactly the proxy's families")
 

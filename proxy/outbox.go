@@ -16,10 +16,10 @@ import (
 // the item is dropped and counted. One goroutine hands what is buffered to
 // the consumer in batches; a consumer that blocks only fills the buffer.
 type outbox[T any] struct {
-	name    string // for the log: "spans", "access log"
-	ch      chan T
-	dropped prometheus.Counter
-	log     *zap.Logger
+	name string // for the log: "spans", "access log"
+	ch   chan T
+	drop dropFunc
+	log  *zap.Logger
 
 	consumer atomic.Pointer[consumerRef[T]]
 	// handing is held (read) while a batch is with the consumer; detach
@@ -48,11 +48,27 @@ const maxBatch = 512
 // so that a busy proxy hands over fewer, larger batches.
 const batchLinger = 50 * time.Millisecond
 
-func newOutbox[T any](name string, size int, dropped prometheus.Counter, log *zap.Logger) *outbox[T] {
+// Why an outbox dropped items (the reason label of the counters that
+// have one).
+const (
+	dropQueueFull  = "queue_full"  // the buffer was full
+	dropNoPipeline = "no_pipeline" // no consumer was attached
+	dropRefused    = "refused"     // the consumer refused the batch (or panicked)
+)
+
+// dropFunc counts n items dropped for reason.
+type dropFunc func(reason string, n int)
+
+// countAll counts every drop in one counter, whatever the reason.
+func countAll(c prometheus.Counter) dropFunc {
+	return func(_ string, n int) { c.Add(float64(n)) }
+}
+
+func newOutbox[T any](name string, size int, drop dropFunc, log *zap.Logger) *outbox[T] {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &outbox[T]{name: name, ch: make(chan T, max(size, 1)), dropped: dropped, log: log}
+	return &outbox[T]{name: name, ch: make(chan T, max(size, 1)), drop: drop, log: log}
 }
 
 // attached reports whether a consumer takes what is offered: when false,
@@ -86,13 +102,13 @@ func (o *outbox[T]) attach(consume func(context.Context, []T) error) (detach fun
 // offer buffers item for the consumer, or drops and counts it.
 func (o *outbox[T]) offer(item T) {
 	if o.consumer.Load() == nil {
-		o.dropped.Inc()
+		o.drop(dropNoPipeline, 1)
 		return
 	}
 	select {
 	case o.ch <- item:
 	default:
-		o.dropped.Inc()
+		o.drop(dropQueueFull, 1)
 	}
 }
 
@@ -189,17 +205,17 @@ func (o *outbox[T]) hand(batch []T) {
 	defer o.handing.RUnlock()
 	ref := o.consumer.Load()
 	if ref == nil {
-		o.dropped.Add(float64(len(batch)))
+		o.drop(dropNoPipeline, len(batch))
 		return
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			o.dropped.Add(float64(len(batch)))
+			o.drop(dropRefused, len(batch))
 			o.log.Error("Telemetry consumer panicked; batch dropped", zap.String("signal", o.name), zap.Any("panic", r))
 		}
 	}()
 	if err := ref.consume(ref.ctx, batch); err != nil {
-		o.dropped.Add(float64(len(batch)))
+		o.drop(dropRefused, len(batch))
 		o.log.Debug("Telemetry consumer refused a batch", zap.String("signal", o.name), zap.Int("items", len(batch)), zap.Error(err))
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 func newTestOutbox(size int) (*outbox[int], prometheus.Counter) {
 	dropped := prometheus.NewCounter(prometheus.CounterOpts{Name: "dropped"})
-	return newOutbox[int]("test", size, dropped, nil), dropped
+	return newOutbox[int]("test", size, countAll(dropped), nil), dropped
 }
 
 // Detaching hands the consumer what is buffered, and after it returns the

@@ -37,6 +37,7 @@ type Proxy struct {
 	scorer    *scorer
 	tracer    *tracer
 	access    *outbox[*AccessRecord]
+	live      *live
 	// active counts completion requests between begin and the end of
 	// their recorders (tests wait for it to drop to 0).
 	active  atomic.Int64
@@ -63,8 +64,10 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	}
 	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg)}
 	p.tracer = newTracer(cfg.Traces, u.Host,
-		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, p.metrics.spansDropped, log))
-	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, p.metrics.accessDropped, log)
+		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
+	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
+	p.live = newLive(cfg.Live, cfg.modelLabel(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
+		func(reason string, n int) { p.metrics.liveDropped.WithLabelValues(reason).Add(float64(n)) }, log))
 	p.scorer = newScorer(cfg, newQualityMetrics(p.metrics.Registry, cfg.modelLabel()), p.metrics.models, log)
 	p.recorders = []Recorder{p.metrics, p.scorer}
 	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{})
@@ -147,6 +150,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fields := p.parseRequest(rec, body)
 		if rec.traced {
 			rec.request = requestBody{raw: body, fields: fields}
+		}
+		if p.live.on() {
+			rec.live = p.live.begin(r, fields, start)
 		}
 		body = p.planLogprobs(rec, body)
 		if rec.Streaming && !rec.Destreamed {
@@ -319,6 +325,9 @@ func (p *Proxy) end(rec *Record) {
 	}
 	for _, r := range p.recorders {
 		r.End(rec)
+	}
+	if rec.live != nil {
+		rec.live.end(rec)
 	}
 	p.active.Add(-1)
 }

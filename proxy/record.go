@@ -142,6 +142,8 @@ type Record struct {
 	request requestBody
 	span    *pendingSpan
 	spanCtx trace.SpanContext
+	// live is the request's live stream, nil while no pipeline takes it.
+	live *liveStream
 }
 
 // requestBody is the client's request body and its top-level members (nil

@@ -35,6 +35,8 @@ func (p *Proxy) Serve(ln net.Listener) {
 	p.scorer.start()
 	p.tracer.startWorker()
 	p.access.start()
+	p.live.outbox.start()
+	p.live.startStatus()
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stopProbe = cancel
 	p.probeDone = make(chan struct{})
@@ -75,8 +77,10 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	// Hand what is buffered to the pipelines that are still attached.
 	flushCtx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)
 	defer cancel()
+	p.live.stopStatusLoop()
 	p.tracer.outbox.shutdown(flushCtx)
 	p.access.shutdown(flushCtx)
+	p.live.outbox.shutdown(flushCtx)
 	p.transport.CloseIdleConnections()
 	return err
 }
@@ -100,6 +104,15 @@ type AccessLogSink func(ctx context.Context, records []*AccessRecord) error
 // nothing is traced.
 func (p *Proxy) AttachSpans(sink SpanSink) (detach func(context.Context)) {
 	return p.tracer.outbox.attach(sink)
+}
+
+// LiveSink takes the proxy's live stream records, likewise.
+type LiveSink func(ctx context.Context, records []*LiveRecord) error
+
+// AttachLive makes sink the consumer of the live stream: from now on
+// completion requests make live records, and status records go out.
+func (p *Proxy) AttachLive(sink LiveSink) (detach func(context.Context)) {
+	return p.live.outbox.attach(sink)
 }
 
 // AttachAccessLog makes sink the consumer of the access log, likewise.

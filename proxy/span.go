@@ -116,7 +116,7 @@ const FirstTokenEvent = "First Token Stream Event"
 // drop abandons the span unended: it is never exported.
 func (ps *pendingSpan) drop() {
 	ps.t.release(&ps.f.request)
-	ps.t.outbox.dropped.Inc()
+	ps.t.outbox.drop(dropQueueFull, 1)
 }
 
 // originalAttrs are the original proxy's span attributes.

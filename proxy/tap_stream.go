@@ -85,10 +85,15 @@ func (t *streamTap) observe(ev sse.Event, now time.Time) (forward bool) {
 	}
 	t.decoded = completionJSON{}
 	if decodeCompletion(ev.Data, &t.decoded) != nil {
+		t.rec.live.chunk(ev.Data, t.rec.ResponseID, now)
 		return true
 	}
 	t.rec.applyChunk(&t.decoded, now)
-	return !(t.strip && t.decoded.isUsageChunk())
+	forward = !(t.strip && t.decoded.isUsageChunk())
+	if forward {
+		t.rec.live.chunk(ev.Data, t.rec.ResponseID, now)
+	}
+	return forward
 }
 
 // finish ends the stream: whatever is left of an unfinished event goes to

@@ -478,7 +478,7 @@ func TestContentBudget(t *testing.T) {
 // finish off the request path: attributes, end, hand-over), for a chat
 // request with tools and a 300-byte answer.
 func BenchmarkSpan(b *testing.B) {
-	box := newOutbox[sdktrace.ReadOnlySpan]("spans", 1024, prometheus.NewCounter(prometheus.CounterOpts{Name: "dropped"}), nil)
+	box := newOutbox[sdktrace.ReadOnlySpan]("spans", 1024, countAll(prometheus.NewCounter(prometheus.CounterOpts{Name: "dropped"})), nil)
 	box.attach(func(context.Context, []sdktrace.ReadOnlySpan) error { return nil })
 	tr := newTracer(DefaultConfig().Traces, "127.0.0.1:8081", box)
 	body := []byte(toolBody)
@@ -590,7 +590,7 @@ func TestSecretsInTheBodyStayOffTheSpan(t *testing.T) {
 // With capture off, a pending span keeps none of the request's content.
 func TestCaptureOffKeepsNoContent(t *testing.T) {
 	tr := newTracer(TraceConfig{CaptureContent: false, MaxContentBytes: 1 << 10, QueueSize: 1}, "127.0.0.1:1",
-		newOutbox[sdktrace.ReadOnlySpan]("spans", 1, prometheus.NewCounter(prometheus.CounterOpts{Name: "d"}), nil))
+		newOutbox[sdktrace.ReadOnlySpan]("spans", 1, countAll(prometheus.NewCounter(prometheus.CounterOpts{Name: "d"})), nil))
 	p := &Proxy{cfg: DefaultConfig()}
 	rec := &Record{}
 	body := []byte(toolBody)

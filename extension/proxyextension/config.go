@@ -50,6 +50,9 @@ type Config struct {
 	// AccessLog: how many access log records may wait for the logs
 	// pipeline (the mlx_proxy receiver).
 	AccessLog AccessLogConfig `mapstructure:"access_log"`
+	// Live: the live stream for VeloBenchmark (the mlx_proxy receiver with
+	// records: live). Records are made only while that receiver runs.
+	Live proxy.LiveConfig `mapstructure:"live"`
 }
 
 // AccessLogConfig bounds the access log's hand-over queue.
@@ -142,6 +145,9 @@ func (c *Config) Validate() error {
 	if err := c.Traces.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("traces: %w", err))
 	}
+	if err := c.Live.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("live: %w", err))
+	}
 	if c.AccessLog.QueueSize < 1 {
 		errs = append(errs, fmt.Errorf("access_log.queue_size: must be at least 1, got %d", c.AccessLog.QueueSize))
 	}
@@ -202,5 +208,6 @@ func (c *Config) proxyConfig() proxy.Config {
 		HallucinationFlagThreshold:    c.Heuristics.FlagThreshold,
 		Traces:                        traces,
 		AccessLogQueue:                c.AccessLog.QueueSize,
+		Live:                          c.Live,
 	}
 }

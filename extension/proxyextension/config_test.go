@@ -50,6 +50,7 @@ func TestFullConfig(t *testing.T) {
 		Heuristics:            HeuristicsConfig{FlagThreshold: 0.6},
 		Traces:                proxy.TraceConfig{CaptureContent: false, MaxContentBytes: 4096, QueueSize: 64, Node: "rank0"},
 		AccessLog:             AccessLogConfig{QueueSize: 32},
+		Live:                  proxy.LiveConfig{IncludeTokens: false, ModelID: "qwen3-4b", Topology: "tp2", StatusInterval: 5 * time.Second, QueueSize: 100},
 	}, cfg)
 	pc := cfg.proxyConfig()
 	assert.Equal(t, cfg.Upstream, pc.Upstream)
@@ -63,6 +64,7 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, 0.05, pc.DestreamFraction)
 	assert.Equal(t, 64, pc.Traces.QueueSize)
 	assert.Equal(t, 32, pc.AccessLogQueue)
+	assert.Equal(t, "tp2", pc.Live.Topology)
 	assert.Equal(t, 0.4, pc.LowConfidenceThreshold)
 	assert.Equal(t, 16, pc.ScoringQueue)
 	assert.Equal(t, 0.6, pc.HallucinationFlagThreshold)
@@ -95,6 +97,7 @@ func TestInvalidConfigs(t *testing.T) {
 			"traces: max_content_bytes: must not be negative, got -1",
 			"queue_size: must be at least 1, got 0",
 			"access_log.queue_size: must be at least 1, got 0",
+			"live: status_interval: must be positive, got 0s",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -75,6 +75,16 @@ func (e *proxyExtension) AttachAccessLog(sink proxy.AccessLogSink) (detach func(
 	return p.AttachAccessLog(sink), nil
 }
 
+// AttachLive hands the proxy's live stream records to sink until the
+// returned function is called.
+func (e *proxyExtension) AttachLive(sink proxy.LiveSink) (detach func(context.Context), err error) {
+	p, err := e.running()
+	if err != nil {
+		return nil, err
+	}
+	return p.AttachLive(sink), nil
+}
+
 func (e *proxyExtension) running() (*proxy.Proxy, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

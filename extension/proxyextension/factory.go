@@ -44,6 +44,7 @@ func createDefaultConfig() component.Config {
 		Heuristics: HeuristicsConfig{FlagThreshold: d.HallucinationFlagThreshold},
 		Traces:     d.Traces,
 		AccessLog:  AccessLogConfig{QueueSize: d.AccessLogQueue},
+		Live:       d.Live,
 	}
 }
 

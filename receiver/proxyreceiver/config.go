@@ -2,6 +2,7 @@ package proxyreceiver
 
 import (
 	"errors"
+	"fmt"
 
 	"go.opentelemetry.io/collector/component"
 )
@@ -11,12 +12,26 @@ type Config struct {
 	// Extension is the mlx_proxy extension whose spans and access log
 	// this receiver feeds into its pipelines.
 	Extension component.ID `mapstructure:"extension"`
+	// Records says what this receiver feeds into a logs pipeline: access
+	// (the access log, the default) or live (the live stream for
+	// VeloBenchmark). Use two instances for both (mlx_proxy, mlx_proxy/live).
+	Records string `mapstructure:"records"`
 }
+
+// What a logs pipeline gets.
+const (
+	RecordsAccess = "access"
+	RecordsLive   = "live"
+)
 
 // Validate checks the configuration; the collector calls it at startup.
 func (c *Config) Validate() error {
+	var errs []error
 	if c.Extension.Type().String() == "" {
-		return errors.New("extension: must name the mlx_proxy extension (e.g. mlx_proxy)")
+		errs = append(errs, errors.New("extension: must name the mlx_proxy extension (e.g. mlx_proxy)"))
 	}
-	return nil
+	if c.Records != RecordsAccess && c.Records != RecordsLive {
+		errs = append(errs, fmt.Errorf("records: %q is not %s or %s", c.Records, RecordsAccess, RecordsLive))
+	}
+	return errors.Join(errs...)
 }

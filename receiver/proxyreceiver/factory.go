@@ -26,7 +26,7 @@ func NewFactory() receiver.Factory {
 
 func createDefaultConfig() component.Config {
 	// The extension of the same type, unnamed: `mlx_proxy` in both lists.
-	return &Config{Extension: component.NewID(componentType)}
+	return &Config{Extension: component.NewID(componentType), Records: RecordsAccess}
 }
 
 func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -18,6 +19,7 @@ import (
 type source interface {
 	AttachSpans(proxy.SpanSink) (detach func(context.Context), err error)
 	AttachAccessLog(proxy.AccessLogSink) (detach func(context.Context), err error)
+	AttachLive(proxy.LiveSink) (detach func(context.Context), err error)
 }
 
 // findSource looks the extension up among the running ones.
@@ -101,7 +103,8 @@ func (r *tracesReceiver) consume(ctx context.Context, spans []sdktrace.ReadOnlyS
 	return err
 }
 
-// logsReceiver feeds the proxy's access log into a logs pipeline.
+// logsReceiver feeds the proxy's access log, or its live stream, into a
+// logs pipeline.
 type logsReceiver struct {
 	attachment
 	cfg  *Config
@@ -122,7 +125,16 @@ func (r *logsReceiver) Start(_ context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
-	detach, err := src.AttachAccessLog(r.consume)
+	var detach func(context.Context)
+	if r.cfg.Records == RecordsLive {
+		detach, err = src.AttachLive(func(ctx context.Context, recs []*proxy.LiveRecord) error {
+			return r.consume(ctx, liveToLogs(recs))
+		})
+	} else {
+		detach, err = src.AttachAccessLog(func(ctx context.Context, recs []*proxy.AccessRecord) error {
+			return r.consume(ctx, accessToLogs(recs))
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -130,8 +142,7 @@ func (r *logsReceiver) Start(_ context.Context, host component.Host) error {
 	return nil
 }
 
-func (r *logsReceiver) consume(ctx context.Context, recs []*proxy.AccessRecord) error {
-	ld := accessToLogs(recs)
+func (r *logsReceiver) consume(ctx context.Context, ld plog.Logs) error {
 	ctx = r.obs.StartLogsOp(ctx)
 	err := r.next.ConsumeLogs(ctx, ld)
 	r.obs.EndLogsOp(ctx, "otlp", ld.LogRecordCount(), err)

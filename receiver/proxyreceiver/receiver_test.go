@@ -67,7 +67,10 @@ type stack struct {
 	logs   *consumertest.LogsSink
 }
 
-func newStack(t *testing.T) *stack {
+func newStack(t *testing.T) *stack { return newStackOf(t, RecordsAccess) }
+
+// newStackOf is a stack whose logs receiver feeds records (access or live).
+func newStackOf(t *testing.T, records string) *stack {
 	t.Helper()
 	sim := mlxsim.New(mlxsim.Options{Model: "mlx-community/Qwen3-4B-4bit", Seed: 3, PrefillTPS: 1e12, DecodeTPS: 1e12}, io.Discard)
 	engine := httptest.NewServer(sim.Handler())
@@ -96,7 +99,9 @@ func newStack(t *testing.T) *stack {
 	require.NoError(t, err)
 	require.NoError(t, tr.Start(context.Background(), h))
 	t.Cleanup(func() { assert.NoError(t, tr.Shutdown(context.Background())) })
-	lr, err := f.CreateLogs(context.Background(), set, f.CreateDefaultConfig(), s.logs)
+	lcfg := f.CreateDefaultConfig().(*Config)
+	lcfg.Records = records
+	lr, err := f.CreateLogs(context.Background(), set, lcfg, s.logs)
 	require.NoError(t, err)
 	require.NoError(t, lr.Start(context.Background(), h))
 	t.Cleanup(func() { assert.NoError(t, lr.Shutdown(context.Background())) })

@@ -1,0 +1,309 @@
+// Package velotest is a stand-in for VeloBenchmark's telemetry receiver in
+// tests: VeloBenchmark is an AGPL Rust program that cannot be used here. It
+// reads what an emitter POSTs as the receiver's src/telemetry.rs does
+// (sf-stav/VeloBench, shared/reference/llm-observability.md §6).
+//
+// Documented facts it follows (telemetry.rs and docs/telemetry.md):
+//   - POST /v1/logs takes an OTLP ExportLogsServiceRequest in JSON, with
+//     snake_case or camelCase keys; the body is parsed as JSON whatever the
+//     Content-Type, and a body that is not JSON (protobuf) is silently
+//     dropped: the answer is still 200 {"partialSuccess":{}}.
+//   - Attributes are read only as stringValue (or a plain object of
+//     strings); any other type reads as "".
+//   - A record's body is an OpenAI chat completion chunk, given as an object,
+//     as a kvlistValue, or as a JSON string in stringValue.
+//   - `event` is stream_start, stream_delta, stream_end or status; missing
+//     means stream_delta. `request.id` keys a stream (a panel); a
+//     stream_start with a known request.id is a new turn of that panel.
+//   - A delta's text is delta.content; reasoning is delta.reasoning_content
+//     or delta.reasoning; a tool call adds "\n[tool <name>] " when it names
+//     its function, then its arguments.
+//   - time_unix_nano (or observed_time_unix_nano) is a number or a string.
+//   - A status record with model.id and topology sets the "currently
+//     running" line.
+//   - POST /v1/metrics is accepted and counted.
+//
+// Guessed: the answer to a body that is not an ExportLogsServiceRequest at
+// all (here 200 with nothing taken), and that records of a stream nobody
+// started open it (telemetry.rs does so for a delta first seen).
+package velotest
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Stream is one panel: what the receiver made of one request.id.
+type Stream struct {
+	RequestID, GenerationID string
+	Model, Topology         string
+	Text, Reasoning, Tools  string
+	FinishReason            string
+	Deltas, Starts          int
+	Done                    bool
+}
+
+// Status is the last "currently running" line.
+type Status struct{ Model, Topology string }
+
+// Server is the stand-in receiver.
+type Server struct {
+	mu      sync.Mutex
+	streams map[string]*Stream
+	status  *Status
+	posts   []int // records per POST /v1/logs, in order
+	metrics int
+	srv     *http.Server
+	addr    string
+}
+
+// Start serves on a loopback port until Close.
+func Start() (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{streams: map[string]*Stream{}, addr: ln.Addr().String()}
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Endpoint is the base URL an emitter is pointed at.
+func (s *Server) Endpoint() string { return "http://" + s.addr }
+
+// Close stops the stand-in.
+func (s *Server) Close() { _ = s.srv.Close() }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	switch r.URL.Path {
+	case "/v1/logs":
+		var v map[string]any
+		if json.Unmarshal(body, &v) == nil {
+			s.ingest(v)
+		}
+	case "/v1/metrics":
+		s.mu.Lock()
+		s.metrics++
+		s.mu.Unlock()
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"partialSuccess":{}}`))
+}
+
+func get(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+func list(v any) []any { l, _ := v.([]any); return l }
+
+func obj(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+func (s *Server) ingest(req map[string]any) {
+	var records []map[string]any
+	for _, rl := range list(get(req, "resource_logs", "resourceLogs")) {
+		for _, sl := range list(get(obj(rl), "scope_logs", "scopeLogs")) {
+			for _, lr := range list(get(obj(sl), "log_records", "logRecords")) {
+				records = append(records, obj(lr))
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.posts = append(s.posts, len(records))
+	for _, rec := range records {
+		s.take(rec)
+	}
+}
+
+// attrs reads attributes as telemetry.rs does: stringValue only.
+func attrs(v any) map[string]string {
+	out := map[string]string{}
+	switch a := v.(type) {
+	case []any:
+		for _, it := range a {
+			m := obj(it)
+			k, _ := m["key"].(string)
+			if k == "" {
+				continue
+			}
+			val := get(obj(m["value"]), "stringValue", "string_value")
+			str, _ := val.(string)
+			if str == "" {
+				str, _ = m["value"].(string)
+			}
+			out[k] = str
+		}
+	case map[string]any:
+		for k, v := range a {
+			str, _ := v.(string)
+			out[k] = str
+		}
+	}
+	return out
+}
+
+// chunkOf reads a body as telemetry.rs's delta_of_body does.
+func chunkOf(b any) map[string]any {
+	m := obj(b)
+	if m == nil {
+		return nil
+	}
+	if _, ok := m["choices"].([]any); ok {
+		return m
+	}
+	if kv := obj(get(m, "kvlistValue", "kvlist_value")); kv != nil {
+		rebuilt := map[string]any{}
+		for _, it := range list(get(kv, "values", "fields")) {
+			item := obj(it)
+			k, _ := item["key"].(string)
+			sv, ok := get(obj(item["value"]), "stringValue", "string_value").(string)
+			if k == "" || !ok {
+				continue
+			}
+			var parsed any
+			if json.Unmarshal([]byte(sv), &parsed) == nil {
+				rebuilt[k] = parsed
+			} else {
+				rebuilt[k] = sv
+			}
+		}
+		if _, ok := rebuilt["choices"]; ok {
+			return rebuilt
+		}
+	}
+	if sv, ok := get(m, "stringValue", "string_value").(string); ok {
+		var parsed map[string]any
+		if json.Unmarshal([]byte(sv), &parsed) == nil && parsed["choices"] != nil {
+			return parsed
+		}
+	}
+	return nil
+}
+
+func (s *Server) take(rec map[string]any) {
+	a := attrs(rec["attributes"])
+	event := a["event"]
+	if event == "" {
+		event = "stream_delta"
+	}
+	model := a["model.id"]
+	if model == "" {
+		model = a["model"]
+	}
+	if event == "status" {
+		if model != "" && a["topology"] != "" {
+			s.status = &Status{Model: model, Topology: a["topology"]}
+		}
+		return
+	}
+	st := s.streams[a["request.id"]]
+	if st == nil {
+		st = &Stream{RequestID: a["request.id"]}
+		s.streams[st.RequestID] = st
+	}
+	if g := a["generation.id"]; g != "" {
+		st.GenerationID = g
+	}
+	if model != "" {
+		st.Model = model
+	}
+	if t := a["topology"]; t != "" {
+		st.Topology = t
+	}
+	choice := obj(firstOf(list(chunkOf(rec["body"])["choices"])))
+	delta := obj(choice["delta"])
+	if f, ok := get(choice, "finish_reason", "finishReason").(string); ok {
+		st.FinishReason = f
+	}
+	switch event {
+	case "stream_start":
+		st.Starts++
+		st.Done = false
+	case "stream_end":
+		st.Done = true
+	default:
+		st.Deltas++
+		if c, ok := delta["content"].(string); ok {
+			st.Text += c
+		}
+		if r, ok := get(delta, "reasoning_content", "reasoning").(string); ok {
+			st.Reasoning += r
+		}
+		for _, tc := range list(delta["tool_calls"]) {
+			fn := obj(obj(tc)["function"])
+			if name, ok := fn["name"].(string); ok {
+				st.Tools += "\n[tool " + name + "] "
+			}
+			if args, ok := fn["arguments"].(string); ok {
+				st.Tools += args
+			}
+		}
+	}
+}
+
+func firstOf(l []any) any {
+	if len(l) == 0 {
+		return nil
+	}
+	return l[0]
+}
+
+// Stream returns a copy of a stream; ok is false when none has that id.
+func (s *Server) Stream(requestID string) (Stream, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.streams[requestID]
+	if !ok {
+		return Stream{}, false
+	}
+	return *st, true
+}
+
+// Streams is how many streams were seen.
+func (s *Server) Streams() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.streams)
+}
+
+// Status returns the last status line (nil before one).
+func (s *Server) Status() *Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+// Posts returns the records each POST /v1/logs carried.
+func (s *Server) Posts() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.posts...)
+}
+
+// TimestampMs reads an OTLP time as telemetry.rs's nanos_to_ms does (a
+// number or a string); ok is false for anything else.
+func TimestampMs(v any) (float64, bool) {
+	switch t := v.(type) {
+	case float64:
+		return t / 1e6, true
+	case string:
+		n, err := strconv.ParseUint(t, 10, 64)
+		return float64(n) / 1e6, err == nil
+	}
+	return 0, false
+}

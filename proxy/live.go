@@ -1,0 +1,260 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The live stream: what VeloBenchmark's telemetry receiver turns into live
+// panels (shared/reference/llm-observability.md §6; its emitter is an
+// engine's --otel-* flags, which mlx_lm.server does not have). The proxy
+// sees every chunk, so it emits the records for the engine: stream_start
+// when a completion request arrives, one stream_delta per SSE chunk the
+// client gets (its exact JSON), stream_end when the answer ended, and a
+// status record every status_interval. A non-streamed or destreamed answer
+// has one delta with the whole answer as a chunk. Records are made only
+// while a pipeline takes them (the mlx_proxy receiver with records: live);
+// otherwise each hook costs one branch.
+
+// Live record events (the receiver's `event` attribute).
+const (
+	LiveStart  = "stream_start"
+	LiveDelta  = "stream_delta"
+	LiveEnd    = "stream_end"
+	LiveStatus = "status"
+)
+
+// LiveRecord is one record of the live stream.
+type LiveRecord struct {
+	Time  time.Time
+	Event string
+	// RequestID keys the receiver's panel: the X-Session-Id header, the
+	// body's metadata.session_id, or one the proxy makes per request.
+	RequestID string
+	// GenerationID is the engine's completion id ("" until known).
+	GenerationID      string
+	ModelID, Topology string
+	// TokenIndex counts a stream's deltas from 0; -1 on other records.
+	TokenIndex int
+	// Body is a chat completion chunk (JSON); nil on start and status.
+	Body []byte
+}
+
+// LiveConfig says what the live stream carries. The mlx_proxy extension
+// reads it from YAML as it is (key `live`).
+type LiveConfig struct {
+	// IncludeTokens: a stream_delta per chunk (on), or only start, end and
+	// status records (off).
+	IncludeTokens bool `mapstructure:"include_tokens"`
+	// ModelID is model.id; "" is the served model (the proxy's `model`).
+	ModelID string `mapstructure:"model_id"`
+	// Topology is `topology`: single, or tpN for an N-rank ring.
+	Topology string `mapstructure:"topology"`
+	// StatusInterval is how often a status record goes out.
+	StatusInterval time.Duration `mapstructure:"status_interval"`
+	// QueueSize is the ring the records wait in for the pipeline; past it
+	// they are dropped (mlx_live_records_dropped_total{reason="queue_full"}).
+	QueueSize int `mapstructure:"queue_size"`
+}
+
+// Validate checks the settings.
+func (c *LiveConfig) Validate() error {
+	var errs []error
+	if c.StatusInterval <= 0 {
+		errs = append(errs, fmt.Errorf("status_interval: must be positive, got %s", c.StatusInterval))
+	}
+	if c.QueueSize < 1 {
+		errs = append(errs, fmt.Errorf("queue_size: must be at least 1, got %d", c.QueueSize))
+	}
+	return errors.Join(errs...)
+}
+
+// SessionHeader names the conversation a request belongs to (its live
+// panel), as VeloBenchmark's clients send it.
+const SessionHeader = "X-Session-Id"
+
+// live makes the live records.
+type live struct {
+	cfg               LiveConfig
+	modelID, topology string
+	outbox            *outbox[*LiveRecord]
+
+	mu         sync.Mutex
+	stopStatus context.CancelFunc
+	statusDone chan struct{}
+}
+
+func newLive(cfg LiveConfig, servedModel string, box *outbox[*LiveRecord]) *live {
+	l := &live{cfg: cfg, modelID: cfg.ModelID, topology: cfg.Topology, outbox: box}
+	if l.modelID == "" {
+		l.modelID = servedModel
+	}
+	if l.topology == "" {
+		l.topology = "single"
+	}
+	return l
+}
+
+// on reports whether a pipeline takes the records.
+func (l *live) on() bool { return l.outbox.attached() }
+
+// liveStream is one request's state in the live stream.
+type liveStream struct {
+	l         *live
+	requestID string
+	deltas    int
+}
+
+// begin starts a request's stream: its stream_start record. fields are the
+// request's members (nil when it is not JSON).
+func (l *live) begin(r *http.Request, fields map[string]json.RawMessage, at time.Time) *liveStream {
+	s := &liveStream{l: l, requestID: sessionOf(r, fields)}
+	s.emit(&LiveRecord{Time: at, Event: LiveStart, TokenIndex: -1})
+	return s
+}
+
+func (s *liveStream) emit(rec *LiveRecord) {
+	rec.RequestID, rec.ModelID, rec.Topology = s.requestID, s.l.modelID, s.l.topology
+	s.l.outbox.offer(rec)
+}
+
+// chunk is one SSE chunk the client got: a stream_delta with its JSON
+// (copied: the tap reuses its buffer).
+func (s *liveStream) chunk(data []byte, generationID string, at time.Time) {
+	if s == nil || !s.l.cfg.IncludeTokens {
+		return
+	}
+	s.emit(&LiveRecord{Time: at, Event: LiveDelta, GenerationID: generationID, TokenIndex: s.deltas,
+		Body: append([]byte(nil), data...)})
+	s.deltas++
+}
+
+// end ends a request's stream: for an answer that was not streamed to the
+// proxy, first one delta with the whole answer; then stream_end with the
+// finish reason.
+func (s *liveStream) end(rec *Record) {
+	var first *Choice
+	for _, c := range rec.Choices {
+		if first == nil || c.Index < first.Index {
+			first = c
+		}
+	}
+	if s.l.cfg.IncludeTokens && s.deltas == 0 && first != nil {
+		if body, err := wholeAnswerChunk(rec, first); err == nil {
+			s.emit(&LiveRecord{Time: rec.End, Event: LiveDelta, GenerationID: rec.ResponseID, TokenIndex: 0, Body: body})
+			s.deltas++
+		}
+	}
+	var finish *string
+	if first != nil && first.FinishReason != "" {
+		finish = &first.FinishReason
+	}
+	body, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}})
+	s.emit(&LiveRecord{Time: rec.End, Event: LiveEnd, GenerationID: rec.ResponseID, TokenIndex: -1, Body: body})
+}
+
+// wholeAnswerChunk is an answer as one chat completion chunk.
+func wholeAnswerChunk(rec *Record, c *Choice) ([]byte, error) {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type call struct {
+		Index    int    `json:"index"`
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	type delta struct {
+		Role      string `json:"role"`
+		Content   string `json:"content,omitempty"`
+		Reasoning string `json:"reasoning,omitempty"`
+		ToolCalls []call `json:"tool_calls,omitempty"`
+	}
+	d := delta{Role: "assistant", Content: c.Text.String(), Reasoning: c.Reasoning.String()}
+	for i, tc := range c.ToolCalls {
+		typ := tc.Type
+		if typ == "" {
+			typ = "function"
+		}
+		d.ToolCalls = append(d.ToolCalls, call{Index: i, ID: tc.ID, Type: typ, Function: fn{tc.Name, tc.Arguments}})
+	}
+	var finish *string
+	if c.FinishReason != "" {
+		finish = &c.FinishReason
+	}
+	return json.Marshal(map[string]any{
+		"id": rec.ResponseID, "object": "chat.completion.chunk", "model": rec.ResponseModel,
+		"choices": []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish}},
+	})
+}
+
+// sessionOf is a request's panel key: X-Session-Id, else the body's
+// metadata.session_id, else a new id.
+func sessionOf(r *http.Request, fields map[string]json.RawMessage) string {
+	if id := strings.TrimSpace(r.Header.Get(SessionHeader)); id != "" {
+		return ident(id)
+	}
+	var meta struct {
+		SessionID any `json:"session_id"`
+	}
+	if json.Unmarshal(fields["metadata"], &meta) == nil {
+		switch v := meta.SessionID.(type) {
+		case string:
+			if v != "" {
+				return ident(v)
+			}
+		case float64:
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+	}
+	return "req-" + strconv.FormatUint(rand.Uint64(), 16)
+}
+
+// startStatus sends a status record now and every status_interval until
+// stopStatus, while a pipeline takes them.
+func (l *live) startStatus() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopStatus != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.stopStatus, l.statusDone = cancel, make(chan struct{})
+	go l.statusLoop(ctx, l.statusDone)
+}
+
+func (l *live) stopStatusLoop() {
+	l.mu.Lock()
+	stop, done := l.stopStatus, l.statusDone
+	l.stopStatus = nil
+	l.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+func (l *live) statusLoop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(l.cfg.StatusInterval)
+	defer t.Stop()
+	for {
+		if l.on() {
+			l.outbox.offer(&LiveRecord{Time: time.Now(), Event: LiveStatus, ModelID: l.modelID, Topology: l.topology, TokenIndex: -1})
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// liveSink collects live records.
+type liveSink struct {
+	mu   sync.Mutex
+	recs []*LiveRecord
+}
+
+func (s *liveSink) consume(_ context.Context, recs []*LiveRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs = append(s.recs, recs...)
+	return nil
+}
+
+// of waits until requestID's stream has ended and returns its records.
+func (s *liveSink) of(t *testing.T, requestID string) []*LiveRecord {
+	t.Helper()
+	var out []*LiveRecord
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out = out[:0]
+		for _, r := range s.recs {
+			if r.RequestID == requestID && r.Event != LiveStatus {
+				out = append(out, r)
+			}
+		}
+		return len(out) > 0 && out[len(out)-1].Event == LiveEnd
+	}, 5*time.Second, time.Millisecond)
+	return out
+}
+
+func liveRig(t *testing.T, configure func(*Config)) (*rig, *liveSink) {
+	r := newRig(t, withConfig(func(c *Config) {
+		if configure != nil {
+			configure(c)
+		}
+	}))
+	sink := &liveSink{}
+	detachOnCleanup(t, r.proxy.AttachLive(sink.consume))
+	return r, sink
+}
+
+// deltaText joins the content, reasoning and tool call text of deltas, as
+// the receiver reads them.
+func deltaText(t *testing.T, recs []*LiveRecord) (content, reasoning, tools string) {
+	for _, r := range recs {
+		if r.Event != LiveDelta {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					Content, Reasoning string
+					ToolCalls          []struct {
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal(r.Body, &c), string(r.Body))
+		for _, ch := range c.Choices {
+			content += ch.Delta.Content
+			reasoning += ch.Delta.Reasoning
+			for _, tc := range ch.Delta.ToolCalls {
+				tools += tc.Function.Name + "(" + tc.Function.Arguments + ")"
+			}
+		}
+	}
+	return
+}
+
+func finishOf(t *testing.T, end *LiveRecord) any {
+	var c struct {
+		Choices []struct {
+			FinishReason any `json:"finish_reason"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(end.Body, &c))
+	require.Len(t, c.Choices, 1)
+	return c.Choices[0].FinishReason
+}
+
+func TestLiveStreamOfAStreamedChat(t *testing.T) {
+	r, sink := liveRig(t, nil)
+	resp := r.do(r.url, http.MethodPost, "/v1/chat/completions", reasoningBody, SessionHeader, "panel-1")
+	require.Equal(t, http.StatusOK, resp.status)
+	recs := sink.of(t, "panel-1")
+	require.GreaterOrEqual(t, len(recs), 3)
+	assert.Equal(t, LiveStart, recs[0].Event)
+	assert.Equal(t, LiveEnd, recs[len(recs)-1].Event)
+	got := streamOf(t, resp, false)
+	content, reasoning, _ := deltaText(t, recs)
+	assert.Equal(t, got.Content, content, "the deltas carry what the client got")
+	assert.Equal(t, got.Reasoning, reasoning)
+	// One delta per data event the client got, but [DONE].
+	events := 0
+	for _, e := range sseEvents(resp.body) {
+		if strings.HasPrefix(e, "data: {") {
+			events++
+		}
+	}
+	deltas := recs[1 : len(recs)-1]
+	assert.Len(t, deltas, events)
+	for i, d := range deltas {
+		assert.Equal(t, LiveDelta, d.Event)
+		assert.Equal(t, i, d.TokenIndex)
+		assert.True(t, strings.HasPrefix(d.GenerationID, "chatcmpl-"), d.GenerationID)
+	}
+	for _, rec := range recs {
+		assert.Equal(t, testModel, rec.ModelID)
+		assert.Equal(t, "single", rec.Topology)
+	}
+	assert.Equal(t, got.Finish, finishOf(t, recs[len(recs)-1]))
+	assert.False(t, recs[0].Time.After(recs[1].Time))
+}
+
+func TestLiveStreamOfAToolCallAndOfAWholeAnswer(t *testing.T) {
+	r, sink := liveRig(t, func(c *Config) { c.DestreamFraction = 1 })
+	resp := r.do(r.url, http.MethodPost, "/v1/chat/completions", toolStreamBody, SessionHeader, "tool")
+	recs := sink.of(t, "tool")
+	_, _, tools := deltaText(t, recs)
+	got := streamOf(t, resp, false)
+	require.Len(t, got.ToolCalls, 1)
+	assert.Equal(t, strings.TrimSuffix(got.ToolCalls[0], "@0"), tools)
+	require.Len(t, recs, 3, "destreamed: start, the whole answer, end")
+
+	resp = r.do(r.url, http.MethodPost, "/v1/chat/completions", chatBody, SessionHeader, "whole")
+	recs = sink.of(t, "whole")
+	require.Len(t, recs, 3)
+	var answer struct {
+		Choices []struct {
+			Message struct{ Content string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(resp.body, &answer))
+	content, _, _ := deltaText(t, recs)
+	assert.Equal(t, answer.Choices[0].Message.Content, content)
+}
+
+func TestLiveWithoutTokens(t *testing.T) {
+	r, sink := liveRig(t, func(c *Config) { c.Live.IncludeTokens = false })
+	r.do(r.url, http.MethodPost, "/v1/chat/completions", chatStreamBody, SessionHeader, "quiet")
+	recs := sink.of(t, "quiet")
+	require.Len(t, recs, 2)
+	assert.Equal(t, LiveStart, recs[0].Event)
+	assert.Equal(t, LiveEnd, recs[1].Event)
+}
+
+func TestLiveSessionIdentity(t *testing.T) {
+	assert.Equal(t, "s-9", sessionOf(httptestRequest(""), map[string]json.RawMessage{"metadata": json.RawMessage(`{"session_id": "s-9"}`)}))
+	assert.Equal(t, "h", sessionOf(httptestRequest("h"), map[string]json.RawMessage{"metadata": json.RawMessage(`{"session_id": "s-9"}`)}), "the header wins")
+	a, b := sessionOf(httptestRequest(""), nil), sessionOf(httptestRequest(""), nil)
+	assert.True(t, strings.HasPrefix(a, "req-"))
+	assert.NotEqual(t, a, b, "one per request")
+}
+
+func httptestRequest(session string) *http.Request {
+	r, _ := http.NewRequest(http.MethodPost, "http://x/v1/chat/completions", nil)
+	if session != "" {
+		r.Header.Set(SessionHeader, session)
+	}
+	return r
+}
+
+func TestLiveStatusRecords(t *testing.T) {
+	_, sink := liveRig(t, func(c *Config) { c.Live.StatusInterval = 20 * time.Millisecond; c.Live.Topology = "tp2" })
+	require.Eventually(t, func() bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		for _, r := range sink.recs {
+			if r.Event == LiveStatus && r.ModelID == testModel && r.Topology == "tp2" {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 5*time.Millisecond)
+}
+
+// Without a pipeline nothing is made; a full ring drops and counts, and
+// the client's stream is what the engine sent.
+func TestLiveNeverHoldsUpAStream(t *testing.T) {
+	r := newRig(t, withConfig(func(c *Config) { c.Live.QueueSize = 2 }))
+	resp := r.post("/v1/chat/completions", chatStreamBody)
+	require.Equal(t, http.StatusOK, resp.status)
+	sc := r.scrape()
+	assert.Zero(t, value(t, sc, "mlx_live_records_dropped_total", "reason", "no_pipeline"), "nothing built")
+
+	release := make(chan struct{})
+	detachOnCleanup(t, r.proxy.AttachLive(func(ctx context.Context, _ []*LiveRecord) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}))
+	defer close(release)
+	twin, _ := withUsageRequestedString(chatStreamBody)
+	want := streamOf(t, r.do(r.direct, http.MethodPost, "/v1/chat/completions", twin), false)
+	resp = r.post("/v1/chat/completions", chatStreamBody)
+	assert.Equal(t, want, streamOf(t, resp, false))
+	assert.Positive(t, value(t, r.scrape(), "mlx_live_records_dropped_total", "reason", "queue_full"))
+}

@@ -1,0 +1,49 @@
+package proxyreceiver
+
+import (
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy"
+)
+
+// LiveScope is the instrumentation scope of the live stream records.
+const LiveScope = "mlx.proxy.live"
+
+// liveToLogs turns live records into log records as VeloBenchmark's
+// receiver reads them (src/telemetry.rs): every attribute a stringValue
+// (it reads no other type), the chunk as a JSON string body, the time in
+// time_unix_nano.
+func liveToLogs(recs []*proxy.LiveRecord) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", proxy.ServiceName)
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName(LiveScope)
+	lrs := sl.LogRecords()
+	lrs.EnsureCapacity(len(recs))
+	for _, r := range recs {
+		lr := lrs.AppendEmpty()
+		ts := pcommon.NewTimestampFromTime(r.Time)
+		lr.SetTimestamp(ts)
+		lr.SetObservedTimestamp(ts)
+		lr.SetSeverityNumber(plog.SeverityNumberInfo)
+		at := lr.Attributes()
+		at.PutStr("event", r.Event)
+		at.PutStr("model.id", r.ModelID)
+		at.PutStr("topology", r.Topology)
+		if r.Event != proxy.LiveStatus {
+			at.PutStr("request.id", r.RequestID)
+			at.PutStr("generation.id", r.GenerationID)
+		}
+		if r.TokenIndex >= 0 {
+			at.PutStr("token.index", strconv.Itoa(r.TokenIndex))
+		}
+		if r.Body != nil {
+			lr.Body().SetStr(string(r.Body))
+		}
+	}
+	return ld
+}

@@ -1,0 +1,148 @@
+package proxyreceiver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/velotest"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/live-post.golden.json")
+
+// checked counts the live records held against documentation.md.
+var checked int
+
+// forwardLive sends what the pipeline got as OTLP/HTTP-JSON, as the
+// otlp_http exporter with encoding: json does, to VeloBenchmark's
+// stand-in, after holding every record's attributes against the
+// documentation.
+func (s *stack) forwardLive(t *testing.T, velo *velotest.Server) {
+	for _, ld := range s.logs.AllLogs() {
+		lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+		for i := 0; i < lrs.Len(); i++ {
+			checkAgainstDocs(t, "Live record attributes", lrs.At(i).Attributes())
+			checked++
+		}
+		b, err := plogotlp.NewExportRequestFromLogs(ld).MarshalJSON()
+		require.NoError(t, err)
+		resp, err := http.Post(velo.Endpoint()+"/v1/logs", "application/json", bytes.NewReader(b))
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	s.logs.Reset()
+}
+
+// clientStream reads a streamed chat as a client does: content, reasoning
+// and tool calls joined.
+func clientStream(t *testing.T, s *stack, body, session string) (content, reasoning, tools, finish string) {
+	req, err := http.NewRequest(http.MethodPost, s.url+"/v1/chat/completions", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set(proxy.SessionHeader, session)
+	resp, err := s.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				FinishReason *string `json:"finish_reason"`
+				Delta        struct {
+					Content, Reasoning string
+					ToolCalls          []struct {
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &c))
+		for _, ch := range c.Choices {
+			content += ch.Delta.Content
+			reasoning += ch.Delta.Reasoning
+			for _, tc := range ch.Delta.ToolCalls {
+				tools += "\n[tool " + tc.Function.Name + "] " + tc.Function.Arguments
+			}
+			if ch.FinishReason != nil {
+				finish = *ch.FinishReason
+			}
+		}
+	}
+	return
+}
+
+// Streams through the proxy arrive in VeloBenchmark's receiver as the
+// client saw them.
+func TestLiveStreamsReachVeloBenchmarkAsTheClientSawThem(t *testing.T) {
+	s := newStackOf(t, RecordsLive)
+	velo, err := velotest.Start()
+	require.NoError(t, err)
+	defer velo.Close()
+	cases := map[string]string{
+		"chat":      `{"messages": [{"role": "user", "content": "Tell a story"}], "max_tokens": 24, "stream": true}`,
+		"reasoning": `{"messages": [{"role": "user", "content": "Think"}], "max_tokens": 40, "stream": true, "chat_template_kwargs": {"enable_thinking": true}}`,
+		"tool":      `{"messages": [{"role": "user", "content": "Use get_weather"}], "stream": true, "tools": ` + toolsJSON + `}`,
+	}
+	want := map[string][4]string{}
+	for name, body := range cases {
+		c, r, tl, f := clientStream(t, s, body, name)
+		want[name] = [4]string{c, r, tl, f}
+	}
+	require.Eventually(t, func() bool {
+		s.forwardLive(t, velo)
+		for name := range cases {
+			if st, ok := velo.Stream(name); !ok || !st.Done {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 20*time.Millisecond)
+	assert.Positive(t, checked, "records were held against the documentation")
+	for name := range cases {
+		st, _ := velo.Stream(name)
+		assert.Equal(t, want[name], [4]string{st.Text, st.Reasoning, st.Tools, st.FinishReason}, name)
+		assert.Equal(t, "mlx-community/Qwen3-4B-4bit", st.Model)
+		assert.Equal(t, "single", st.Topology)
+		assert.Equal(t, 1, st.Starts)
+		assert.NotEmpty(t, st.GenerationID)
+	}
+}
+
+// The wire format of one POST: a golden file (go test -update rewrites it).
+func TestLivePostGolden(t *testing.T) {
+	at := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	recs := []*proxy.LiveRecord{
+		{Time: at, Event: proxy.LiveStart, RequestID: "s-1", ModelID: "m", Topology: "single", TokenIndex: -1},
+		{Time: at.Add(time.Millisecond), Event: proxy.LiveDelta, RequestID: "s-1", GenerationID: "chatcmpl-1", ModelID: "m", Topology: "single", TokenIndex: 0,
+			Body: []byte(`{"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": null}]}`)},
+		{Time: at.Add(2 * time.Millisecond), Event: proxy.LiveEnd, RequestID: "s-1", GenerationID: "chatcmpl-1", ModelID: "m", Topology: "single", TokenIndex: -1,
+			Body: []byte(`{"choices":[{"delta":{},"finish_reason":"stop","index":0}]}`)},
+		{Time: at.Add(3 * time.Millisecond), Event: proxy.LiveStatus, ModelID: "m", Topology: "single", TokenIndex: -1},
+	}
+	b, err := plogotlp.NewExportRequestFromLogs(liveToLogs(recs)).MarshalJSON()
+	require.NoError(t, err)
+	var pretty bytes.Buffer
+	require.NoError(t, json.Indent(&pretty, b, "", "  "))
+	const golden = "testdata/live-post.golden.json"
+	if *update {
+		require.NoError(t, os.WriteFile(golden, append(pretty.Bytes(), '\n'), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), pretty.String()+"\n")
+}
