@@ -31,7 +31,9 @@ trap 'kill -TERM "$child" 2>/dev/null || true' TERM INT HUP
 listening() { (exec 3<>"/dev/tcp/${query%:*}/${query##*:}") 2>/dev/null; }
 if ! listening; then
 	mkdir -p "$data"
-	"$ROOT/bin/jaeger" --config "$ROOT/config/jaeger/jaeger.yaml" >"$data/jaeger.log" 2>&1 &
+	# A session of its own: Ctrl-C reaches the collector only, which then
+	# flushes its last spans to Jaeger; Jaeger is stopped after it.
+	setsid "$ROOT/bin/jaeger" --config "$ROOT/config/jaeger/jaeger.yaml" >"$data/jaeger.log" 2>&1 &
 	jaeger=$!
 	for ((i = 0; i < 100; i++)); do
 		listening && break

@@ -117,7 +117,7 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 		fmt.Sprintf("receivers::otlp::protocols::http::endpoint=127.0.0.1:%d", s.ports["otlp_http"]),
 		"service::telemetry::metrics::level=none",
 		// No Jaeger unless a test starts one: spans go to a port of its own.
-		fmt.Sprintf("exporters::otlp/jaeger::endpoint=127.0.0.1:%d", s.ports["otlp_jaeger"]),
+		fmt.Sprintf("exporters::otlp_grpc/jaeger::endpoint=127.0.0.1:%d", s.ports["otlp_jaeger"]),
 	}
 	for _, v := range append(sets, opts.sets...) {
 		args = append(args, "--set", v)

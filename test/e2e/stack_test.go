@@ -190,7 +190,7 @@ func startLiveCollector(t *testing.T, engine string) (*stack, int) {
 				// Spans are stored in a real Jaeger, and an Opik that does
 				// not answer fails every export it gets (no retries): the
 				// spans panels have both lines.
-				"exporters::otlp/jaeger::endpoint=" + j.otlp,
+				"exporters::otlp_grpc/jaeger::endpoint=" + j.otlp,
 				fmt.Sprintf("exporters::opik::endpoint=http://127.0.0.1:%d/api", freePort(t)),
 				"exporters::opik::retry_on_failure::enabled=false",
 			},

@@ -172,7 +172,7 @@ func tracedPost(t *testing.T, url, traceID, body string, header ...string) (int,
 // traceSets point the collector's traces at this Jaeger and Opik.
 func traceSets(j *jaeger, opik *opiktest.Server) []string {
 	return []string{
-		"exporters::otlp/jaeger::endpoint=" + j.otlp,
+		"exporters::otlp_grpc/jaeger::endpoint=" + j.otlp,
 		"exporters::opik::endpoint=" + opik.URL(),
 	}
 }
