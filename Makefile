@@ -36,6 +36,9 @@ $(COLLECTOR): $(OCB) builder-config.yaml go.mod go.sum $(COMPONENT_SRC)
 $(MLXSIM): $(shell find cmd/mlxsim internal/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
 	$(GO) build -o $@ ./cmd/mlxsim
 
+# The live stream for VeloBenchmark (config/live.yaml), when it has a receiver.
+LIVE_CONFIG := $(if $(MLX_LIVE_ENDPOINT),--config config/live.yaml)
+
 ## jaeger: Jaeger v2, the trace store, built from the Go module proxy.
 jaeger:
 	scripts/install-jaeger.sh
@@ -43,11 +46,11 @@ jaeger:
 ## run: the distribution with the real engine (mlx_lm.server on a Mac), and
 ## Jaeger beside it for the traces.
 run: $(COLLECTOR)
-	scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG)
+	scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) $(LIVE_CONFIG)
 
 ## demo: the distribution with the simulated engine in place of mlx_lm.server.
 demo: $(COLLECTOR) $(MLXSIM)
-	MLXSIM=$(MLXSIM) scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml
+	MLXSIM=$(MLXSIM) scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml $(LIVE_CONFIG)
 
 ## test: unit tests, the rule and config checks, end-to-end tests against
 ## the built binary, then the live VictoriaMetrics + vmalert + Alertmanager

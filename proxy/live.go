@@ -219,6 +219,11 @@ func sessionOf(r *http.Request, fields map[string]json.RawMessage) string {
 	return "req-" + strconv.FormatUint(rand.Uint64(), 16)
 }
 
+// status sends one status record.
+func (l *live) status() {
+	l.outbox.offer(&LiveRecord{Time: time.Now(), Event: LiveStatus, ModelID: l.modelID, Topology: l.topology, TokenIndex: -1})
+}
+
 // startStatus sends a status record now and every status_interval until
 // stopStatus, while a pipeline takes them.
 func (l *live) startStatus() {
@@ -249,7 +254,7 @@ func (l *live) statusLoop(ctx context.Context, done chan<- struct{}) {
 	defer t.Stop()
 	for {
 		if l.on() {
-			l.outbox.offer(&LiveRecord{Time: time.Now(), Event: LiveStatus, ModelID: l.modelID, Topology: l.topology, TokenIndex: -1})
+			l.status()
 		}
 		select {
 		case <-ctx.Done():

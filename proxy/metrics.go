@@ -96,9 +96,9 @@ func newMetrics(cfg Config) *Metrics {
 		Help: "Access log records dropped before the collector's logs pipeline took them (the queue was full, or no pipeline took them)."})
 	m.Registry.MustRegister(m.spansDropped, m.accessDropped)
 	m.liveDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mlx_live_records_dropped_total",
-		Help: "Live stream records (VeloBenchmark) dropped, by reason: queue_full, no_pipeline, refused."}, []string{"reason"})
+		Help: "Live stream records (VeloBenchmark) dropped, by reason: queue_full, no_pipeline, refused, export_failed."}, []string{"reason"})
 	m.Registry.MustRegister(m.liveDropped)
-	for _, r := range []string{dropQueueFull, dropNoPipeline, dropRefused} {
+	for _, r := range []string{dropQueueFull, dropNoPipeline, dropRefused, dropExportFailed} {
 		m.liveDropped.WithLabelValues(r)
 	}
 

@@ -54,6 +54,9 @@ const (
 	dropQueueFull  = "queue_full"  // the buffer was full
 	dropNoPipeline = "no_pipeline" // no consumer was attached
 	dropRefused    = "refused"     // the consumer refused the batch (or panicked)
+	// dropExportFailed: handed over, then lost by the exporter (a POST
+	// failed); the collector side counts these (CountLiveDrops).
+	dropExportFailed = "export_failed"
 )
 
 // dropFunc counts n items dropped for reason.

@@ -112,7 +112,15 @@ type LiveSink func(ctx context.Context, records []*LiveRecord) error
 // AttachLive makes sink the consumer of the live stream: from now on
 // completion requests make live records, and status records go out.
 func (p *Proxy) AttachLive(sink LiveSink) (detach func(context.Context)) {
-	return p.live.outbox.attach(sink)
+	detach = p.live.outbox.attach(sink)
+	p.live.status() // the receiver shows model and topology at once
+	return detach
+}
+
+// CountLiveDrops counts n live records lost after the proxy handed them
+// over (a POST that failed), in mlx_live_records_dropped_total{reason}.
+func (p *Proxy) CountLiveDrops(reason string, n int) {
+	p.metrics.liveDropped.WithLabelValues(reason).Add(float64(n))
 }
 
 // AttachAccessLog makes sink the consumer of the access log, likewise.

@@ -85,6 +85,14 @@ func (e *proxyExtension) AttachLive(sink proxy.LiveSink) (detach func(context.Co
 	return p.AttachLive(sink), nil
 }
 
+// CountLiveDrops counts live records an exporter lost (the mlx_live
+// exporter's failed POSTs) in the proxy's mlx_live_records_dropped_total.
+func (e *proxyExtension) CountLiveDrops(reason string, n int) {
+	if p, err := e.running(); err == nil {
+		p.CountLiveDrops(reason, n)
+	}
+}
+
 func (e *proxyExtension) running() (*proxy.Proxy, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -1,0 +1,174 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/velotest"
+)
+
+// liveConfigs are the demo with the live stream on.
+var liveConfigs = append(append([]string{}, demoConfigs...), "config/live.yaml")
+
+// seen is what a streaming client made of a stream.
+type seen struct{ content, reasoning, tools, finish string }
+
+// streamChat sends a streamed chat through the proxy as one session and
+// reads it as a client does.
+func streamChat(t *testing.T, url, session, body string) seen {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Session-Id", session)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var out seen
+	done := false
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if data == "[DONE]" {
+			done = true
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				FinishReason *string `json:"finish_reason"`
+				Delta        struct {
+					Content, Reasoning string
+					ToolCalls          []struct {
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &c))
+		for _, ch := range c.Choices {
+			out.content += ch.Delta.Content
+			out.reasoning += ch.Delta.Reasoning
+			for _, tc := range ch.Delta.ToolCalls {
+				out.tools += "\n[tool " + tc.Function.Name + "] " + tc.Function.Arguments
+			}
+			if ch.FinishReason != nil {
+				out.finish = *ch.FinishReason
+			}
+		}
+	}
+	require.True(t, done, "the stream ended with [DONE]")
+	return out
+}
+
+func waitStream(t *testing.T, velo *velotest.Server, session string) velotest.Stream {
+	t.Helper()
+	var st velotest.Stream
+	require.Eventually(t, func() bool {
+		var ok bool
+		st, ok = velo.Stream(session)
+		return ok && st.Done
+	}, 15*time.Second, 20*time.Millisecond, "stream %s ended at the receiver", session)
+	return st
+}
+
+func startLive(t *testing.T, velo string, env map[string]string) *stack {
+	env["MLX_LIVE_ENDPOINT"] = velo
+	env["MLXSIM_LOAD_DELAY"] = "0s"
+	s := startCollector(t, collectorOptions{configs: liveConfigs, env: env})
+	waitEngineReady(s)
+	return s
+}
+
+const liveTools = `[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]`
+
+// Streamed chats through the built binary arrive in VeloBenchmark's
+// receiver as the client received them, with model, topology and status;
+// 16 concurrent streams stay apart; no POST holds more than 512 records.
+func TestLiveStreamToVeloBenchmark(t *testing.T) {
+	velo, err := velotest.Start()
+	require.NoError(t, err)
+	defer velo.Close()
+	s := startLive(t, velo.Endpoint(), map[string]string{"MLX_LIVE_TOPOLOGY": "tp2"})
+	url := s.proxyURL("/v1/chat/completions")
+	require.Eventually(t, func() bool { return velo.Status() != nil }, 15*time.Second, 50*time.Millisecond, "a status record")
+	assert.Equal(t, velotest.Status{Model: "mlx-community/Qwen3-4B-4bit", Topology: "tp2"}, *velo.Status())
+
+	cases := map[string]string{
+		"chat":      `{"messages": [{"role": "user", "content": "Tell a story"}], "max_tokens": 12, "stream": true}`,
+		"reasoning": `{"messages": [{"role": "user", "content": "Think"}], "max_tokens": 24, "stream": true, "chat_template_kwargs": {"enable_thinking": true}}`,
+		"tool":      `{"messages": [{"role": "user", "content": "Use get_weather for Oslo"}], "stream": true, "tools": ` + liveTools + `}`,
+	}
+	for name, body := range cases {
+		got := streamChat(t, url, name, body)
+		assert.NotEqual(t, seen{finish: got.finish}, got, "%s: the client got something", name)
+		st := waitStream(t, velo, name)
+		assert.Equal(t, got, seen{st.Text, st.Reasoning, st.Tools, st.FinishReason}, name)
+		assert.Equal(t, "mlx-community/Qwen3-4B-4bit", st.Model)
+		assert.Equal(t, "tp2", st.Topology)
+		assert.Equal(t, 1, st.Starts)
+	}
+
+	var wg sync.WaitGroup
+	clients := make([]seen, 16)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clients[i] = streamChat(t, url, fmt.Sprintf("c%02d", i), fmt.Sprintf(`{"messages": [{"role": "user", "content": "Story %d"}], "max_tokens": 10, "stream": true}`, i))
+		}()
+	}
+	wg.Wait()
+	for i, want := range clients {
+		require.NotEmpty(t, want.content)
+		st := waitStream(t, velo, fmt.Sprintf("c%02d", i))
+		assert.Equal(t, want.content, st.Text, "stream %d is its own", i)
+	}
+	assert.Equal(t, len(cases)+len(clients), velo.Streams())
+	for _, n := range velo.Posts() {
+		assert.LessOrEqual(t, n, 512)
+	}
+}
+
+func TestLiveWithoutTokens(t *testing.T) {
+	velo, err := velotest.Start()
+	require.NoError(t, err)
+	defer velo.Close()
+	s := startLive(t, velo.Endpoint(), map[string]string{"MLX_LIVE_INCLUDE_TOKENS": "false"})
+	streamChat(t, s.proxyURL("/v1/chat/completions"), "quiet", `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8, "stream": true}`)
+	st := waitStream(t, velo, "quiet")
+	assert.Zero(t, st.Deltas, "no delta records")
+	assert.Equal(t, 1, st.Starts)
+}
+
+// A receiver that is down: the client's stream is whole, and what the
+// proxy could not deliver is counted.
+func TestLiveReceiverDown(t *testing.T) {
+	velo, err := velotest.Start()
+	require.NoError(t, err)
+	endpoint := velo.Endpoint()
+	velo.Close()
+	s := startLive(t, endpoint, map[string]string{})
+	got := streamChat(t, s.proxyURL("/v1/chat/completions"), "lost", `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8, "stream": true}`)
+	assert.NotEmpty(t, got.content)
+	s.waitFor("mlx_proxy", 15*time.Second, "failed POSTs counted", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_live_records_dropped_total", "reason", "export_failed")
+		return v > 0
+	})
+}
