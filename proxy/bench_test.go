@@ -27,6 +27,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -51,6 +52,7 @@ const (
 
 type benchEnv struct {
 	direct, proxy string
+	p             *Proxy
 	client        *http.Client
 	writes        *writeLog
 }
@@ -90,7 +92,7 @@ func newBenchEnv(b *testing.B, so mlxsim.Options, configure ...func(*Config)) *b
 		engine.Close()
 		srv.Close()
 	})
-	return &benchEnv{direct: srv.URL, proxy: "http://" + pl.Addr().String(), client: &http.Client{Transport: tr}, writes: wl}
+	return &benchEnv{direct: srv.URL, proxy: "http://" + pl.Addr().String(), p: p, client: &http.Client{Transport: tr}, writes: wl}
 }
 
 // request sends one completion and reads its whole answer.
@@ -139,6 +141,39 @@ func BenchmarkAddedLatency(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkLiveChunkLatency: the chunk latency of streams through the
+// proxy with the live stream off and on, on to a pipeline whose receiver is
+// down (every batch fails), interleaved in one run.
+func BenchmarkLiveChunkLatency(b *testing.B) {
+	so := simOptions()
+	so.DecodeTPS = 200 // one chunk every 5 ms
+	e := newBenchEnv(b, so)
+	body := `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 32, "stream": true}`
+	var off, on []time.Duration
+	measure := func(into *[]time.Duration) {
+		for range max(b.N/4, 1) {
+			l, err := e.chunkLatencies(e.proxy, body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			*into = append(*into, l...)
+		}
+	}
+	down := func(context.Context, []*LiveRecord) error { return errors.New("receiver down") }
+	for range 2 {
+		measure(&off)
+		detach := e.p.AttachLive(down)
+		measure(&on)
+		detach(context.Background())
+	}
+	b.ReportMetric(percentile(off, 0.5), "off-chunk-p50-ms")
+	b.ReportMetric(percentile(on, 0.5), "on-chunk-p50-ms")
+	b.ReportMetric(percentile(off, 0.99), "off-chunk-p99-ms")
+	b.ReportMetric(percentile(on, 0.99), "on-chunk-p99-ms")
+	b.ReportMetric(percentile(on, 0.99)-percentile(off, 0.99), "added-chunk-p99-ms")
+	b.ReportMetric(0, "ns/op")
 }
 
 func BenchmarkChunkLatency(b *testing.B) {
