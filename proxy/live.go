@@ -263,3 +263,20 @@ func (l *live) statusLoop(ctx context.Context, done chan<- struct{}) {
 		}
 	}
 }
+
+// everyMinute says yes at most once a minute (for warnings about drops,
+// which can come per chunk).
+type everyMinute struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (e *everyMinute) due() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if now := time.Now(); now.Sub(e.last) >= time.Minute {
+		e.last = now
+		return true
+	}
+	return false
+}

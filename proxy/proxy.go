@@ -66,8 +66,14 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	p.tracer = newTracer(cfg.Traces, u.Host,
 		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
 	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
+	liveWarn := &everyMinute{}
 	p.live = newLive(cfg.Live, cfg.modelLabel(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
-		func(reason string, n int) { p.metrics.liveDropped.WithLabelValues(reason).Add(float64(n)) }, log))
+		func(reason string, n int) {
+			p.metrics.liveDropped.WithLabelValues(reason).Add(float64(n))
+			if liveWarn.due() {
+				log.Warn("Live stream records dropped (counted in mlx_live_records_dropped_total)", zap.String("reason", reason))
+			}
+		}, log))
 	p.scorer = newScorer(cfg, newQualityMetrics(p.metrics.Registry, cfg.modelLabel()), p.metrics.models, log)
 	p.recorders = []Recorder{p.metrics, p.scorer}
 	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{})
