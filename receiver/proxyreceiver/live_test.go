@@ -1,7 +1,6 @@
 package proxyreceiver
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/ssetest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/velotest"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
 )
@@ -44,46 +44,18 @@ func (s *stack) forwardLive(t *testing.T, velo *velotest.Server) {
 	s.logs.Reset()
 }
 
-// clientStream reads a streamed chat as a client does: content, reasoning
-// and tool calls joined.
-func clientStream(t *testing.T, s *stack, body, session string) (content, reasoning, tools, finish string) {
+// clientStream reads a streamed chat as a client does.
+func clientStream(t *testing.T, s *stack, body, session string) ssetest.Seen {
 	req, err := http.NewRequest(http.MethodPost, s.url+"/v1/chat/completions", strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set(proxy.SessionHeader, session)
 	resp, err := s.client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
-		var c struct {
-			Choices []struct {
-				FinishReason *string `json:"finish_reason"`
-				Delta        struct {
-					Content, Reasoning string
-					ToolCalls          []struct {
-						Function struct{ Name, Arguments string }
-					} `json:"tool_calls"`
-				}
-			}
-		}
-		require.NoError(t, json.Unmarshal([]byte(data), &c))
-		for _, ch := range c.Choices {
-			content += ch.Delta.Content
-			reasoning += ch.Delta.Reasoning
-			for _, tc := range ch.Delta.ToolCalls {
-				tools += "\n[tool " + tc.Function.Name + "] " + tc.Function.Arguments
-			}
-			if ch.FinishReason != nil {
-				finish = *ch.FinishReason
-			}
-		}
-	}
-	return
+	seen, err := ssetest.Read(resp.Body)
+	require.NoError(t, err)
+	require.True(t, seen.Done)
+	return seen
 }
 
 // Streams through the proxy arrive in VeloBenchmark's receiver as the
@@ -98,10 +70,9 @@ func TestLiveStreamsReachVeloBenchmarkAsTheClientSawThem(t *testing.T) {
 		"reasoning": `{"messages": [{"role": "user", "content": "Think"}], "max_tokens": 40, "stream": true, "chat_template_kwargs": {"enable_thinking": true}}`,
 		"tool":      `{"messages": [{"role": "user", "content": "Use get_weather"}], "stream": true, "tools": ` + toolsJSON + `}`,
 	}
-	want := map[string][4]string{}
+	want := map[string]ssetest.Seen{}
 	for name, body := range cases {
-		c, r, tl, f := clientStream(t, s, body, name)
-		want[name] = [4]string{c, r, tl, f}
+		want[name] = clientStream(t, s, body, name)
 	}
 	require.Eventually(t, func() bool {
 		s.forwardLive(t, velo)
@@ -115,7 +86,7 @@ func TestLiveStreamsReachVeloBenchmarkAsTheClientSawThem(t *testing.T) {
 	assert.Positive(t, checked, "records were held against the documentation")
 	for name := range cases {
 		st, _ := velo.Stream(name)
-		assert.Equal(t, want[name], [4]string{st.Text, st.Reasoning, st.Tools, st.FinishReason}, name)
+		assert.Equal(t, want[name], ssetest.Seen{Content: st.Text, Reasoning: st.Reasoning, Tools: st.Tools, Finish: st.FinishReason, Done: true}, name)
 		assert.Equal(t, "mlx-community/Qwen3-4B-4bit", st.Model)
 		assert.Equal(t, "single", st.Topology)
 		assert.Equal(t, 1, st.Starts)
