@@ -46,6 +46,9 @@ type Stream struct {
 	FinishReason            string
 	Deltas, Starts          int
 	Done                    bool
+	// LastMs is the time of the stream's last record (time_unix_nano, else
+	// observed_time_unix_nano), in Unix milliseconds.
+	LastMs float64
 }
 
 // Status is the last "currently running" line.
@@ -218,6 +221,11 @@ func (s *Server) take(rec map[string]any) {
 	}
 	if g := a["generation.id"]; g != "" {
 		st.GenerationID = g
+	}
+	if ms, ok := TimestampMs(get(rec, "time_unix_nano", "timeUnixNano")); ok {
+		st.LastMs = ms
+	} else if ms, ok := TimestampMs(get(rec, "observed_time_unix_nano", "observedTimeUnixNano")); ok {
+		st.LastMs = ms
 	}
 	if model != "" {
 		st.Model = model

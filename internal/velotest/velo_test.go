@@ -24,17 +24,17 @@ func TestBodiesInEveryAcceptedForm(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	body := `{"resourceLogs":[{"scopeLogs":[{"logRecords":[
-	  {"attributes":[{"key":"event","value":{"stringValue":"stream_start"}},{"key":"request.id","value":{"stringValue":"r1"}},{"key":"model.id","value":{"stringValue":"m"}}]},
+	  {"timeUnixNano":"1000000","attributes":[{"key":"event","value":{"stringValue":"stream_start"}},{"key":"request.id","value":{"stringValue":"r1"}},{"key":"model.id","value":{"stringValue":"m"}}]},
 	  {"attributes":[{"key":"request.id","value":{"stringValue":"r1"}}],"body":{"choices":[{"index":0,"delta":{"content":"Hel"}}]}},
 	  {"attributes":[{"key":"request.id","value":{"stringValue":"r1"}},{"key":"event","value":{"stringValue":"stream_delta"}}],"body":{"stringValue":"{\"choices\":[{\"delta\":{\"content\":\"lo\",\"reasoning\":\"r\"}}]}"}},
 	  {"attributes":[{"key":"request.id","value":{"stringValue":"r1"}}],"body":{"kvlistValue":{"values":[{"key":"choices","value":{"stringValue":"[{\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]"}}]}}},
-	  {"attributes":[{"key":"request.id","value":{"stringValue":"r1"}},{"key":"event","value":{"stringValue":"stream_end"}},{"key":"token.index","value":{"intValue":"3"}}],"body":{"choices":[{"delta":{},"finish_reason":"stop"}]}}
+	  {"observed_time_unix_nano":5000000,"attributes":[{"key":"request.id","value":{"stringValue":"r1"}},{"key":"event","value":{"stringValue":"stream_end"}},{"key":"token.index","value":{"intValue":"3"}}],"body":{"choices":[{"delta":{},"finish_reason":"stop"}]}}
 	]}]}]}`
 	assert.Equal(t, `{"partialSuccess":{}}`, post(t, s, "application/json", body))
 	st, ok := s.Stream("r1")
 	require.True(t, ok)
 	assert.Equal(t, Stream{RequestID: "r1", Model: "m", Text: "Hello", Reasoning: "r", Tools: "\n[tool f] {}",
-		FinishReason: "stop", Deltas: 3, Starts: 1, Done: true}, st)
+		FinishReason: "stop", Deltas: 3, Starts: 1, Done: true, LastMs: 5}, st)
 }
 
 func TestOnlyStringAttributesAndJSONBodies(t *testing.T) {

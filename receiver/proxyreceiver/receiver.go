@@ -35,20 +35,44 @@ func findSource(host component.Host, id component.ID) (source, error) {
 	return src, nil
 }
 
-// attachment is the part both receivers share: attach at Start, detach at
-// Shutdown (safe without Start, and more than once). The collector shuts
-// receivers down before extensions: detaching hands the pipeline what the
-// proxy has buffered, within Shutdown's context, and returns when the
-// pipeline is not called any more.
+// attachment is the part both receivers share: the extension's id, the
+// receiver's own telemetry, attach at Start and detach at Shutdown (safe
+// without Start, and more than once). The collector shuts receivers down
+// before extensions: detaching hands the pipeline what the proxy has
+// buffered, within Shutdown's context, and returns when the pipeline is
+// not called any more.
 type attachment struct {
+	cfg *Config
+	obs *receiverhelper.ObsReport
+
 	mu     sync.Mutex
 	detach func(context.Context)
 }
 
-func (a *attachment) set(detach func(context.Context)) {
+func (a *attachment) init(cfg *Config, set receiver.Settings) (err error) {
+	a.cfg = cfg
+	a.obs, err = receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{ReceiverID: set.ID, Transport: transport, ReceiverCreateSettings: set})
+	return err
+}
+
+// transport is the otelcol_receiver_* transport label: the records come
+// from memory.
+const transport = "memory"
+
+// attachTo finds the extension and attaches to it with attach.
+func (a *attachment) attachTo(host component.Host, attach func(source) (func(context.Context), error)) error {
+	src, err := findSource(host, a.cfg.Extension)
+	if err != nil {
+		return err
+	}
+	detach, err := attach(src)
+	if err != nil {
+		return err
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.detach = detach
+	return nil
 }
 
 func (a *attachment) Shutdown(ctx context.Context) error {
@@ -65,34 +89,19 @@ func (a *attachment) Shutdown(ctx context.Context) error {
 // tracesReceiver feeds the proxy's spans into a traces pipeline.
 type tracesReceiver struct {
 	attachment
-	cfg  *Config
 	next consumer.Traces
-	obs  *receiverhelper.ObsReport
 }
 
 func newTracesReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*tracesReceiver, error) {
-	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{ReceiverID: set.ID, Transport: transport, ReceiverCreateSettings: set})
-	if err != nil {
+	r := &tracesReceiver{next: next}
+	if err := r.init(cfg, set); err != nil {
 		return nil, err
 	}
-	return &tracesReceiver{cfg: cfg, next: next, obs: obs}, nil
+	return r, nil
 }
 
-// transport is the otelcol_receiver_* transport label: the records come
-// from memory.
-const transport = "memory"
-
 func (r *tracesReceiver) Start(_ context.Context, host component.Host) error {
-	src, err := findSource(host, r.cfg.Extension)
-	if err != nil {
-		return err
-	}
-	detach, err := src.AttachSpans(r.consume)
-	if err != nil {
-		return err
-	}
-	r.set(detach)
-	return nil
+	return r.attachTo(host, func(src source) (func(context.Context), error) { return src.AttachSpans(r.consume) })
 }
 
 func (r *tracesReceiver) consume(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
@@ -107,39 +116,28 @@ func (r *tracesReceiver) consume(ctx context.Context, spans []sdktrace.ReadOnlyS
 // logs pipeline.
 type logsReceiver struct {
 	attachment
-	cfg  *Config
 	next consumer.Logs
-	obs  *receiverhelper.ObsReport
 }
 
 func newLogsReceiver(cfg *Config, set receiver.Settings, next consumer.Logs) (*logsReceiver, error) {
-	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{ReceiverID: set.ID, Transport: transport, ReceiverCreateSettings: set})
-	if err != nil {
+	r := &logsReceiver{next: next}
+	if err := r.init(cfg, set); err != nil {
 		return nil, err
 	}
-	return &logsReceiver{cfg: cfg, next: next, obs: obs}, nil
+	return r, nil
 }
 
 func (r *logsReceiver) Start(_ context.Context, host component.Host) error {
-	src, err := findSource(host, r.cfg.Extension)
-	if err != nil {
-		return err
-	}
-	var detach func(context.Context)
-	if r.cfg.Records == RecordsLive {
-		detach, err = src.AttachLive(func(ctx context.Context, recs []*proxy.LiveRecord) error {
-			return r.consume(ctx, liveToLogs(recs))
-		})
-	} else {
-		detach, err = src.AttachAccessLog(func(ctx context.Context, recs []*proxy.AccessRecord) error {
+	return r.attachTo(host, func(src source) (func(context.Context), error) {
+		if r.cfg.Records == RecordsLive {
+			return src.AttachLive(func(ctx context.Context, recs []*proxy.LiveRecord) error {
+				return r.consume(ctx, liveToLogs(recs))
+			})
+		}
+		return src.AttachAccessLog(func(ctx context.Context, recs []*proxy.AccessRecord) error {
 			return r.consume(ctx, accessToLogs(recs))
 		})
-	}
-	if err != nil {
-		return err
-	}
-	r.set(detach)
-	return nil
+	})
 }
 
 func (r *logsReceiver) consume(ctx context.Context, ld plog.Logs) error {
