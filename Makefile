@@ -10,15 +10,18 @@ BIN         := $(CURDIR)/bin
 OCB         := $(BIN)/builder
 COLLECTOR   := $(CURDIR)/_build/mlx-otelcol
 MLXSIM      := $(BIN)/mlxsim
+MLXJUDGE    := $(BIN)/mlxjudge
 CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e e2e-stack tools clean mlxsim jaeger bench
+.PHONY: all build run demo test unit e2e e2e-stack tools clean mlxsim mlxjudge jaeger bench
 
 mlxsim: $(MLXSIM)
+## mlxjudge: one-off judge passes (bin/mlxjudge --once --dry-run).
+mlxjudge: $(MLXJUDGE)
 
-all: build
+all: build $(MLXJUDGE)
 
 ## tools: ocb, pinned, into ./bin (the Go module proxy serves it).
 tools: $(OCB)
@@ -36,6 +39,9 @@ $(COLLECTOR): $(OCB) builder-config.yaml go.mod go.sum $(COMPONENT_SRC)
 $(MLXSIM): $(shell find cmd/mlxsim internal/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
 	$(GO) build -o $@ ./cmd/mlxsim
 
+$(MLXJUDGE): $(shell find cmd/mlxjudge internal/judge internal/opikapi internal/opikid -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
+	$(GO) build -o $@ ./cmd/mlxjudge
+
 # The live stream for VeloBenchmark (config/live.yaml), when it has a receiver.
 LIVE_CONFIG := $(if $(MLX_LIVE_ENDPOINT),--config config/live.yaml)
 
@@ -45,11 +51,11 @@ jaeger:
 
 ## run: the distribution with the real engine (mlx_lm.server on a Mac), and
 ## Jaeger beside it for the traces.
-run: $(COLLECTOR)
+run: $(COLLECTOR) $(MLXJUDGE)
 	scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) $(LIVE_CONFIG)
 
 ## demo: the distribution with the simulated engine in place of mlx_lm.server.
-demo: $(COLLECTOR) $(MLXSIM)
+demo: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE)
 	MLXSIM=$(MLXSIM) scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml $(LIVE_CONFIG)
 
 ## test: unit tests, the rule and config checks, end-to-end tests against
@@ -67,8 +73,8 @@ unit:
 	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	$(GO) test -count=1 ./...
 
-e2e: $(COLLECTOR) $(MLXSIM) jaeger
-	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...
+e2e: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE) jaeger
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) MLXJUDGE=$(MLXJUDGE) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...
 
 ## e2e-stack: the built collector in demo mode scraped by VictoriaMetrics
 ## with the shipped scrape config, vmalert with the shipped rules,

@@ -309,6 +309,10 @@ func (p *Proxy) onUpstreamError(w http.ResponseWriter, r *http.Request, err erro
 	}
 }
 
+// InFlight is how many completion requests are in progress, all models
+// together (the judge loop backs off on it).
+func (p *Proxy) InFlight() int64 { return p.active.Load() }
+
 func (p *Proxy) begin(rec *Record) {
 	p.active.Add(1)
 	for _, r := range p.recorders {

@@ -102,12 +102,19 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 }
 
 // metadata is the original's metadata attribute (JSON): node, timings,
-// risk, and the confidence details when the answer was scored.
+// risk, and the confidence details when the answer was scored. Ours adds
+// the span's own trace and span id, so whoever reads the trace from Opik
+// (where the trace id is Opik's, not OTel's) can link back to it: the
+// judge loop puts them on its evaluation events.
 func (ps *pendingSpan) metadata(h *heuristics.Result, sc *confidence.Score) string {
 	f := &ps.f
 	m := map[string]any{
 		"node":               ps.t.node,
 		"generation_seconds": round4(f.end.Sub(f.start).Seconds()),
+	}
+	if sc := ps.span.SpanContext(); sc.IsValid() {
+		m["otel_trace_id"] = sc.TraceID().String()
+		m["otel_span_id"] = sc.SpanID().String()
 	}
 	if ttft, ok := f.ttft(); ok {
 		m["ttft_seconds"] = round4(ttft)

@@ -203,6 +203,8 @@ func TestSpanOfANonStreamedChat(t *testing.T) {
 		"logprobs_source", "scored_tokens", "confidence_mean", "confidence_std", "token_margin_mean"} {
 		assert.Contains(t, meta, k)
 	}
+	assert.Equal(t, span.SpanContext().TraceID().String(), meta["otel_trace_id"])
+	assert.Equal(t, span.SpanContext().SpanID().String(), meta["otel_span_id"])
 
 	// The span lasts what the request lasted, not until scoring ended.
 	assert.False(t, span.StartTime().Before(before))

@@ -23,6 +23,7 @@
 //	--sim-exit-after N                 after the Nth completion request: traceback, exit 1
 //	--sim-metal-fault-after N          after the Nth: [METAL] GPU timeout, SIGABRT
 //	--sim-hang-after N                 after the Nth: every request blocks forever
+//	--sim-judge-noise                  answer judge prompts with prose, not JSON scores
 package main
 
 import (
@@ -125,6 +126,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.IntVar(&o.ExitAfter, "sim-exit-after", 0, "Exit with status 1 after the Nth completion request")
 	fs.IntVar(&o.MetalFaultAfter, "sim-metal-fault-after", 0, "Abort with a Metal GPU timeout after the Nth completion request")
 	fs.IntVar(&o.HangAfter, "sim-hang-after", 0, "Block every request after the Nth completion request")
+	fs.BoolVar(&o.JudgeNoise, "sim-judge-noise", false, "Answer judge prompts with prose instead of JSON scores")
 
 	fail := func(msg string) (*config, int, bool) {
 		fmt.Fprint(stderr, usage)

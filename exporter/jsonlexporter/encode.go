@@ -29,8 +29,9 @@ func appendOTLPJSON(buf []byte, ld plog.Logs) ([]byte, error) {
 //	 "severity_text":"INFO","severity_number":9,"body":"...",
 //	 "attributes":{...},"resource":{...}}
 //
-// timestamp is left out when the record has none; trace_id and span_id are
-// added when set. Timestamps are RFC 3339 in UTC with nanoseconds.
+// timestamp is left out when the record has none; event_name (an event's
+// name, such as gen_ai.evaluation.result), trace_id and span_id are added
+// when set. Timestamps are RFC 3339 in UTC with nanoseconds.
 func appendRecords(buf []byte, ld plog.Logs) ([]byte, error) {
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
@@ -55,6 +56,10 @@ func appendRecord(buf []byte, lr plog.LogRecord, resource pcommon.Map) []byte {
 	}
 	buf = append(buf, `"observed_timestamp":`...)
 	buf = appendTime(buf, lr.ObservedTimestamp())
+	if name := lr.EventName(); name != "" {
+		buf = append(buf, `,"event_name":`...)
+		buf = appendString(buf, name)
+	}
 	buf = append(buf, `,"severity_text":`...)
 	buf = appendString(buf, lr.SeverityText())
 	buf = append(buf, `,"severity_number":`...)

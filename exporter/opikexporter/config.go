@@ -3,6 +3,7 @@ package opikexporter
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
 )
 
 // Config of the opik exporter.
@@ -48,7 +51,7 @@ type FeedbackScoresConfig struct {
 }
 
 // maxScoreBatch is Opik's limit on one feedback score batch.
-const maxScoreBatch = 1000
+const maxScoreBatch = opikapi.MaxScoreBatch
 
 // Validate checks the configuration; the collector calls it at startup.
 func (c *Config) Validate() error {
@@ -76,19 +79,11 @@ func (c *Config) tracesURL() string {
 	return strings.TrimRight(c.Endpoint, "/") + "/v1/private/otel/v1/traces"
 }
 
-// scoresURL is Opik's batch feedback score endpoint.
-func (c *Config) scoresURL() string {
-	return strings.TrimRight(c.Endpoint, "/") + "/v1/private/traces/feedback-scores"
+// client is the Opik REST client for the feedback scores.
+func (c *Config) client() *opikapi.Client {
+	return &opikapi.Client{Base: c.Endpoint, APIKey: string(c.APIKey), Workspace: c.Workspace,
+		Project: c.Project, HTTP: &http.Client{Timeout: c.Timeout}}
 }
 
 // headers are the ones every request to Opik carries.
-func (c *Config) headers() map[string]string {
-	h := map[string]string{"projectName": c.Project}
-	if c.Workspace != "" {
-		h["Comet-Workspace"] = c.Workspace
-	}
-	if c.APIKey != "" {
-		h["Authorization"] = string(c.APIKey)
-	}
-	return h
-}
+func (c *Config) headers() map[string]string { return c.client().Headers() }

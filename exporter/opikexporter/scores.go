@@ -1,19 +1,17 @@
 package opikexporter
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
-	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
 )
 
 // The span attributes the scores are read from (the proxy's; see
@@ -60,15 +58,7 @@ func scoreCarriers(td ptrace.Traces) ptrace.Traces {
 }
 
 // feedbackScore is one item of Opik's PUT /v1/private/traces/feedback-scores.
-type feedbackScore struct {
-	ID           string  `json:"id"`
-	ProjectName  string  `json:"project_name"`
-	Name         string  `json:"name"`
-	Value        float64 `json:"value"`
-	Reason       string  `json:"reason"`
-	CategoryName string  `json:"category_name"`
-	Source       string  `json:"source"`
-}
+type feedbackScore = opikapi.Score
 
 // The reasons, worded as the original proxy worded them.
 const (
@@ -111,16 +101,16 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // scoreWriter PUTs feedback scores to Opik.
 type scoreWriter struct {
-	cfg    *Config
-	client *http.Client
+	cfg *Config
+	api *opikapi.Client
 }
 
 func newScoreWriter(c *Config) *scoreWriter {
-	return &scoreWriter{cfg: c, client: &http.Client{Timeout: c.Timeout}}
+	return &scoreWriter{cfg: c, api: c.client()}
 }
 
 func (w *scoreWriter) shutdown(context.Context) error {
-	w.client.CloseIdleConnections()
+	w.api.HTTP.CloseIdleConnections()
 	return nil
 }
 
@@ -134,7 +124,7 @@ func (w *scoreWriter) push(ctx context.Context, td ptrace.Traces) error {
 	eachSpan(td, func(s ptrace.Span) { items = append(items, scoresOf(s, w.cfg.Project)...) })
 	for len(items) > 0 {
 		n := min(len(items), w.cfg.FeedbackScores.BatchSize)
-		if err := w.put(ctx, items[:n]); err != nil {
+		if err := retryable(w.api.PutScores(ctx, items[:n])); err != nil {
 			return err
 		}
 		items = items[n:]
@@ -142,38 +132,19 @@ func (w *scoreWriter) push(ctx context.Context, td ptrace.Traces) error {
 	return nil
 }
 
-func (w *scoreWriter) put(ctx context.Context, batch []feedbackScore) error {
-	body, err := json.Marshal(struct {
-		Scores []feedbackScore `json:"scores"`
-	}{batch})
-	if err != nil {
-		return consumererror.NewPermanent(err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, w.cfg.scoresURL(), bytes.NewReader(body))
-	if err != nil {
-		return consumererror.NewPermanent(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range w.cfg.headers() {
-		req.Header.Set(k, v)
-	}
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+// retryable tells the exporter helper what to do with an error: drop a
+// permanent refusal, wait as long as a 429 or 503 asks, retry the rest.
+func retryable(err error) error {
+	var se *opikapi.StatusError
 	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+	case err == nil:
 		return nil
-	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
-		err := fmt.Errorf("opik feedback scores: %s: %s", resp.Status, bytes.TrimSpace(msg))
-		if after, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && after > 0 {
-			return exporterhelper.NewThrottleRetry(err, time.Duration(after)*time.Second)
-		}
+	case !errors.As(err, &se):
 		return err
-	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusRequestTimeout:
-		return consumererror.NewPermanent(fmt.Errorf("opik feedback scores: %s: %s", resp.Status, bytes.TrimSpace(msg)))
+	case se.Permanent():
+		return consumererror.NewPermanent(err)
+	case se.RetryAfter > 0 && (se.Code == http.StatusTooManyRequests || se.Code == http.StatusServiceUnavailable):
+		return exporterhelper.NewThrottleRetry(err, se.RetryAfter)
 	}
-	return fmt.Errorf("opik feedback scores: %s: %s", resp.Status, bytes.TrimSpace(msg))
+	return err
 }

@@ -93,6 +93,34 @@ func (e *proxyExtension) CountLiveDrops(reason string, n int) {
 	}
 }
 
+// InFlight is how many completion requests the proxy is serving (0 when
+// it is not running).
+func (e *proxyExtension) InFlight() int64 {
+	if p, err := e.running(); err == nil {
+		return p.InFlight()
+	}
+	return 0
+}
+
+// BaseURL is the proxy's OpenAI API base as this host reaches it
+// (http://127.0.0.1:8080/v1 when it listens on every address).
+func (e *proxyExtension) BaseURL() (string, error) {
+	e.mu.Lock()
+	addr := e.addr
+	e.mu.Unlock()
+	if addr == nil {
+		return "", errors.New("the mlx_proxy extension is not running")
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "", err
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/v1", nil
+}
+
 func (e *proxyExtension) running() (*proxy.Proxy, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -73,6 +73,31 @@ func (b *Builder) Counter(name, help string, value float64, attrs ...string) {
 	b.fill(dp, value, attrs)
 }
 
+// Histogram records a cumulative histogram point: bounds are the upper
+// bounds, counts the count of each bucket (one more than bounds, the last
+// for +Inf), not cumulated.
+func (b *Builder) Histogram(name, help string, bounds []float64, counts []uint64, sum float64, attrs ...string) {
+	m, ok := b.byName[name]
+	if !ok {
+		m = b.newMetric(name, help)
+		m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	}
+	dp := m.Histogram().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(b.start)
+	dp.SetTimestamp(b.now)
+	dp.ExplicitBounds().FromRaw(bounds)
+	dp.BucketCounts().FromRaw(counts)
+	var n uint64
+	for _, c := range counts {
+		n += c
+	}
+	dp.SetCount(n)
+	dp.SetSum(sum)
+	for i := 0; i+1 < len(attrs); i += 2 {
+		dp.Attributes().PutStr(attrs[i], attrs[i+1])
+	}
+}
+
 // Emit returns the metrics built so far. The builder must not be used after.
 func (b *Builder) Emit() pmetric.Metrics { return b.metrics }
 

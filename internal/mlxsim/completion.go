@@ -358,6 +358,7 @@ func (g *generation) run() {
 	plan := generate(e.opts.Seed, genRequest{
 		chat: g.chat, prompt: g.prompt, msgs: g.msgs, tools: g.tools,
 		thinking: g.thinking, temperature: q.temperatureF, seed: seed,
+		judgeNoise: e.opts.JudgeNoise,
 	})
 
 	a := &accum{finish: "stop"}

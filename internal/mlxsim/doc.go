@@ -49,6 +49,9 @@
 //     prompt ends with Qwen3's empty think block.
 //   - Tool calls: the first tool whose function name the last (user)
 //     message mentions is called, arguments filled from its schema.
+//   - Judge prompts (a last message with "Return ONLY a JSON object"):
+//     a JSON object of the scores the prompt names, JudgeScore's values;
+//     with JudgeNoise, prose (judge.go).
 //   - Timing: prefill at PrefillTPS in --prefill-step-size chunks, then one
 //     token per 1/DecodeTPS; requests run concurrently.
 //

@@ -25,6 +25,7 @@ import (
 //     mentions a tool's function name (case-insensitive), the model calls
 //     the first such tool instead of answering:
 //     <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call><|im_end|>.
+//   - A judge prompt (judge.go) is answered with a JSON object of scores.
 //   - Every token carries a log-probability distribution (see logprobs.go).
 
 var (
@@ -122,6 +123,7 @@ type genRequest struct {
 	thinking    bool
 	temperature float64
 	seed        *PyInt
+	judgeNoise  bool // a judge prompt is answered with prose (judge.go)
 }
 
 func requestRNG(simSeed int64, g genRequest) *rand.Rand {
@@ -153,7 +155,9 @@ func generate(simSeed int64, g genRequest) []genTok {
 		toks = append(toks, token{tokThinkEnd, thinkEndText})
 		toks = append(toks, tokenize("\n\n")...)
 	}
-	if tool := triggeredTool(g); tool != nil {
+	if last := lastUserText(g.msgs); g.chat && !g.judgeNoise && isJudgePrompt(last) {
+		toks = append(toks, tokenize(judgeReply(last))...)
+	} else if tool := triggeredTool(g); tool != nil {
 		call := toolCallJSON(r, tool, lastUserText(g.msgs))
 		toks = append(toks, token{tokToolCall, toolCallStart})
 		toks = append(toks, tokenize("\n"+call+"\n")...)

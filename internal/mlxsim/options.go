@@ -81,6 +81,9 @@ type Options struct {
 	ExitAfter       int
 	MetalFaultAfter int
 	HangAfter       int
+	// JudgeNoise answers judge prompts with prose instead of scores
+	// (judge.go), as a model that ignores its instructions.
+	JudgeNoise bool
 	// Exit and Abort end the process; nil means os.Exit and a real SIGABRT.
 	Exit  func(code int)
 	Abort func()

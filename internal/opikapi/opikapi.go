@@ -1,0 +1,170 @@
+// Package opikapi is the small part of Opik's REST API that mlx-otelcol
+// calls (shared/reference/llm-observability.md, "Opik"): writing trace
+// feedback scores and listing a project's traces. The opik exporter and
+// the judge loop share it, so both send the same headers and read errors
+// the same way.
+package opikapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Client talks to one Opik API base for one project.
+type Client struct {
+	// Base is Opik's API base: http://opik-host:5173/api behind the
+	// frontend, http://opik-host:8080 for the backend, or Opik Cloud's
+	// https://www.comet.com/opik/api.
+	Base string
+	// APIKey (raw, in Authorization) and Workspace (Comet-Workspace) are
+	// Opik Cloud's; self-hosted Opik needs neither.
+	APIKey, Workspace string
+	// Project is the projectName header and the project scores name.
+	Project string
+	HTTP    *http.Client
+}
+
+// MaxScoreBatch is Opik's limit on one feedback score batch.
+const MaxScoreBatch = 1000
+
+// Score is one item of PUT /v1/private/traces/feedback-scores.
+type Score struct {
+	ID           string  `json:"id"`
+	ProjectName  string  `json:"project_name"`
+	Name         string  `json:"name"`
+	Value        float64 `json:"value"`
+	Reason       string  `json:"reason"`
+	CategoryName string  `json:"category_name"`
+	Source       string  `json:"source"`
+}
+
+// FeedbackScore is a score as Opik returns it on a trace.
+type FeedbackScore struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// Trace is the part of Opik's api/Trace the judge reads.
+type Trace struct {
+	ID             string          `json:"id"`
+	StartTime      time.Time       `json:"start_time"`
+	Input          json.RawMessage `json:"input"`
+	Output         json.RawMessage `json:"output"`
+	Metadata       json.RawMessage `json:"metadata"`
+	FeedbackScores []FeedbackScore `json:"feedback_scores"`
+}
+
+// StatusError is an answer outside 2xx.
+type StatusError struct {
+	Op         string
+	Code       int
+	Status     string
+	Body       string
+	RetryAfter time.Duration // from Retry-After in seconds, when given
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("opik %s: %s: %s", e.Op, e.Status, e.Body)
+}
+
+// Permanent reports whether sending the same request again cannot help:
+// a 4xx other than 408 and 429.
+func (e *StatusError) Permanent() bool {
+	return e.Code >= 400 && e.Code < 500 && e.Code != http.StatusRequestTimeout && e.Code != http.StatusTooManyRequests
+}
+
+// Headers are the headers every request to Opik carries, named as Opik's
+// docs name them.
+func (c *Client) Headers() map[string]string {
+	h := map[string]string{"projectName": c.Project}
+	if c.Workspace != "" {
+		h["Comet-Workspace"] = c.Workspace
+	}
+	if c.APIKey != "" {
+		h["Authorization"] = c.APIKey
+	}
+	return h
+}
+
+// URL is the API base joined with path (which starts with /v1/).
+func (c *Client) URL(path string) string { return strings.TrimRight(c.Base, "/") + path }
+
+// PutScores writes one batch of at most MaxScoreBatch trace feedback
+// scores. Writing a score of the same name again replaces it.
+func (c *Client) PutScores(ctx context.Context, scores []Score) error {
+	body, err := json.Marshal(struct {
+		Scores []Score `json:"scores"`
+	}{scores})
+	if err != nil {
+		return err
+	}
+	_, err = c.do(ctx, "feedback scores", http.MethodPut, "/v1/private/traces/feedback-scores", body)
+	return err
+}
+
+// maxPage bounds what one page of traces may weigh.
+const maxPage = 64 << 20
+
+// RecentTraces returns the project's first page of size traces (Opik lists
+// the newest first).
+func (c *Client) RecentTraces(ctx context.Context, size int) ([]Trace, error) {
+	q := url.Values{"project_name": {c.Project}, "page": {"1"}, "size": {strconv.Itoa(size)}}
+	b, err := c.do(ctx, "traces", http.MethodGet, "/v1/private/traces?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var page struct {
+		Content []Trace `json:"content"`
+	}
+	if err := json.Unmarshal(b, &page); err != nil {
+		return nil, fmt.Errorf("opik traces: %w", err)
+	}
+	return page.Content, nil
+}
+
+func (c *Client) do(ctx context.Context, op, method, path string, body []byte) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.URL(path), rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range c.Headers() {
+		req.Header.Set(k, v)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		se := &StatusError{Op: op, Code: resp.StatusCode, Status: resp.Status, Body: string(bytes.TrimSpace(msg))}
+		if after, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && after > 0 {
+			se.RetryAfter = time.Duration(after) * time.Second
+		}
+		return nil, se
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxPage+1))
+	if err == nil && len(b) > maxPage {
+		err = fmt.Errorf("opik %s: answer over %d MiB", op, maxPage>>20)
+	}
+	return b, err
+}

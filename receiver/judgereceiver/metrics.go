@@ -1,0 +1,188 @@
+package judgereceiver
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/metricbuild"
+)
+
+// scopeName is the instrumentation scope of the metrics and events.
+const scopeName = "github.com/mlx-otelcol/mlx-otelcol/receiver/judgereceiver"
+
+// The buckets: scores are 0-1; a pass is one request per trace, each up
+// to the judge's timeout.
+var (
+	scoreBounds = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
+	passBounds  = []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+)
+
+// The outcomes of a pass (mlx_judge_passes_total{result}).
+const (
+	passOK          = "ok"
+	passReadFailed  = "read_failed"
+	passWriteFailed = "write_failed"
+	passBackedOff   = "backed_off"
+	passPanicked    = "panicked"
+)
+
+var (
+	traceResults = []string{judge.ResultScored, judge.ResultSkipped, judge.ResultParseFailed, judge.ResultJudgeError}
+	passResults  = []string{passOK, passReadFailed, passWriteFailed, passBackedOff, passPanicked}
+)
+
+// maxModels bounds the model label: the first models seen keep their
+// name, later ones are "other" (the proxy's rule for its model label).
+const maxModels = 8
+
+// hist is a histogram's state.
+type hist struct {
+	counts []uint64 // per bucket, the last for +Inf
+	sum    float64
+}
+
+func newHist(bounds []float64) *hist { return &hist{counts: make([]uint64, len(bounds)+1)} }
+
+func (h *hist) observe(bounds []float64, v float64) {
+	i, _ := slices.BinarySearch(bounds, v)
+	h.counts[i]++
+	h.sum += v
+}
+
+func (h *hist) clone() *hist { return &hist{counts: slices.Clone(h.counts), sum: h.sum} }
+
+type scoreKey struct{ name, model string }
+
+// stats is what the loop has done since the receiver started.
+type stats struct {
+	mu          sync.Mutex
+	traces      map[string]float64
+	passes      map[string]float64
+	scores      map[scoreKey]*hist
+	passSeconds *hist
+	models      []string
+}
+
+func newStats() *stats {
+	s := &stats{traces: map[string]float64{}, passes: map[string]float64{}, scores: map[scoreKey]*hist{}, passSeconds: newHist(passBounds)}
+	for _, r := range traceResults {
+		s.traces[r] = 0
+	}
+	for _, r := range passResults {
+		s.passes[r] = 0
+	}
+	return s
+}
+
+// record counts a pass.
+func (s *stats) record(p *judge.Pass) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.passes[passOutcome(p)]++
+	if p.ReadErr != nil {
+		return
+	}
+	s.passSeconds.observe(passBounds, p.End.Sub(p.Start).Seconds())
+	for _, j := range p.Judgements {
+		s.traces[j.Result]++
+		model := s.modelLabel(j.Candidate.Model)
+		for name, v := range j.Scores {
+			k := scoreKey{name, model}
+			h := s.scores[k]
+			if h == nil {
+				h = newHist(scoreBounds)
+				s.scores[k] = h
+			}
+			h.observe(scoreBounds, v)
+		}
+	}
+}
+
+// panicked counts a pass that panicked.
+func (s *stats) panicked() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.passes[passPanicked]++
+}
+
+func passOutcome(p *judge.Pass) string {
+	switch {
+	case p.ReadErr != nil:
+		return passReadFailed
+	case p.WriteErr != nil:
+		return passWriteFailed
+	case p.BackedOff:
+		return passBackedOff
+	}
+	return passOK
+}
+
+func (s *stats) modelLabel(m string) string {
+	if m == "" {
+		m = "unknown"
+	}
+	if slices.Contains(s.models, m) {
+		return m
+	}
+	if len(s.models) < maxModels {
+		s.models = append(s.models, m)
+		return m
+	}
+	return "other"
+}
+
+// snapshot is a copy of the stats, for one collection.
+type snapshot struct {
+	traces, passes map[string]float64
+	scores         map[scoreKey]*hist
+	passSeconds    *hist
+}
+
+func (s *stats) snapshot() snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := snapshot{traces: map[string]float64{}, passes: map[string]float64{}, scores: map[scoreKey]*hist{}, passSeconds: s.passSeconds.clone()}
+	for k, v := range s.traces {
+		out.traces[k] = v
+	}
+	for k, v := range s.passes {
+		out.passes[k] = v
+	}
+	for k, h := range s.scores {
+		out.scores[k] = h.clone()
+	}
+	return out
+}
+
+// buildMetrics turns a snapshot into the series documented in
+// documentation.md.
+func buildMetrics(s snapshot, start, now time.Time) pmetric.Metrics {
+	b := metricbuild.New(scopeName, start, now)
+	for _, r := range traceResults {
+		b.Counter("mlx_judge_traces_total", "Traces the judge loop looked at, by outcome: scored, skipped (already judged, or no question and answer), parse_failed (the reply held no scores), judge_error (the judge did not answer).", s.traces[r], "result", r)
+	}
+	for _, r := range passResults {
+		b.Counter("mlx_judge_passes_total", "Passes of the judge loop, by outcome: ok, read_failed (the trace source did not answer), write_failed (Opik refused the scores), backed_off (the proxy was busy), panicked (a bug, logged at error level).", s.passes[r], "result", r)
+	}
+	b.Histogram("mlx_judge_pass_seconds", "Duration of the judge loop's passes that read their traces.", passBounds, s.passSeconds.counts, s.passSeconds.sum)
+	keys := make([]scoreKey, 0, len(s.scores))
+	for k := range s.scores {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b scoreKey) int {
+		if a.name != b.name {
+			return strings.Compare(a.name, b.name)
+		}
+		return strings.Compare(a.model, b.model)
+	})
+	for _, k := range keys {
+		h := s.scores[k]
+		b.Histogram("mlx_judge_score", "Scores the judge gave (0-1, higher is better), by score name and the judged answer's model.", scoreBounds, h.counts, h.sum, "name", k.name, "model", k.model)
+	}
+	return b.Emit()
+}
