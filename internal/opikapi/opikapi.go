@@ -168,3 +168,81 @@ func (c *Client) do(ctx context.Context, op, method, path string, body []byte) (
 	}
 	return b, err
 }
+
+// Dashboard is the part of Opik's DashboardPublic mlx-otelcol reads.
+type Dashboard struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	ProjectID string          `json:"project_id"`
+	Type      string          `json:"type"`
+	Config    json.RawMessage `json:"config"`
+}
+
+// NewDashboard is the body of POST /v1/private/dashboards: the server
+// makes the id, and the project when project_name names a new one.
+type NewDashboard struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Type        string `json:"type"`
+	ProjectName string `json:"project_name,omitempty"`
+	Config      any    `json:"config"`
+}
+
+// Dashboards lists the dashboards whose name contains name (Opik matches
+// a part of the name), up to 100.
+func (c *Client) Dashboards(ctx context.Context, name string) ([]Dashboard, error) {
+	q := url.Values{"name": {name}, "page": {"1"}, "size": {"100"}}
+	b, err := c.do(ctx, "dashboards", http.MethodGet, "/v1/private/dashboards?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var page struct {
+		Content []Dashboard `json:"content"`
+	}
+	if err := json.Unmarshal(b, &page); err != nil {
+		return nil, fmt.Errorf("opik dashboards: %w", err)
+	}
+	return page.Content, nil
+}
+
+// CreateDashboard creates a dashboard and returns it as Opik stored it.
+func (c *Client) CreateDashboard(ctx context.Context, d NewDashboard) (Dashboard, error) {
+	return c.dashboardCall(ctx, "create dashboard", http.MethodPost, "/v1/private/dashboards", d)
+}
+
+// SetDashboardConfig replaces a dashboard's config (PATCH keeps what it
+// is not given; a config given replaces the old one whole).
+func (c *Client) SetDashboardConfig(ctx context.Context, id string, config any) (Dashboard, error) {
+	return c.dashboardCall(ctx, "update dashboard", http.MethodPatch, "/v1/private/dashboards/"+url.PathEscape(id), map[string]any{"config": config})
+}
+
+// GetDashboard reads one dashboard.
+func (c *Client) GetDashboard(ctx context.Context, id string) (Dashboard, error) {
+	return c.dashboardCall(ctx, "get dashboard", http.MethodGet, "/v1/private/dashboards/"+url.PathEscape(id), nil)
+}
+
+// DeleteDashboard deletes one dashboard (Opik answers 204, also for an id
+// it does not have).
+func (c *Client) DeleteDashboard(ctx context.Context, id string) error {
+	_, err := c.do(ctx, "delete dashboard", http.MethodDelete, "/v1/private/dashboards/"+url.PathEscape(id), nil)
+	return err
+}
+
+func (c *Client) dashboardCall(ctx context.Context, op, method, path string, body any) (Dashboard, error) {
+	var raw []byte
+	if body != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			return Dashboard{}, err
+		}
+	}
+	b, err := c.do(ctx, op, method, path, raw)
+	if err != nil {
+		return Dashboard{}, err
+	}
+	var d Dashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		return Dashboard{}, fmt.Errorf("opik %s: %w", op, err)
+	}
+	return d, nil
+}

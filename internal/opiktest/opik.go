@@ -19,6 +19,7 @@
 //   - Opik ids are UUIDv7; a trace id that is not one is refused.
 //   - GET /v1/private/traces?project_name=X&page=&size= answers a TracePage
 //     {page, size, total, content}; GET /v1/private/traces/{id} one trace.
+//   - The dashboards API (dashboards.go).
 //   - Behind Opik's frontend the same API is under /api (nginx rewrites
 //     /api/(.*) to the backend); both prefixes are served.
 //
@@ -34,6 +35,8 @@
 //     of this shape; the exact bytes differ).
 //   - Feedback scores are kept by trace id whether the trace has arrived yet
 //     or not; writing a score of the same name again replaces it.
+//   - Dashboards and projects are kept in memory; a project made by a
+//     dashboard's project_name has a fresh UUIDv7 and no traces.
 //   - A trace's input and output are input.value and output.value (parsed
 //     when they are JSON), its metadata the OpenInference `metadata` JSON,
 //     its usage the llm.token_count.* counts; the other attributes of
@@ -108,11 +111,15 @@ type Server struct {
 	scores   map[string][]Score  // trace id -> scores
 	spans    map[string][]string // project -> span names, in arrival order
 	requests []Request
+
+	dashboards map[string]*Dashboard // id -> dashboard (dashboards.go)
+	projects   map[string]string     // name -> id
 }
 
 // New makes a stand-in that does not listen yet.
 func New() *Server {
-	return &Server{traces: map[string]*Trace{}, scores: map[string][]Score{}, spans: map[string][]string{}}
+	return &Server{traces: map[string]*Trace{}, scores: map[string][]Score{}, spans: map[string][]string{},
+		dashboards: map[string]*Dashboard{}, projects: map[string]string{}}
 }
 
 // Listen serves on addr ("127.0.0.1:0" for any port) until Close.
@@ -166,6 +173,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
 	s.mu.Unlock()
+	if s.serveDashboards(w, r, path) {
+		return
+	}
 	switch {
 	case r.Method == http.MethodPost && path == "/v1/private/otel/v1/traces":
 		s.otlpTraces(w, r)

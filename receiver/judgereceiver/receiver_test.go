@@ -21,7 +21,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zaptest"
@@ -30,38 +29,17 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
 )
 
-// A trace as the proxy makes it, sent to Opik's stand-in by OTLP as the
+// sendTrace sends a proxy-like trace to Opik's stand-in by OTLP, as the
 // opik exporter sends it.
-type proxyTrace struct {
-	traceID          pcommon.TraceID
-	spanID           pcommon.SpanID
-	start            time.Time
-	question, answer string
-}
-
-func (p proxyTrace) opikID() string { return opikid.TraceID(p.traceID, p.start) }
-
-func sendTrace(t *testing.T, opik *opiktest.Server, p proxyTrace) {
+func sendTrace(t *testing.T, opik *opiktest.Server, p opiktest.ProxyTrace) {
 	t.Helper()
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "mlx-metrics-proxy")
-	sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	sp.SetName("mlx.chat.completions")
-	sp.SetTraceID(p.traceID)
-	sp.SetSpanID(p.spanID)
-	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(p.start))
-	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(p.start.Add(time.Second)))
-	at := sp.Attributes()
-	at.PutStr("input.value", fmt.Sprintf(`{"model":"mlx-community/Qwen3-4B-4bit","messages":[{"role":"user","content":%q}]}`, p.question))
-	at.PutStr("output.value", fmt.Sprintf(`{"role":"assistant","content":%q}`, p.answer))
-	at.PutStr("metadata", fmt.Sprintf(`{"node":"mac","otel_trace_id":"%s","otel_span_id":"%s"}`, p.traceID, p.spanID))
-	at.PutStr("opik.trace_id", p.opikID())
-	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if p.Model == "" {
+		p.Model = "mlx-community/Qwen3-4B-4bit"
+	}
+	body, err := ptraceotlp.NewExportRequestFromTraces(p.Traces()).MarshalProto()
 	require.NoError(t, err)
 	req, err := http.NewRequest(http.MethodPost, opik.URL()+"/v1/private/otel/v1/traces", bytes.NewReader(body))
 	require.NoError(t, err)
@@ -199,16 +177,16 @@ func TestJudgesOpikTracesAndEmitsEvents(t *testing.T) {
 	opik := opiktest.New()
 	require.NoError(t, opik.Listen(freeAddr(t)))
 	t.Cleanup(opik.Close)
-	tr := proxyTrace{traceID: pcommon.TraceID{1, 2, 3}, spanID: pcommon.SpanID{4, 5}, start: time.Now().Add(-time.Minute),
-		question: "What is a prompt cache?", answer: "It keeps the KV state of earlier prompts."}
+	tr := opiktest.ProxyTrace{TraceID: pcommon.TraceID{1, 2, 3}, SpanID: pcommon.SpanID{4, 5}, Start: time.Now().Add(-time.Minute),
+		Question: "What is a prompt cache?", Answer: "It keeps the KV state of earlier prompts."}
 	sendTrace(t, opik, tr)
 	cfg := fastConfig(opik, engine(t, false).URL)
 	r := start(t, cfg)
 
-	require.Eventually(t, func() bool { return len(opik.Scores(tr.opikID())) == 3 }, 10*time.Second, 20*time.Millisecond)
-	prompt, err := judge.Render(judge.DefaultPrompt, tr.question, tr.answer)
+	require.Eventually(t, func() bool { return len(opik.Scores(tr.OpikID())) == 3 }, 10*time.Second, 20*time.Millisecond)
+	prompt, err := judge.Render(judge.DefaultPrompt, tr.Question, tr.Answer)
 	require.NoError(t, err)
-	for _, s := range opik.Scores(tr.opikID()) {
+	for _, s := range opik.Scores(tr.OpikID()) {
 		assert.Equal(t, mlxsim.JudgeScore(prompt, s.Name), s.Value, s.Name)
 		assert.Equal(t, "judge", s.CategoryName)
 		assert.Equal(t, "sdk", s.Source)
@@ -221,13 +199,13 @@ func TestJudgesOpikTracesAndEmitsEvents(t *testing.T) {
 	names := map[string]bool{}
 	for _, ev := range events(r.logs) {
 		assert.Equal(t, eventName, ev.EventName())
-		assert.Equal(t, tr.traceID, ev.TraceID())
-		assert.Equal(t, tr.spanID, ev.SpanID())
+		assert.Equal(t, tr.TraceID, ev.TraceID())
+		assert.Equal(t, tr.SpanID, ev.SpanID())
 		at := ev.Attributes().AsRaw()
 		name := at["gen_ai.evaluation.name"].(string)
 		names[name] = true
 		assert.Equal(t, mlxsim.JudgeScore(prompt, name), at["gen_ai.evaluation.score.value"])
-		assert.Equal(t, tr.opikID(), at["opik.trace_id"])
+		assert.Equal(t, tr.OpikID(), at["opik.trace_id"])
 		assert.Equal(t, "mlx-community/Qwen3-4B-4bit", at["gen_ai.request.model"])
 		for k := range at {
 			found := false
@@ -254,12 +232,12 @@ func TestUnparseableRepliesWriteNothing(t *testing.T) {
 	opik := opiktest.New()
 	require.NoError(t, opik.Listen(freeAddr(t)))
 	t.Cleanup(opik.Close)
-	tr := proxyTrace{traceID: pcommon.TraceID{9}, spanID: pcommon.SpanID{9}, start: time.Now(), question: "q?", answer: "a."}
+	tr := opiktest.ProxyTrace{TraceID: pcommon.TraceID{9}, SpanID: pcommon.SpanID{9}, Start: time.Now(), Question: "q?", Answer: "a."}
 	sendTrace(t, opik, tr)
 	r := start(t, fastConfig(opik, engine(t, true).URL))
 	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_traces_total", "result", "parse_failed"); return v >= 2 },
 		5*time.Second, 20*time.Millisecond)
-	assert.Empty(t, opik.Scores(tr.opikID()))
+	assert.Empty(t, opik.Scores(tr.OpikID()))
 	assert.Empty(t, events(r.logs))
 }
 
@@ -270,14 +248,14 @@ func TestFaultsAreCountedAndTheLoopGoesOn(t *testing.T) {
 	opik := opiktest.New()
 	require.NoError(t, opik.Listen(freeAddr(t)))
 	t.Cleanup(opik.Close)
-	tr := proxyTrace{traceID: pcommon.TraceID{7}, spanID: pcommon.SpanID{7}, start: time.Now(), question: "q?", answer: "a."}
+	tr := opiktest.ProxyTrace{TraceID: pcommon.TraceID{7}, SpanID: pcommon.SpanID{7}, Start: time.Now(), Question: "q?", Answer: "a."}
 	sendTrace(t, opik, tr)
 	opik.Down()
 	r := start(t, fastConfig(opik, engine(t, false).URL))
 	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_passes_total", "result", "read_failed"); return v >= 3 },
 		5*time.Second, 20*time.Millisecond)
 	require.NoError(t, opik.Up())
-	require.Eventually(t, func() bool { return len(opik.Scores(tr.opikID())) == 3 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(opik.Scores(tr.OpikID())) == 3 }, 10*time.Second, 20*time.Millisecond)
 
 	dead := httptest.NewServer(http.NotFoundHandler())
 	deadURL := dead.URL
@@ -289,7 +267,7 @@ func TestFaultsAreCountedAndTheLoopGoesOn(t *testing.T) {
 	r2 := start(t, fastConfig(opik2, deadURL))
 	require.Eventually(t, func() bool { v, _ := r2.lastValue("mlx_judge_traces_total", "result", "judge_error"); return v >= 2 },
 		5*time.Second, 20*time.Millisecond)
-	assert.Empty(t, opik2.Scores(tr.opikID()))
+	assert.Empty(t, opik2.Scores(tr.OpikID()))
 }
 
 // Shutdown returns within a second even while a judgement hangs.
@@ -297,7 +275,7 @@ func TestShutdownCutsAHungJudge(t *testing.T) {
 	opik := opiktest.New()
 	require.NoError(t, opik.Listen(freeAddr(t)))
 	t.Cleanup(opik.Close)
-	sendTrace(t, opik, proxyTrace{traceID: pcommon.TraceID{5}, spanID: pcommon.SpanID{5}, start: time.Now(), question: "q?", answer: "a."})
+	sendTrace(t, opik, opiktest.ProxyTrace{TraceID: pcommon.TraceID{5}, SpanID: pcommon.SpanID{5}, Start: time.Now(), Question: "q?", Answer: "a."})
 	asked := make(chan struct{}, 1)
 	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body) // so the server sees the client go

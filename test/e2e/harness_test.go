@@ -88,7 +88,7 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 	if s.dataDir == "" {
 		s.dataDir = t.TempDir()
 	}
-	for _, name := range []string{"prometheus/supervisor", "prometheus/kv", "prometheus/logs", "prometheus/hw", "health_check", "otlp_grpc", "otlp_http", "mlx_proxy", "otlp_jaeger"} {
+	for _, name := range []string{"prometheus/supervisor", "prometheus/kv", "prometheus/logs", "prometheus/hw", "health_check", "otlp_grpc", "otlp_http", "mlx_proxy", "otlp_jaeger", "jaeger_query"} {
 		// freePort closes its probe listener, so the kernel may hand out
 		// the same port twice: keep drawing until it is unused here.
 		p := freePort(t)
@@ -118,6 +118,10 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 		"service::telemetry::metrics::level=none",
 		// No Jaeger unless a test starts one: spans go to a port of its own.
 		fmt.Sprintf("exporters::otlp_grpc/jaeger::endpoint=127.0.0.1:%d", s.ports["otlp_jaeger"]),
+		// Nor a Jaeger for the judge to read (a developer's Jaeger on
+		// :16686 would have its traces judged through this proxy).
+		fmt.Sprintf("receivers::mlx_judge::jaeger::endpoint=http://127.0.0.1:%d", s.ports["jaeger_query"]),
+		"receivers::mlx_judge::opik::endpoint=",
 	}
 	for _, v := range append(sets, opts.sets...) {
 		args = append(args, "--set", v)

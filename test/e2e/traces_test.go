@@ -299,18 +299,7 @@ func TestTracesInJaegerAndOpik(t *testing.T) {
 }
 
 func readAccessLog(t *testing.T, dataDir string) []map[string]any {
-	b, err := os.ReadFile(filepath.Join(dataDir, "logs", "access.jsonl"))
-	if err != nil {
-		return nil
-	}
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
+	return readLogFile(dataDir, "access.jsonl")
 }
 
 func scrapeURL(t *testing.T, url string) *promtext.Scrape {
