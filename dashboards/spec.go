@@ -209,6 +209,18 @@ func performance() Dashboard {
 					q(`histogram_quantile(0.95, sum by (le) (rate(mlx_hallucination_risk_histogram_bucket{{P}}[{R}])))`, "p95")).ratio(),
 				ts("Sampling temperature", "none", 12, q(`mlx_temperature{{P}}`, "{{model}} {{kind}}")).min0(),
 			}},
+			{"Judge and heuristics", []Panel{
+				ts("Judge scores beside the heuristics", "none", 12,
+					q(`sum by (name) (rate(mlx_judge_score_sum{{SUP}}[{R}])) / sum by (name) (rate(mlx_judge_score_count{{SUP}}[{R}]))`, "judge {{name}}"),
+					q(`1 - avg(mlx_hallucination_risk{{P}})`, "heuristic quality (1 - risk)"),
+					q(`avg(mlx_token_confidence_mean{{P}})`, "token confidence")).ratio().
+					desc("The judge's mean scores (the LLM-as-judge loop, receiver/judgereceiver) against the proxy's cheap per-request scores: when they part, one of them is wrong."),
+				ts("Judged traces / min by result", "none", 6, q(`sum by (result) (rate(mlx_judge_traces_total{{SUP}}[{R}])) * 60`, "{{result}}")).min0().
+					desc("scored, skipped (judged already, or no question and answer), parse_failed, judge_error."),
+				ts("Judge pass duration", "s", 6,
+					q(`histogram_quantile(0.95, sum by (le) (rate(mlx_judge_pass_seconds_bucket{{SUP}}[{R}])))`, "p95"),
+					q(`sum(rate(mlx_judge_passes_total{{SUP}, result!="ok"}[{R}])) / sum(rate(mlx_judge_passes_total{{SUP}}[{R}]))`, "share of passes not ok")).min0(),
+			}},
 		},
 	}
 }

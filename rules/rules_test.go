@@ -61,12 +61,14 @@ var addedAlerts = map[string][]string{
 		"MLXCollectorExporterDroppingData", "MLXCollectorReceiverErrors", "MLXCollectorTargetDown",
 		"MLXProxyTelemetryDropped",
 	},
+	"mlx-judge": {"MLXJudgeCorrectnessLow", "MLXJudgeFailing", "MLXJudgeCannotReadTraces"},
 }
 
 // The original's evaluation intervals.
 var groupIntervals = map[string]string{
 	"mlx-hardware": "30s", "mlx-serving": "15s", "mlx-inference": "15s", "mlx-quality": "30s",
 	"mlx-confidence": "30s", "mlx-slo": "30s", "mlx-slo-recording": "30s", "mlx-collector": "30s",
+	"mlx-judge": "30s",
 }
 
 // Alerts that read a last-request gauge must be gated on traffic: they also
@@ -74,6 +76,7 @@ var groupIntervals = map[string]string{
 var trafficGated = map[string]string{
 	"mlx-quality":    "mlx_requests_total|mlx_finish_reason_total",
 	"mlx-confidence": "mlx_confidence_scored_total",
+	"mlx-judge":      "mlx_requests_total",
 }
 
 func loadRules(t *testing.T) []promqlnames.Rule {

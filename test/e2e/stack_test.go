@@ -193,6 +193,9 @@ func startLiveCollector(t *testing.T, engine string) (*stack, int) {
 				"exporters::otlp_grpc/jaeger::endpoint=" + j.otlp,
 				fmt.Sprintf("exporters::opik::endpoint=http://127.0.0.1:%d/api", freePort(t)),
 				"exporters::opik::retry_on_failure::enabled=false",
+				// The judge reads that Jaeger and judges through the proxy.
+				"receivers::mlx_judge::jaeger::endpoint=http://" + j.query,
+				"receivers::mlx_judge::interval=2s",
 			},
 			env: map[string]string{
 				"MLXSIM":            engine,
