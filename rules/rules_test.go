@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -48,7 +49,7 @@ var originalAlerts = map[string][]string{
 		"MLXConfidenceScoringStopped",
 	},
 	"mlx-slo": {
-		"MLXAvailabilityFastBurn", "MLXAvailabilitySlowBurn", "MLXLatencyFastBurn", "MLXLatencySlowBurn",
+		"MLXSLOAvailabilityFastBurn", "MLXSLOAvailabilitySlowBurn", "MLXSLOLatencyFastBurn", "MLXSLOLatencySlowBurn",
 		"MLXErrorBudgetExhausted",
 	},
 }
@@ -360,5 +361,21 @@ func run(t *testing.T, name string, args ...string) {
 	out, err := exec.Command(name, args...).CombinedOutput()
 	if err != nil {
 		t.Errorf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+}
+
+// The README lists the original's alerts as this test's table does.
+func TestReadmeListsTheOriginalAlerts(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`(?m)^\| (mlx-[a-z]+) \((\d+)\) \| (.+) \|$`)
+	got := map[string][]string{}
+	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
+		got[m[1]] = strings.Split(m[3], ", ")
+	}
+	if !reflect.DeepEqual(got, originalAlerts) {
+		t.Errorf("README.md lists %v, want %v", got, originalAlerts)
 	}
 }
