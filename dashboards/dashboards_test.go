@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -349,5 +351,53 @@ func readYAML(t *testing.T, path string, v any) {
 	}
 	if err := yaml.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// A legend that names a percentile (p50, p95) draws that quantile: in
+// every dashboard file, "pN" goes with histogram_quantile(N/100, ...).
+func TestPercentileLegendsMatchTheirQuantiles(t *testing.T) {
+	quantile := regexp.MustCompile(`^histogram_quantile\(([0-9.]+),`)
+	legend := regexp.MustCompile(`^p(\d+)$`)
+	checked := 0
+	for _, f := range dashboardFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Panels []struct {
+				Title   string `json:"title"`
+				Targets []struct {
+					Expr         string `json:"expr"`
+					LegendFormat string `json:"legendFormat"`
+				} `json:"targets"`
+			} `json:"panels"`
+		}
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				lm := legend.FindStringSubmatch(tg.LegendFormat)
+				if lm == nil {
+					continue
+				}
+				qm := quantile.FindStringSubmatch(strings.TrimSpace(tg.Expr))
+				if qm == nil {
+					t.Errorf("%s %q: legend %s on a query that is not a quantile: %s", f, p.Title, tg.LegendFormat, tg.Expr)
+					continue
+				}
+				n, _ := strconv.Atoi(lm[1])
+				q, _ := strconv.ParseFloat(qm[1], 64)
+				if math.Abs(q*100-float64(n)) > 1e-9 {
+					t.Errorf("%s %q: legend %s draws quantile %s", f, p.Title, tg.LegendFormat, qm[1])
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no percentile legend found: the test reads nothing")
 	}
 }

@@ -1,6 +1,9 @@
 package dashboards
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Selectors. Every query names its job: the same series name from another
 // job must never mix in. $model and $node are multi-value variables (".*"
@@ -76,10 +79,13 @@ func (p Panel) maps(m map[string]string) Panel { p.Mappings = m; return p }
 func (p Panel) as(typ string) Panel            { p.Type = typ; return p }
 func (p Panel) dec(n int) Panel                { p.Decimals = ip(n); return p }
 
-func quantiles(metric, sel string, qs ...string) []Target {
+// quantiles is one histogram_quantile query per percentile (50, 95,
+// 99), legended pN.
+func quantiles(metric, sel string, percentiles ...int) []Target {
 	var out []Target
-	for _, x := range qs {
-		out = append(out, q(`histogram_quantile(0.`+x+`, sum by (le) (rate(`+metric+`_bucket{`+sel+`}[{R}])))`, "p"+x))
+	for _, p := range percentiles {
+		q := strconv.FormatFloat(float64(p)/100, 'f', -1, 64)
+		out = append(out, Target{Expr: sub(`histogram_quantile(` + q + `, sum by (le) (rate(` + metric + `_bucket{` + sel + `}[{R}])))`), Legend: "p" + strconv.Itoa(p)})
 	}
 	return out
 }
@@ -119,13 +125,13 @@ func cluster() Dashboard {
 			}},
 			{"Inference", []Panel{
 				ts("Requests / min", "none", 8, q(`sum by (model) (rate(mlx_requests_total{{P}}[{R}])) * 60`, "{{model}}")).min0(),
-				ts("Time to first token", "s", 8, quantiles("mlx_ttft_seconds", "{P}", "5", "95")...).min0().
+				ts("Time to first token", "s", 8, quantiles("mlx_ttft_seconds", "{P}", 50, 95)...).min0().
 					desc("Streamed completions: arrival at the proxy to the first content chunk."),
-				ts("Generation time", "s", 8, quantiles("mlx_generation_seconds", "{P}", "5", "95")...).min0(),
+				ts("Generation time", "s", 8, quantiles("mlx_generation_seconds", "{P}", 50, 95)...).min0(),
 				ts("Tokens / s", "none", 8,
 					q(`sum(rate(mlx_tokens_completion_total{{P}}[{R}]))`, "completion"),
 					q(`sum(rate(mlx_tokens_prompt_total{{P}}[{R}]))`, "prompt")).min0(),
-				ts("Decode speed", "none", 8, quantiles("mlx_token_rate_tokens_per_second", "{P}", "5", "95")...).min0().
+				ts("Decode speed", "none", 8, quantiles("mlx_token_rate_tokens_per_second", "{P}", 50, 95)...).min0().
 					desc("Completion tokens per second of decoding, per request."),
 				ts("In flight", "none", 8, q(`sum by (model) (mlx_in_flight{{P}})`, "{{model}}")).min0().
 					steps(Step{"green", 0}, Step{"red", 8}),
@@ -162,12 +168,12 @@ func performance() Dashboard {
 		Vars:        []Var{modelVar},
 		Rows: []Row{
 			{"Latency", []Panel{
-				ts("TTFT percentiles", "s", 12, quantiles("mlx_ttft_seconds", "{P}", "5", "95", "99")...).min0().
+				ts("TTFT percentiles", "s", 12, quantiles("mlx_ttft_seconds", "{P}", 50, 95, 99)...).min0().
 					steps(Step{"green", 0}, Step{"red", 10}).desc("SLO: p95 <= 10 s."),
-				ts("Queue wait percentiles", "s", 12, quantiles("mlx_queue_wait_seconds", "{P}", "5", "95")...).min0().
+				ts("Queue wait percentiles", "s", 12, quantiles("mlx_queue_wait_seconds", "{P}", 50, 95)...).min0().
 					desc("Streamed completions: arrival at the proxy to the engine's response headers."),
-				ts("Generation time percentiles", "s", 12, quantiles("mlx_generation_seconds", "{P}", "5", "95", "99")...).min0(),
-				ts("Decode speed percentiles", "none", 12, quantiles("mlx_token_rate_tokens_per_second", "{P}", "5", "95")...).min0(),
+				ts("Generation time percentiles", "s", 12, quantiles("mlx_generation_seconds", "{P}", 50, 95, 99)...).min0(),
+				ts("Decode speed percentiles", "none", 12, quantiles("mlx_token_rate_tokens_per_second", "{P}", 50, 95)...).min0(),
 			}},
 			{"Throughput and cache", []Panel{
 				ts("Completion tokens / s by kind", "none", 8, q(`sum by (kind) (rate(mlx_tokens_completion_total{{P}}[{R}]))`, "{{kind}}")).min0().stacked(),
