@@ -88,7 +88,7 @@ func newMetrics(cfg Config) *Metrics {
 	m.kvBytesPerToken = gauge("mlx_kv_bytes_per_token", "KV cache bytes one token takes (2-byte elements, from config.json).", "model")
 	m.cachedTokens = counter("mlx_prompt_cached_tokens_total", "Prompt tokens the engine took from its prompt cache (usage.prompt_tokens_details.cached_tokens).", "model", "kind")
 	m.cacheRatio = gauge("mlx_prompt_cache_ratio", "cached_tokens / prompt_tokens of the most recent completion (0..1).", "model")
-	m.modelInfo = gauge("mlx_model_info", "Model configuration from config.json; value = the attribute (layer_count, kv_heads, head_dim, hidden_size, attention_heads, vocab_size, intermediate_size, quant_bits, quant_group_size).", "model", "attr")
+	m.modelInfo = gauge("mlx_model_info", "Model configuration from config.json; value = the attribute (layer_count, kv_heads, head_dim, hidden_size, attention_heads, vocab_size, intermediate_size, quant_bits, quant_group_size; where config.json has them, linear_key_heads, linear_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim, mtp_layers, tie_word_embeddings).", "model", "attr")
 	m.modelArch = gauge("mlx_model_arch", "Model architecture and dtype from config.json; always 1.", "model", "arch", "dtype")
 	m.spansDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "mlx_spans_dropped_total",
 		Help: "Request spans dropped before the collector's traces pipeline took them (a queue was full, or no pipeline took them)."})
@@ -177,6 +177,11 @@ func (m *Metrics) setModelFacts(model string, info modelconfig.Info) {
 		{"quant_group_size", info.QuantGroupSize},
 	} {
 		m.modelInfo.WithLabelValues(model, a.attr).Set(float64(a.value))
+	}
+	for _, attr := range modelconfig.OptionalAttrs() {
+		if v, ok := info.Optional[attr]; ok {
+			m.modelInfo.WithLabelValues(model, attr).Set(float64(v))
+		}
 	}
 	arch := first(info.Architecture, info.ModelType, "unknown")
 	m.modelArch.WithLabelValues(model, arch, first(info.Dtype, "unknown")).Set(1)

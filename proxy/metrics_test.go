@@ -254,6 +254,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	info := map[string]float64{
 		"layer_count": 36, "kv_heads": 8, "head_dim": 128, "hidden_size": 2560, "attention_heads": 32,
 		"vocab_size": 151936, "intermediate_size": 9728, "quant_bits": 4, "quant_group_size": 64,
+		"tie_word_embeddings": 1, // Qwen3-4B has no linear-attention layers: no linear_* facts
 	}
 	wantSeries(t, sc, "mlx_model_info", []string{"model", "attr"}, func(l []string) float64 {
 		if l[0] != testModel {

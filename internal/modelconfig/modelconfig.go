@@ -29,6 +29,61 @@ type Info struct {
 	MaxContext       int    // max_position_embeddings
 	QuantBits        int    // quantization.bits (mlx) or quantization_config.bits
 	QuantGroupSize   int    // quantization.group_size
+	// Facts only some models have (the linear-attention layers of hybrid
+	// models such as Qwen3.5, multi-token prediction, tied embeddings), by
+	// the original's mlx_model_info attr names; absent keys are left out.
+	Optional map[string]int
+}
+
+// The optional facts: mlx_model_info attr -> config.json key.
+var optionalFacts = []struct{ Attr, Key string }{
+	{"linear_key_heads", "linear_num_key_heads"},
+	{"linear_value_heads", "linear_num_value_heads"},
+	{"linear_key_head_dim", "linear_key_head_dim"},
+	{"linear_value_head_dim", "linear_value_head_dim"},
+	{"linear_conv_kernel_dim", "linear_conv_kernel_dim"},
+	{"mtp_layers", "mtp_num_hidden_layers"},
+	{"tie_word_embeddings", "tie_word_embeddings"},
+}
+
+// OptionalAttrs are the attr names of Info.Optional, in a fixed order.
+func OptionalAttrs() []string {
+	out := make([]string, len(optionalFacts))
+	for i, f := range optionalFacts {
+		out[i] = f.Attr
+	}
+	return out
+}
+
+// optional reads the optional facts from the text config, then the outer
+// one: a number as it is, a boolean as 1 or 0.
+func optional(configs ...map[string]json.RawMessage) map[string]int {
+	out := map[string]int{}
+	for _, f := range optionalFacts {
+		for _, c := range configs {
+			raw, ok := c[f.Key]
+			if !ok {
+				continue
+			}
+			var v any
+			if json.Unmarshal(raw, &v) != nil {
+				continue
+			}
+			switch x := v.(type) {
+			case float64:
+				out[f.Attr] = int(x)
+			case bool:
+				out[f.Attr] = 0
+				if x {
+					out[f.Attr] = 1
+				}
+			default:
+				continue
+			}
+			break
+		}
+	}
+	return out
 }
 
 // KVBytesPerToken is the KV cache one token takes: for every layer that
@@ -106,6 +161,12 @@ func Parse(b []byte) (Info, error) {
 	if q := first2(rc.Quantization, rc.QuantizationConfig, text.Quantization, text.QuantizationConfig); q != nil {
 		info.QuantBits, info.QuantGroupSize = q.Bits, q.GroupSize
 	}
+	var outer, inner map[string]json.RawMessage
+	_ = json.Unmarshal(b, &outer)
+	if raw, ok := outer["text_config"]; ok {
+		_ = json.Unmarshal(raw, &inner)
+	}
+	info.Optional = optional(inner, outer)
 	if info.Layers <= 0 || info.AttentionHeads <= 0 {
 		return info, errors.New("config.json: num_hidden_layers and num_attention_heads are required")
 	}

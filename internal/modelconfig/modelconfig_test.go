@@ -18,6 +18,7 @@ func TestParseQwen3(t *testing.T) {
 		ModelType: "qwen3", Architecture: "Qwen3ForCausalLM", Dtype: "bfloat16",
 		Layers: 36, KVLayers: 36, AttentionHeads: 32, KVHeads: 8, HeadDim: 128, HiddenSize: 2560,
 		VocabSize: 151936, IntermediateSize: 9728, MaxContext: 40960, QuantBits: 4, QuantGroupSize: 64,
+		Optional: map[string]int{"tie_word_embeddings": 1},
 	}, info)
 	// 36 layers × (K and V) × 8 heads × 128 × 2 bytes
 	assert.Equal(t, int64(147456), info.KVBytesPerToken(2))
@@ -88,4 +89,28 @@ func TestLocateInHubCache(t *testing.T) {
 	assert.ErrorContains(t, err, "not in the Hugging Face cache")
 	_, _, err = Load("not a repo", hub)
 	assert.ErrorContains(t, err, "neither a path nor a Hugging Face repo id")
+}
+
+// A Qwen3.5-style hybrid config (the shape of the seeds' model; the
+// numbers are illustrative): the seven facts the original read besides the
+// usual ones, from text_config, with a boolean as 1.
+func TestParseQwen35LinearAttentionFacts(t *testing.T) {
+	b, err := os.ReadFile("testdata/qwen3.5-4b-hybrid.json")
+	require.NoError(t, err)
+	info, err := Parse(b)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{
+		"linear_key_heads": 16, "linear_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+		"linear_conv_kernel_dim": 4, "mtp_layers": 1, "tie_word_embeddings": 1,
+	}, info.Optional)
+	assert.Equal(t, 8, info.KVLayers, "every fourth of 32 layers is full attention")
+	assert.Len(t, OptionalAttrs(), 7)
+}
+
+// A model without them has none: no zeros claiming a linear-attention
+// layer of width 0.
+func TestOptionalFactsAbsentWhenNotGiven(t *testing.T) {
+	info, err := Parse([]byte(`{"num_hidden_layers": 2, "num_attention_heads": 2, "tie_word_embeddings": false}`))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"tie_word_embeddings": 0}, info.Optional)
 }
