@@ -171,7 +171,9 @@ func performance() Dashboard {
 				ts("TTFT percentiles", "s", 12, quantiles("mlx_ttft_seconds", "{P}", 50, 95, 99)...).min0().
 					steps(Step{"green", 0}, Step{"red", 10}).desc("SLO: p95 <= 10 s."),
 				ts("Queue wait percentiles", "s", 12, quantiles("mlx_queue_wait_seconds", "{P}", 50, 95)...).min0().
-					desc("Streamed completions: arrival at the proxy to the engine's response headers."),
+					desc("Every completion: arrival at the proxy to the request being sent to the engine (the proxy's own time)."),
+				ts("Admission wait percentiles", "s", 12, quantiles("mlx_admission_wait_seconds", "{P}", 50, 95)...).min0().
+					desc("Streamed completions: arrival at the proxy to the engine's response headers (the engine admitted the request)."),
 				ts("Generation time percentiles", "s", 12, quantiles("mlx_generation_seconds", "{P}", 50, 95, 99)...).min0(),
 				ts("Decode speed percentiles", "none", 12, quantiles("mlx_token_rate_tokens_per_second", "{P}", 50, 95)...).min0(),
 			}},

@@ -105,7 +105,7 @@ func TestStreamsUntouchedWithoutSampling(t *testing.T) {
 // A destreamed request reaches the client as the stream the engine would
 // have sent: the same chunks' content, reasoning and tool calls (with
 // index), the finish reason, usage only when asked, then [DONE]. It is
-// scored, and times no TTFT nor queue wait.
+// scored, and times its queue wait but no TTFT nor admission wait.
 func TestDestreamedRequestsParseAsTheEngineStream(t *testing.T) {
 	r := newRig(t, withConfig(func(c *Config) { c.DestreamFraction = 1 }))
 	for _, body := range []string{chatStreamBody, chatUsageBody, toolStreamBody, reasoningBody} {
@@ -123,7 +123,8 @@ func TestDestreamedRequestsParseAsTheEngineStream(t *testing.T) {
 	assert.Equal(t, 4.0, value(t, sc, "mlx_confidence_scored_total", "source", "destreamed"))
 	assert.Equal(t, 4.0, value(t, sc, "mlx_requests_total", "streaming", "true", "kind", "chat")+value(t, sc, "mlx_requests_total", "streaming", "true", "kind", "reasoning"))
 	assert.Nil(t, sc.Families["mlx_ttft_seconds"], "no TTFT")
-	assert.Nil(t, sc.Families["mlx_queue_wait_seconds"], "no queue wait")
+	assert.Nil(t, sc.Families["mlx_admission_wait_seconds"], "no admission wait: the headers came with the answer")
+	assert.Equal(t, 4.0, value(t, sc, "mlx_queue_wait_seconds"), "queue wait, as for every completion")
 	assert.Positive(t, value(t, sc, "mlx_tokens_completion_total", "kind", "chat"))
 }
 

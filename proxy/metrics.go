@@ -31,6 +31,7 @@ type Metrics struct {
 	generation      *prometheus.HistogramVec
 	tokenRate       *prometheus.HistogramVec
 	queueWait       *prometheus.HistogramVec
+	admissionWait   *prometheus.HistogramVec
 	toolCalls       *prometheus.CounterVec
 	finishReasons   *prometheus.CounterVec
 	temperature     *prometheus.GaugeVec
@@ -74,7 +75,8 @@ func newMetrics(cfg Config) *Metrics {
 	m.ttft = histogram("mlx_ttft_seconds", "Streamed completions: arrival at the proxy to the first chunk with non-empty content (reasoning excluded).", ttftBuckets)
 	m.generation = histogram("mlx_generation_seconds", "Completed completions: arrival at the proxy to the last byte relayed.", generationBuckets)
 	m.tokenRate = histogram("mlx_token_rate_tokens_per_second", "Completion tokens per second of decoding.", tokenRateBuckets)
-	m.queueWait = histogram("mlx_queue_wait_seconds", "Streamed completions: arrival at the proxy to the engine's response headers (the engine admitted the request).", queueWaitBuckets)
+	m.queueWait = histogram("mlx_queue_wait_seconds", "Completions, streamed or not: arrival at the proxy to the request being sent to the engine (the original's meaning).", queueWaitBuckets)
+	m.admissionWait = histogram("mlx_admission_wait_seconds", "Streamed completions: arrival at the proxy to the engine's response headers (the engine admitted the request).", queueWaitBuckets)
 	m.toolCalls = counter("mlx_tool_calls_total", "Tool calls the model made, by tool name and call type.", "model", "kind", "tool", "type")
 	m.finishReasons = counter("mlx_finish_reason_total", "Choices the engine finished, by finish_reason.", "model", "reason", "kind")
 	m.temperature = gauge("mlx_temperature", "Sampling temperature of the most recent completion request.", "model", "kind")
@@ -214,10 +216,13 @@ func (m *Metrics) End(rec *Record) {
 		m.temperature.WithLabelValues(model, kind).Set(rec.Temperature)
 	}
 
+	if !rec.Sent.IsZero() {
+		m.queueWait.WithLabelValues(model).Observe(rec.Sent.Sub(rec.Start).Seconds())
+	}
 	// A destreamed request's headers came with the whole answer: no
 	// admission moment to time.
 	if rec.Streaming && !rec.Destreamed && !rec.Headers.IsZero() {
-		m.queueWait.WithLabelValues(model).Observe(rec.Headers.Sub(rec.Start).Seconds())
+		m.admissionWait.WithLabelValues(model).Observe(rec.Headers.Sub(rec.Start).Seconds())
 	}
 	if !rec.FirstContent.IsZero() {
 		m.ttft.WithLabelValues(model).Observe(rec.FirstContent.Sub(rec.Start).Seconds())

@@ -125,7 +125,8 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		temps      = map[key]float64{}
 		ttft, gen  = 0, 0
 		rates      = 0
-		queued     = 0
+		queued     = map[string]int{} // by model label
+		admitted   = 0
 		toolCalls  = map[string]float64{}
 		last       answer
 	)
@@ -141,6 +142,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		require.Equal(t, want.status, got.status, s.body)
 
 		requests[[3]string{s.model, boolString(s.stream), s.kind}]++
+		queued[s.model]++ // every request goes to the engine
 		if want.status >= 400 {
 			errs[[3]string{s.model, "4xx", s.kind}]++
 		}
@@ -164,7 +166,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		}
 		gen++
 		if s.stream {
-			queued++
+			admitted++
 			if want.content {
 				ttft++
 			}
@@ -181,7 +183,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	sc := r.scrape()
 	families := []string{
 		"mlx_requests_total", "mlx_tokens_prompt_total", "mlx_tokens_completion_total", "mlx_ttft_seconds",
-		"mlx_generation_seconds", "mlx_token_rate_tokens_per_second", "mlx_queue_wait_seconds", "mlx_tool_calls_total",
+		"mlx_generation_seconds", "mlx_token_rate_tokens_per_second", "mlx_queue_wait_seconds", "mlx_admission_wait_seconds", "mlx_tool_calls_total",
 		"mlx_finish_reason_total", "mlx_temperature", "mlx_up", "mlx_in_flight", "mlx_error_total",
 		"mlx_context_length_max_tokens", "mlx_context_used_tokens", "mlx_context_utilization", "mlx_kv_bytes_per_token",
 		"mlx_prompt_cached_tokens_total", "mlx_prompt_cache_ratio", "mlx_model_info", "mlx_model_arch",
@@ -225,7 +227,13 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	wantHistogram(t, sc, "mlx_ttft_seconds", ttftBuckets, ttft)
 	wantHistogram(t, sc, "mlx_generation_seconds", generationBuckets, gen)
 	wantHistogram(t, sc, "mlx_token_rate_tokens_per_second", tokenRateBuckets, rates)
-	wantHistogram(t, sc, "mlx_queue_wait_seconds", queueWaitBuckets, queued)
+	// Queue wait: every request, under its model's label.
+	gotQueued := map[string]int{}
+	for _, m := range sc.Families["mlx_queue_wait_seconds"].GetMetric() {
+		gotQueued[labelValue(m, "model")] = int(m.GetHistogram().GetSampleCount())
+	}
+	assert.Equal(t, queued, gotQueued, "mlx_queue_wait_seconds by model")
+	wantHistogram(t, sc, "mlx_admission_wait_seconds", queueWaitBuckets, admitted)
 	wantHistogram(t, sc, "mlx_hallucination_risk_histogram", riskBuckets, gen)
 	wantHistogram(t, sc, "mlx_output_perplexity_histogram", perplexityBuckets, 3)
 	wantHistogram(t, sc, "mlx_token_entropy_histogram", entropyBuckets, 3)

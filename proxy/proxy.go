@@ -211,7 +211,11 @@ func recordOf(ctx context.Context) *Record {
 // hop-by-hop headers are dropped, as any HTTP proxy must.
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.upstream)
-	if rec := recordOf(pr.In.Context()); rec != nil && rec.rewritesAnswer() {
+	rec := recordOf(pr.In.Context())
+	if rec != nil {
+		rec.Sent = time.Now()
+	}
+	if rec != nil && rec.rewritesAnswer() {
 		// The proxy reads and rewrites this answer: it must come plain
 		// (mlx_lm never compresses; other engines might).
 		pr.Out.Header.Del("Accept-Encoding")

@@ -109,6 +109,8 @@ type Record struct {
 
 	// Timings, from the proxy's clock. Zero when the moment never came.
 	Start time.Time // the request arrived (headers read)
+	// Sent: the request went to the engine (the body read and rewritten).
+	Sent time.Time
 	// Headers: the engine's response headers arrived. mlx_lm sends them
 	// when it admits a streamed request, and only with the whole body for a
 	// non-streamed one.
