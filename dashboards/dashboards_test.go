@@ -148,7 +148,8 @@ func TestDashboardJSON(t *testing.T) {
 			t.Errorf("%s: an id (%v) ties the file to one Grafana database; leave it out", f, id)
 		}
 
-		// Every datasource reference anywhere is the provisioned one.
+		// Every datasource reference anywhere is the dashboard's datasource
+		// variable, and that defaults to the provisioned datasource.
 		walkJSON(d, "", func(path string, v any) {
 			m, ok := v.(map[string]any)
 			if !ok {
@@ -159,10 +160,21 @@ func TestDashboardJSON(t *testing.T) {
 				return
 			}
 			dm, ok := ds.(map[string]any)
-			if !ok || dm["uid"] != DatasourceUID || dm["type"] != "prometheus" {
-				t.Errorf("%s: %s: datasource %v, want {type: prometheus, uid: %s}", f, path, ds, DatasourceUID)
+			if !ok || dm["uid"] != DatasourceRef || dm["type"] != "prometheus" {
+				t.Errorf("%s: %s: datasource %v, want {type: prometheus, uid: %s}", f, path, ds, DatasourceRef)
 			}
 		})
+		tmpl, _ := d["templating"].(map[string]any)
+		list, _ := tmpl["list"].([]any)
+		dsVar := map[string]any{}
+		if len(list) > 0 {
+			dsVar, _ = list[0].(map[string]any)
+		}
+		cur, _ := dsVar["current"].(map[string]any)
+		if dsVar["name"] != "datasource" || dsVar["type"] != "datasource" || dsVar["query"] != "prometheus" ||
+			cur["value"] != DatasourceUID || cur["text"] != DatasourceName {
+			t.Errorf("%s: the first variable is %v, want datasource (type datasource, query prometheus) defaulting to %s", f, dsVar, DatasourceUID)
+		}
 
 		ids := map[float64]bool{}
 		titles := map[string]bool{}
@@ -324,7 +336,7 @@ func TestProvisioning(t *testing.T) {
 		t.Fatalf("datasources.yml: want apiVersion 1 and exactly one datasource, got %+v", ds)
 	}
 	d := ds.Datasources[0]
-	if d.UID != DatasourceUID || d.Type != "prometheus" || d.URL == "" || d.Access != "proxy" {
+	if d.UID != DatasourceUID || d.Name != DatasourceName || d.Type != "prometheus" || d.URL == "" || d.Access != "proxy" {
 		t.Errorf("datasources.yml: %+v: want type prometheus, uid %s, access proxy and a url", d, DatasourceUID)
 	}
 

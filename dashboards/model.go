@@ -7,7 +7,8 @@
 //	go test ./dashboards -run TestGenerated -update
 //
 // The test fails when a JSON file differs from what spec.go generates, when a
-// panel or target uses another datasource than DatasourceUID, when a query
+// panel or target names another datasource than the dashboard's
+// `datasource` variable, when a query
 // does not parse as MetricsQL or reads an unknown series, and when
 // expected-empty.yml names a query that does not exist.
 package dashboards
@@ -19,14 +20,35 @@ import (
 	"sort"
 )
 
-// DatasourceUID is the one datasource every panel, target, variable and
-// annotation uses: provisioning/datasources.yml defines it.
-const DatasourceUID = "mlx-victoriametrics"
+// DatasourceUID is the provisioned datasource (provisioning/datasources.yml
+// defines it), and the default of every dashboard's `datasource`
+// variable; DatasourceName is its name there.
+const (
+	DatasourceUID  = "mlx-victoriametrics"
+	DatasourceName = "VictoriaMetrics (mlx)"
+)
+
+// DatasourceRef is what every panel, target, variable and annotation
+// names: the dashboard's `datasource` variable (type prometheus), so a
+// dashboard imported into any Grafana works with whichever
+// Prometheus-compatible datasource the user picks (Grafana's convention
+// for shareable dashboards).
+const DatasourceRef = "${datasource}"
 
 // SchemaVersion is Grafana's dashboard schema of Grafana 10.4 / 11.
 const SchemaVersion = 39
 
-var datasource = map[string]string{"type": "prometheus", "uid": DatasourceUID}
+var datasource = map[string]string{"type": "prometheus", "uid": DatasourceRef}
+
+// datasourceVar is the `datasource` template variable, defaulting to the
+// provisioned datasource.
+var datasourceVar = ordered{
+	{"name", "datasource"}, {"label", "Datasource"}, {"type", "datasource"},
+	{"query", "prometheus"}, {"regex", ""}, {"refresh", 1},
+	{"multi", false}, {"includeAll", false},
+	{"current", ordered{{"selected", true}, {"text", DatasourceName}, {"value", DatasourceUID}}},
+	{"options", []any{}}, {"hide", 0},
+}
 
 // Dashboard describes one dashboard.
 type Dashboard struct {
@@ -135,7 +157,7 @@ func Render(d Dashboard) ([]byte, map[string]string, error) {
 	if from == "" {
 		from = "now-1h"
 	}
-	var vars []any
+	vars := []any{datasourceVar}
 	for _, v := range d.Vars {
 		vars = append(vars, ordered{
 			{"name", v.Name}, {"label", v.Label}, {"type", "query"},
@@ -149,9 +171,6 @@ func Render(d Dashboard) ([]byte, map[string]string, error) {
 			{"current", ordered{{"selected", true}, {"text", []string{"All"}}, {"value", []string{"$__all"}}}},
 			{"options", []any{}}, {"hide", 0},
 		})
-	}
-	if vars == nil {
-		vars = []any{}
 	}
 	dash := ordered{
 		{"uid", d.UID},
