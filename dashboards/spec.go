@@ -31,6 +31,9 @@ const (
 	macOSSysctl = "macos-only: sysctl kern.memorystatus_vm_pressure_level"
 	faultSends  = "fault-only: the collector counts failed sends from the first failure"
 	faultSpans  = "fault-only: the collector counts failed span exports from the first failure (the stack test has one)"
+	hybridOnly  = "model-only: hybrid linear-attention models (Qwen3.5), whose config.json has the linear_* keys; the demo serves Qwen3-4B"
+	mtpOnly     = "model-only: models with multi-token prediction layers (mtp_num_hidden_layers in config.json)"
+	flagsOnly   = "fault-only: created by the first flagged response"
 )
 
 var modelVar = Var{Name: "model", Label: "Model", Query: `label_values(mlx_requests_total{job="mlx-proxy"}, model)`}
@@ -97,7 +100,7 @@ var redGreen = []Step{{"red", 0}, {"green", 1}}
 func All() []Dashboard {
 	return []Dashboard{
 		cluster(), performance(), node(), gpuPower(), httpKinds(),
-		tools(), model(), alerts(), sre(), logs(),
+		tools(), model(), alerts(), sre(), logs(), callTypes(), modelInternals(),
 	}
 }
 
@@ -592,3 +595,125 @@ func logs() Dashboard {
 		},
 	}
 }
+
+// callTypes is the original's "MLX Call Types (reasoning vs chat)": the
+// call mix and how each kind behaves. Ours fixes two of its panels: the
+// token rates are per minute as titled, and the flags are split by kind.
+func callTypes() Dashboard {
+	perKind := func(metric string) string {
+		return `sum by (kind) (rate(` + metric + `{{P}}[{R}])) / clamp_min(sum by (kind) (rate(mlx_requests_total{{P}}[{R}])), 0.0001)`
+	}
+	return Dashboard{
+		UID: "mlx-call-types", Title: "MLX Call Types (reasoning vs chat)", Tags: []string{"mlx", "calls"},
+		Description: "Reasoning against plain chat: the call mix, tokens, tools, errors and quality by kind.",
+		Vars:        []Var{modelVar},
+		Rows: []Row{
+			{"Call mix", []Panel{
+				ts("Requests / min by kind", "none", 8, q(`sum by (kind) (rate(mlx_requests_total{{P}}[{R}])) * 60`, "{{kind}}")).min0().stacked(),
+				ts("Reasoning share", "percentunit", 8,
+					q(`sum(rate(mlx_requests_total{{P}, kind="reasoning"}[{R}])) / clamp_min(sum(rate(mlx_requests_total{{P}}[{R}])), 0.0001)`, "reasoning")).ratio(),
+				ts("Streamed and not, by kind", "none", 8, q(`sum by (kind, streaming) (rate(mlx_requests_total{{P}}[{R}])) * 60`, "{{kind}} stream={{streaming}}")).min0(),
+			}},
+			{"Behavior by kind", []Panel{
+				ts("Prompt tokens / min by kind", "none", 6, q(`sum by (kind) (rate(mlx_tokens_prompt_total{{P}}[{R}])) * 60`, "{{kind}}")).min0(),
+				ts("Completion tokens / min by kind", "none", 6, q(`sum by (kind) (rate(mlx_tokens_completion_total{{P}}[{R}])) * 60`, "{{kind}}")).min0(),
+				ts("Tool calls / min by kind", "none", 6, qe(`sum by (kind) (rate(mlx_tool_calls_total{{P}}[{R}])) * 60`, "{{kind}}", toolsOnly)).min0(),
+				ts("Finish reasons / min by kind", "none", 6, q(`sum by (kind, reason) (rate(mlx_finish_reason_total{{P}}[{R}])) * 60`, "{{kind}} {{reason}}")).min0(),
+			}},
+			{"Tool usage", []Panel{
+				ts("Tool calls / min by tool", "none", 12, qe(`sum by (tool) (rate(mlx_tool_calls_total{{P}}[{R}])) * 60`, "{{tool}}", toolsOnly)).min0().stacked(),
+				ts("Tool calls / min by type", "none", 12, qe(`sum by (type) (rate(mlx_tool_calls_total{{P}}[{R}])) * 60`, "{{type}}", toolsOnly)).min0().stacked(),
+			}},
+			{"Efficiency and errors by kind", []Panel{
+				ts("Prompt tokens / request", "none", 6, q(perKind("mlx_tokens_prompt_total"), "{{kind}}")).min0(),
+				ts("Completion tokens / request", "none", 6, q(perKind("mlx_tokens_completion_total"), "{{kind}}")).min0(),
+				ts("Error share by kind", "percentunit", 6, q(perKind("mlx_error_total"), "{{kind}}")).ratio(),
+				ts("Temperature by kind (last request)", "none", 6, q(`max by (kind) (mlx_temperature{{P}})`, "{{kind}}")).min0(),
+			}},
+			{"Quality by kind", []Panel{
+				ts("Hallucination risk by kind (last request)", "none", 8, q(`max by (kind) (mlx_hallucination_risk{{P}})`, "{{kind}}")).ratio(),
+				ts("Hallucination flags / min by kind", "none", 8, qe(`sum by (kind) (rate(mlx_hallucination_flag_total{{P}}[{R}])) * 60`, "{{kind}}", flagsOnly)).min0(),
+				stat("Reasoning share (24 h)", "percentunit", 8,
+					q(`sum(increase(mlx_requests_total{{P}, kind="reasoning"}[24h])) / clamp_min(sum(increase(mlx_requests_total{{P}}[24h])), 1)`, "reasoning")).ratio(),
+			}},
+		},
+	}
+}
+
+// modelInternals is the original's "MLX Model Sharding & Internals": the
+// architecture (the linear-attention row when the model has one), weight
+// and KV footprint, the ranks and their interconnect.
+func modelInternals() Dashboard {
+	info := func(title, attr string) Panel {
+		return stat(title, "none", 4, q(`max by (model) (mlx_model_info{{P}, attr="`+attr+`"})`, "{{model}}"))
+	}
+	linear := func(title, attr, why string) Panel {
+		return stat(title, "none", 4, qe(`max by (model) (mlx_model_info{{P}, attr="`+attr+`"})`, "{{model}}", why))
+	}
+	return Dashboard{
+		UID: "mlx-model-internals", Title: "MLX Model Sharding & Internals", Tags: []string{"mlx", "model"},
+		Description: "The model's architecture from config.json (with the linear-attention layers of hybrid models), its weight and KV footprint, the ranks and the ring between them.",
+		Vars:        []Var{modelVar, nodeVar},
+		From:        "now-6h",
+		Rows: []Row{
+			{"Model facts", []Panel{
+				table("Architecture", 4, q(`mlx_model_arch{{P}}`, "")).h(5),
+				info("Layers", "layer_count"),
+				info("Attention heads", "attention_heads"),
+				info("KV heads", "kv_heads"),
+				info("Head dim", "head_dim"),
+				info("Hidden size", "hidden_size"),
+			}},
+			{"Linear attention", []Panel{
+				linear("Linear key heads", "linear_key_heads", hybridOnly),
+				linear("Linear value heads", "linear_value_heads", hybridOnly),
+				linear("Linear key head dim", "linear_key_head_dim", hybridOnly),
+				linear("Linear value head dim", "linear_value_head_dim", hybridOnly),
+				linear("Conv kernel dim", "linear_conv_kernel_dim", hybridOnly),
+				linear("MTP layers", "mtp_layers", mtpOnly),
+			}},
+			{"Weight footprint", []Panel{
+				info("Quantization bits", "quant_bits"),
+				info("Quant group size", "quant_group_size"),
+				info("Vocabulary", "vocab_size"),
+				info("Intermediate size", "intermediate_size"),
+				stat("Tied embeddings", "none", 4, q(`max by (model) (mlx_model_info{{P}, attr="tie_word_embeddings"})`, "{{model}}")).maps(map[string]string{"0": "no", "1": "yes"}),
+				stat("mlx_lm.server memory", "bytes", 4, q(`sum(mlx_worker_rss_bytes{{HW}})`, "all ranks")),
+			}},
+			{"Runtime shards per node", []Panel{
+				ts("mlx_lm.server RSS per node", "bytes", 8, q(`sum by (node) (mlx_worker_rss_bytes{{HW}})`, "{{node}}")).min0(),
+				ts("GPU memory used per node", "bytes", 8, qe(`sum by (node) (mlx_hw_gpu_mem_used_bytes{{HW}})`, "{{node}}", macOS)).min0(),
+				ts("GPU utilization per node", "percent", 8, qe(`sum by (node) (mlx_hw_gpu_utilization_percent{{HW}})`, "{{node}}", macOS)).min0(),
+			}},
+			{"Ring interconnect", []Panel{
+				ts("Ring receive and send", "Bps", 12,
+					q(`sum by (node) (rate(mlx_net_rx_bytes_total{{HW}}[{R}]))`, "{{node}} rx"),
+					q(`sum by (node) (rate(mlx_net_tx_bytes_total{{HW}}[{R}]))`, "{{node}} tx")).min0(),
+				ts("Ring errors / s", "none", 12,
+					q(`sum by (node) (rate(mlx_net_rx_errors_total{{HW}}[{R}]) + rate(mlx_net_tx_errors_total{{HW}}[{R}]))`, "{{node}}")).min0(),
+			}},
+			{"KV cache", []Panel{
+				ts("KV cache bytes by type", "bytes", 8, q(`sum by (type) (mlx_kv_cache_bytes{{KV}})`, "{{type}}")).min0(),
+				ts("KV sequences by type", "none", 8, q(`sum by (type) (mlx_kv_cache_sequences{{KV}})`, "{{type}}")).min0(),
+				stat("KV cache utilization", "percentunit", 4, q(`max(mlx_kv_cache_utilization{{KV}})`, "utilization")).ratio(),
+				stat("Max sequences", "none", 4, q(`max(mlx_kv_cache_max_sequences{{KV}})`, "max")),
+			}},
+			{"Context", []Panel{
+				stat("Max context tokens", "none", 6, q(`max by (model) (mlx_context_length_max_tokens{{P}})`, "{{model}}")),
+				stat("Context used (last request)", "none", 6, q(`max by (model) (mlx_context_used_tokens{{P}})`, "{{model}}")),
+				stat("Context utilization", "percentunit", 6, q(`max by (model) (mlx_context_utilization{{P}})`, "{{model}}")).ratio(),
+				stat("KV bytes / token", "bytes", 6, q(`max by (model) (mlx_kv_bytes_per_token{{P}})`, "{{model}}")),
+				stat("KV bytes of a full context", "bytes", 6, q(`max(mlx_kv_est_bytes_max_context{{KV}})`, "full context")),
+			}},
+			{"Parallelism", []Panel{
+				{Type: "text", Title: "How the model is split", W: 8, H: 7, Content: parallelismNote},
+				ts("mlx_lm.server CPU per node", "percent", 8, q(`sum by (node) (mlx_worker_cpu_percent{{HW}})`, "{{node}}")).min0(),
+				stat("Ranks (nodes reporting)", "none", 8, q(`count(max by (node) (mlx_hw_up{{HW}}))`, "nodes")),
+			}},
+		},
+	}
+}
+
+const parallelismNote = `mlx_lm.server runs alone on one Mac, or under ` + "`mlx.launch --backend ring`" + ` across the ring's ranks: each rank holds a shard of the layers (pipeline) or of every layer (tensor parallel), and activations cross the ring between them.
+
+The ring counters are the Thunderbolt or Ethernet interfaces of each node (` + "`mlx_net_*`" + `, the hardware receiver); the shards are the mlx_lm.server processes (` + "`mlx_worker_*`" + `).`
