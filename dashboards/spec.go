@@ -160,6 +160,28 @@ func cluster() Dashboard {
 				ts("Package power", "watt", 8, qe(`mlx_hw_package_power_milliwatts{{HW}} / 1000`, "{{node}}", macOS)).min0(),
 				ts("Memory used", "percentunit", 8, q(`mlx_hw_mem_used_bytes{{HW}} / mlx_hw_mem_total_bytes{{HW}}`, "{{node}}")).ratio(),
 			}},
+			{"At a glance", []Panel{
+				stat("Nodes throttling", "none", 4, qe(`count(mlx_hw_thermal_pressure{{HW}} > 0) or vector(0)`, "throttling", macOS)).
+					steps(Step{"green", 0}, Step{"orange", 1}),
+				stat("Average decode speed (5m)", "none", 4,
+					q(`sum(rate(mlx_token_rate_tokens_per_second_sum{{P}}[5m])) / sum(rate(mlx_token_rate_tokens_per_second_count{{P}}[5m]))`, "tok/s")),
+				stat("Tool calls (1 h)", "none", 4, q(`sum(increase(mlx_tool_calls_total{{P}}[1h])) or vector(0)`, "calls")),
+				stat("Flagged responses (1 h)", "none", 4, q(`sum(increase(mlx_hallucination_flag_total{{P}}[1h])) or vector(0)`, "flagged")).
+					steps(Step{"green", 0}, Step{"orange", 1}),
+				stat("Exporters up", "none", 4, q(`count(up{job=~"mlx-.*"} == 1) or vector(0)`, "up")),
+				stat("Exporters down", "none", 4, q(`count(up{job=~"mlx-.*"} == 0) or vector(0)`, "down")).steps(Step{"green", 0}, Step{"red", 1}),
+				ts("Streamed against one-shot", "none", 8, q(`sum by (streaming) (rate(mlx_requests_total{{P}}[{R}])) * 60`, "stream={{streaming}}")).min0().stacked(),
+				ts("Sampling temperature (last request)", "none", 8, q(`max by (model, kind) (mlx_temperature{{P}})`, "{{model}} {{kind}}")).min0(),
+				ts("Tool calls / min by tool", "none", 8, qe(`sum by (tool) (rate(mlx_tool_calls_total{{P}}[{R}])) * 60`, "{{tool}}", toolsOnly)).min0().stacked(),
+			}},
+			{"Per node", []Panel{
+				ts("Load (1 min) per CPU", "percentunit", 12, q(`mlx_hw_load1{{HW}} / mlx_hw_cpu_count{{HW}}`, "{{node}}")).min0(),
+				ts("Disk used", "percentunit", 12, q(`mlx_hw_disk_used_bytes{{HW}} / mlx_hw_disk_total_bytes{{HW}}`, "{{node}}")).ratio(),
+				ts("CPU and ANE power", "watt", 12,
+					qe(`mlx_hw_cpu_power_milliwatts{{HW}} / 1000`, "CPU {{node}}", macOS),
+					qe(`mlx_hw_ane_power_milliwatts{{HW}} / 1000`, "ANE {{node}}", macOS)).min0(),
+				ts("Exporters up by job", "none", 12, q(`up{job=~"mlx-.*"}`, "{{job}} {{node}}")).ratio(),
+			}},
 		},
 	}
 }
@@ -232,6 +254,14 @@ func performance() Dashboard {
 					q(`histogram_quantile(0.95, sum by (le) (rate(mlx_judge_pass_seconds_bucket{{SUP}}[{R}])))`, "p95"),
 					q(`sum(rate(mlx_judge_passes_total{{SUP}, result!="ok"}[{R}])) / sum(rate(mlx_judge_passes_total{{SUP}}[{R}]))`, "share of passes not ok")).min0(),
 			}},
+			{"Totals", []Panel{
+				stat("Truncated completions (5m)", "none", 6, q(`sum(increase(mlx_finish_reason_total{{P}, reason="length"}[5m])) or vector(0)`, "length")).
+					desc("finish_reason length: max_tokens or the context cut the answer."),
+				stat("Flagged responses (all time)", "none", 6, q(`sum(mlx_hallucination_flag_total{{P}}) or vector(0)`, "flagged")),
+				stat("Current risk (last request)", "none", 6, q(`max(mlx_hallucination_risk{{P}})`, "risk")).ratio().
+					steps(Step{"green", 0}, Step{"orange", 0.5}, Step{"red", 0.8}),
+				stat("Completions scored (24 h)", "none", 6, q(`sum(increase(mlx_confidence_scored_total{{P}}[24h])) or vector(0)`, "scored")),
+			}},
 		},
 	}
 }
@@ -287,6 +317,23 @@ func node() Dashboard {
 					q(`rate(mlx_net_rx_errors_total{{HW}}[{R}])`, "rx {{iface}} {{node}}"),
 					q(`rate(mlx_net_tx_errors_total{{HW}}[{R}])`, "tx {{iface}} {{node}}")).min0(),
 			}},
+			{"LLM on this node", []Panel{
+				ts("Requests / min", "none", 8, q(`sum by (node) (rate(mlx_requests_total{job="mlx-proxy", node=~"$node"}[{R}])) * 60`, "{{node}}")).min0().
+					desc("The proxy runs on rank 0: other nodes serve through the ring and show nothing here."),
+				ts("Engine state", "none", 8, q(`max by (node) (mlx_server_state{job="mlx-supervisor", node=~"$node"})`, "{{node}}")).
+					maps(map[string]string{"0": "idle", "1": "running", "2": "starting", "3": "backoff"}),
+				ts("Engine restarts / h", "none", 8, q(`(sum by (node) (increase(mlx_server_restarts_total{job="mlx-supervisor", node=~"$node"}[1h]))) or vector(0)`, "{{node}}")).min0(),
+				table("Node info", 12,
+					q(`mlx_hw_cpu_count{{HW}}`, ""),
+					q(`mlx_hw_mem_total_bytes{{HW}}`, "")).h(6),
+				stat("Active alerts on this node", "none", 12, q(`count(ALERTS{alertstate="firing", node=~"$node"}) or vector(0)`, "firing")).
+					steps(Step{"green", 0}, Step{"orange", 1}, Step{"red", 3}),
+			}},
+			{"GPU and power", []Panel{
+				ts("GPU utilization", "percent", 8, qe(`mlx_hw_gpu_utilization_percent{{HW}}`, "{{node}}", macOS)).min0(),
+				ts("GPU memory used", "bytes", 8, qe(`mlx_hw_gpu_mem_used_bytes{{HW}}`, "{{node}}", macOS)).min0(),
+				ts("Package power", "watt", 8, qe(`mlx_hw_package_power_milliwatts{{HW}} / 1000`, "{{node}}", macOS)).min0(),
+			}},
 		},
 	}
 }
@@ -334,6 +381,12 @@ func gpuPower() Dashboard {
 				ts("NVIDIA power", "watt", 12, qe(`mlx_hw_nvidia_gpu_power_watts{{HW}}`, "gpu {{gpu}} {{node}}", nvidiaOnly)).min0(),
 				ts("NVIDIA temperature", "celsius", 12, qe(`mlx_hw_nvidia_gpu_temp_celsius{{HW}}`, "gpu {{gpu}} {{node}}", nvidiaOnly)),
 			}},
+			{"Fleet", []Panel{
+				stat("Nodes online", "none", 8, q(`count(up{job="mlx-hw"} == 1) or vector(0)`, "nodes")).steps(redGreen...),
+				stat("Total GPU memory", "bytes", 8, qe(`sum(mlx_hw_gpu_mem_total_bytes{{HW}})`, "total", macOS)),
+				stat("Active GPU, power and thermal alerts", "none", 8,
+					q(`count(ALERTS{alertstate="firing", category=~"gpu|power|thermal"}) or vector(0)`, "firing")).steps(Step{"green", 0}, Step{"red", 1}),
+			}},
 		},
 	}
 }
@@ -368,6 +421,14 @@ func httpKinds() Dashboard {
 				ts("Temperature by kind (last request)", "none", 12, q(`max by (kind) (mlx_temperature{{P}})`, "{{kind}}")).min0(),
 				ts("Tool calls / min by kind", "none", 12, qe(`sum by (kind) (rate(mlx_tool_calls_total{{P}}[{R}])) * 60`, "{{kind}}", toolsOnly)).min0(),
 			}},
+			{"Totals", []Panel{
+				stat("Requests (24 h)", "none", 6, q(`sum(increase(mlx_requests_total{{P}}[24h])) or vector(0)`, "requests")),
+				stat("Upstream reachable (1 h)", "percentunit", 6, q(`avg_over_time(min(mlx_up{job="mlx-proxy"})[1h:1m])`, "reachable")).ratio().
+					steps(Step{"red", 0}, Step{"orange", 0.99}, Step{"green", 0.999}),
+				stat("Tokens / request", "none", 6,
+					q(`sum(rate(mlx_tokens_completion_total{{P}}[{R}])) / clamp_min(sum(rate(mlx_requests_total{{P}}[{R}])), 0.0001)`, "completion")),
+				stat("Flags / min", "none", 6, q(`(sum(rate(mlx_hallucination_flag_total{{P}}[{R}])) * 60) or vector(0)`, "flags")),
+			}},
 		},
 	}
 }
@@ -390,6 +451,14 @@ func tools() Dashboard {
 					desc("1 when a factual-looking answer came back without any tool call although tools were offered."),
 				ts("Tool calls per completion", "none", 12,
 					qe(`sum(rate(mlx_tool_calls_total{{P}}[{R}])) / sum(rate(mlx_requests_total{{P}}[{R}]))`, "calls / completion", toolsOnly)).min0(),
+			}},
+			{"Totals", []Panel{
+				stat("Tool calls (30 d)", "none", 6, q(`sum(increase(mlx_tool_calls_total{{P}}[30d])) or vector(0)`, "calls")),
+				stat("Distinct tools (30 d)", "none", 6, q(`count(sum by (tool) (increase(mlx_tool_calls_total{{P}}[30d])) > 0) or vector(0)`, "tools")),
+				stat("Tools active (7 d)", "none", 6, q(`count(sum by (tool) (increase(mlx_tool_calls_total{{P}}[7d])) > 0) or vector(0)`, "tools")),
+				stat("Tools active (24 h)", "none", 6, q(`count(sum by (tool) (increase(mlx_tool_calls_total{{P}}[24h])) > 0) or vector(0)`, "tools")),
+				Panel{Type: "bargauge", Title: "Share of calls by tool (24 h)", Unit: "percentunit", W: 24, H: 6, Targets: []Target{
+					qe(`sum by (tool) (increase(mlx_tool_calls_total{{P}}[24h])) / scalar(sum(increase(mlx_tool_calls_total{{P}}[24h])))`, "{{tool}}", toolsOnly)}},
 			}},
 		},
 	}
@@ -431,6 +500,13 @@ func model() Dashboard {
 					q(`mlx_kv_cache_state_age_seconds{{KV}}`, "age"),
 					q(`mlx_kv_agent_up{{KV}}`, "log readable")).min0().
 					desc("The engine logs its cache at every admitted request: this is also the time since the last request."),
+			}},
+			{"Serving", []Panel{
+				stat("Engine uptime", "s", 6, q(`max(mlx_server_uptime_seconds{{SUP}})`, "uptime")),
+				stat("Restarts (24 h)", "none", 6, q(`sum(increase(mlx_server_restarts_total{{SUP}}[24h])) or vector(0)`, "restarts")),
+				table("Last crash reason", 6, qe(`mlx_server_last_crash_reason{{SUP}} == 1`, "", faultCrash)),
+				stat("Scoring coverage", "percentunit", 6,
+					q(`sum(rate(mlx_confidence_scored_total{{P}}[{R}])) / clamp_min(sum(rate(mlx_requests_total{{P}}[{R}])), 0.0001)`, "scored")).ratio(),
 			}},
 		},
 	}
@@ -476,6 +552,14 @@ func alerts() Dashboard {
 					steps(Step{"green", 0}, Step{"red", 1}),
 				table("Targets", 20, q(`up`, "")).h(8),
 				ts("Scrape duration by job", "s", 24, q(`max by (job) (scrape_duration_seconds)`, "{{job}}")).min0(),
+			}},
+			{"Alert history", []Panel{
+				ts("Alerts firing in the last hour", "none", 8, qe(`count by (alertname) (count_over_time(ALERTS{alertstate="firing"}[1h]))`, "{{alertname}}", faultAlerts)).min0(),
+				ts("Flapping alerts (3+ starts in 1 h)", "none", 8, qe(`count by (alertname) (changes(ALERTS_FOR_STATE[1h]) >= 3)`, "{{alertname}}", faultAlerts)).min0().
+					desc("ALERTS_FOR_STATE holds the time an alert became active: each change is a new start."),
+				ts("Restarts and crashes / h", "none", 8,
+					q(`sum(increase(mlx_server_restarts_total{{SUP}}[1h])) or vector(0)`, "restarts"),
+					q(`sum(increase(mlx_server_crashes_total{{SUP}}[1h])) or vector(0)`, "crashes")).min0(),
 			}},
 		},
 	}
@@ -591,6 +675,12 @@ func logs() Dashboard {
 					q(`otelcol_process_runtime_heap_alloc_bytes{{COL}}`, "heap {{node}}")).min0(),
 				ts("Collector CPU", "percentunit", 8, q(`rate(otelcol_process_cpu_seconds{{COL}}[{R}])`, "{{node}}")).min0().
 					desc("Cores used by mlx-otelcol."),
+			}},
+			{"The engine", []Panel{
+				ts("mlx_lm.server CPU", "percent", 8, q(`mlx_worker_cpu_percent{job="mlx-hw"}`, "{{node}}")).min0(),
+				ts("mlx_lm.server memory", "bytes", 8, q(`mlx_worker_rss_bytes{job="mlx-hw"}`, "{{node}}")).min0(),
+				ts("Engine state", "none", 8, q(`max(mlx_server_state{{SUP}})`, "state")).
+					maps(map[string]string{"0": "idle", "1": "running", "2": "starting", "3": "backoff"}),
 			}},
 		},
 	}
