@@ -56,7 +56,7 @@ type Row struct {
 
 // Panel describes one panel.
 type Panel struct {
-	Type        string // timeseries, stat, gauge, bargauge, heatmap, table, text
+	Type        string // timeseries, stat, gauge, bargauge, heatmap, piechart, table, text
 	Title       string
 	Description string
 	Unit        string

@@ -13,6 +13,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/gauge"
 	"github.com/grafana/grafana-foundation-sdk/go/heatmap"
+	"github.com/grafana/grafana-foundation-sdk/go/piechart"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	statpanel "github.com/grafana/grafana-foundation-sdk/go/stat"
 	tablepanel "github.com/grafana/grafana-foundation-sdk/go/table"
@@ -299,6 +300,11 @@ func panel(p Panel, id uint32) (cog.Builder[dashboard.Panel], error) {
 			Calculate(false).
 			Color(heatmap.NewHeatmapColorOptionsBuilder().Mode(heatmap.HeatmapColorModeScheme).Scheme("Oranges").Steps(64)).
 			CellGap(1).ShowLegend(), nil
+	case "piechart":
+		return fields(piechart.NewPanelBuilder(), p, id).
+			PieType(piechart.PieChartTypePie).
+			ReduceOptions(lastValue()).
+			ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdPaletteClassic)), nil
 	case "table":
 		return fields(tablepanel.NewPanelBuilder(), p, id).
 			ShowHeader(true).CellHeight(common.TableCellHeightSm).

@@ -24,7 +24,7 @@ func tools() Dashboard {
 				stat("Distinct tools (30 d)", "none", 6, q(`count(sum by (tool) (increase(mlx_tool_calls_total{{P}}[30d])) > 0) or vector(0)`, "tools")),
 				stat("Tools active (7 d)", "none", 6, q(`count(sum by (tool) (increase(mlx_tool_calls_total{{P}}[7d])) > 0) or vector(0)`, "tools")),
 				stat("Tools active (24 h)", "none", 6, q(`count(sum by (tool) (increase(mlx_tool_calls_total{{P}}[24h])) > 0) or vector(0)`, "tools")),
-				Panel{Type: "bargauge", Title: "Share of calls by tool (24 h)", Unit: "percentunit", W: 24, H: 6, Targets: []Target{
+				Panel{Type: "piechart", Title: "Share of calls by tool (24 h)", Unit: "percentunit", W: 24, H: 8, Targets: []Target{
 					qe(`sum by (tool) (increase(mlx_tool_calls_total{{P}}[24h])) / scalar(sum(increase(mlx_tool_calls_total{{P}}[24h])))`, "{{tool}}", toolsOnly)}},
 			}},
 		},
