@@ -25,6 +25,14 @@ type Config struct {
 	// Model is the model the engine serves: the model label of requests
 	// that name none (or say "default_model"), and of the model facts.
 	Model string
+	// ServedModels are the models a request may name (besides none and
+	// "default_model"); another gets the proxy's own 404 model_not_found
+	// and never reaches the engine, which would load it. Empty: Model.
+	// AnyModel ("*") lets every name through.
+	ServedModels []string
+	// AllowAdapters and AllowDraftModel let requests carry adapters and
+	// draft_model, which make mlx_lm load other weights (off: 400).
+	AllowAdapters, AllowDraftModel bool
 	// ModelConfig locates config.json: a file, a model directory or a
 	// Hugging Face repo id. Empty: Model.
 	ModelConfig string

@@ -9,11 +9,20 @@ import (
 // writeError answers with an OpenAI-style error body, so clients' SDKs
 // show the message instead of a parse failure.
 func writeError(w http.ResponseWriter, status int, typ, code, message string) {
+	writeErrorParam(w, status, typ, code, "", message)
+}
+
+// writeErrorParam is writeError naming the request member at fault.
+func writeErrorParam(w http.ResponseWriter, status int, typ, code, param, message string) {
+	var p any
+	if param != "" {
+		p = param
+	}
 	body, _ := json.Marshal(map[string]any{
 		"error": map[string]any{
 			"message": message,
 			"type":    typ,
-			"param":   nil,
+			"param":   p,
 			"code":    code,
 		},
 	})

@@ -32,6 +32,18 @@ func newLabelSet(max int, preset ...string) *labelSet {
 // any function name) is "other" rather than a huge series name.
 const maxLabelLen = 200
 
+// lookup returns v if it is one of the kept values, else "other"; it
+// never takes a slot.
+func (s *labelSet) lookup(v string) string {
+	s.mu.RLock()
+	_, ok := s.seen[v]
+	s.mu.RUnlock()
+	if ok {
+		return v
+	}
+	return otherLabel
+}
+
 // value returns v if it is (or can become) one of the kept values, else
 // "other".
 func (s *labelSet) value(v string) string {

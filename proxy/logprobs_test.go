@@ -81,7 +81,7 @@ func TestInjectionDisabled(t *testing.T) {
 // An engine error to a request the proxy added logprobs to reaches the
 // client as the engine sent it.
 func TestInjectedRequestErrorsPassThrough(t *testing.T) {
-	r := newRig(t)
+	r := newRig(t, withConfig(func(c *Config) { c.ServedModels = []string{AnyModel} }))
 	body := `{"model": "nobody/nothing", "messages": [{"role": "user", "content": "x"}]}`
 	want := r.do(r.direct, http.MethodPost, "/v1/chat/completions", body)
 	got := r.post("/v1/chat/completions", body)

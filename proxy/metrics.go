@@ -37,6 +37,7 @@ type Metrics struct {
 	temperature     *prometheus.GaugeVec
 	up              prometheus.Gauge
 	inFlight        *prometheus.GaugeVec
+	refusals        *prometheus.CounterVec
 	errors          *prometheus.CounterVec
 	contextMax      *prometheus.GaugeVec
 	contextUsed     *prometheus.GaugeVec
@@ -83,6 +84,7 @@ func newMetrics(cfg Config) *Metrics {
 	m.up = prometheus.NewGauge(prometheus.GaugeOpts{Name: "mlx_up", Help: "1 if the upstream engine answered its last probe or request, else 0."})
 	m.Registry.MustRegister(m.up)
 	m.inFlight = gauge("mlx_in_flight", "Completion requests in progress.", "model")
+	m.refusals = counter("mlx_http_refusals_total", "Completion requests the proxy answered itself instead of passing them to the engine, by route and status: 404 a model it does not serve, 400 adapters or a draft model.", "route", "status")
 	m.errors = counter("mlx_error_total", "Completion requests that failed, by status class (a stream cut short counts as 5xx).", "model", "status", "kind")
 	m.contextMax = gauge("mlx_context_length_max_tokens", "The model's maximum context (max_position_embeddings in config.json).", "model")
 	m.contextUsed = gauge("mlx_context_used_tokens", "Prompt plus completion tokens of the most recent completion.", "model")
@@ -119,6 +121,11 @@ func newMetrics(cfg Config) *Metrics {
 		}
 	}
 	m.inFlight.WithLabelValues(model)
+	for _, route := range routeLabels {
+		for _, status := range []string{"400", "404"} {
+			m.refusals.WithLabelValues(route, status)
+		}
+	}
 	return m
 }
 
@@ -151,6 +158,14 @@ func (m *Metrics) setUp(up bool) {
 	} else {
 		m.up.Set(0)
 	}
+}
+
+// routeLabels name the completion routes in mlx_http_refusals_total.
+var routeLabels = map[Route]string{RouteChat: "chat_completions", RouteText: "completions"}
+
+// refused counts a request the proxy answered itself.
+func (m *Metrics) refused(route Route, status int) {
+	m.refusals.WithLabelValues(routeLabels[route], strconv.Itoa(status)).Inc()
 }
 
 // setModelFacts publishes what config.json says about the model.
@@ -200,14 +215,21 @@ func first(s ...string) string {
 
 // Begin implements Recorder.
 func (m *Metrics) Begin(rec *Record) {
-	m.inFlight.WithLabelValues(m.models.value(rec.Model)).Inc()
+	rec.inFlightLabel = m.models.lookup(rec.Model)
+	m.inFlight.WithLabelValues(rec.inFlightLabel).Inc()
 }
 
-// End implements Recorder: every series a finished request moves.
+// End implements Recorder: every series a finished request moves. A model
+// takes a label slot only once the engine has answered it 2xx: a name the
+// engine refused (or the proxy did) is "other", so junk names cannot use
+// up the slots of real models.
 func (m *Metrics) End(rec *Record) {
-	model := m.models.value(rec.Model)
+	model := m.models.lookup(rec.Model)
+	if rec.Status >= 200 && rec.Status < 300 {
+		model = m.models.value(rec.Model)
+	}
 	kind := rec.Kind
-	m.inFlight.WithLabelValues(model).Dec()
+	m.inFlight.WithLabelValues(rec.inFlightLabel).Dec()
 	m.requests.WithLabelValues(model, strconv.FormatBool(rec.Streaming), kind).Inc()
 	if class, isErr := rec.Err(); isErr {
 		m.errors.WithLabelValues(model, class, kind).Inc()

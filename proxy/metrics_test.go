@@ -111,7 +111,10 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		{"/v1/completions", textBody, KindChat, false, testModel},
 		{"/v1/completions", withTemp(textStreamBody, "0.25"), KindChat, true, testModel},
 		{"/v1/chat/completions", `{"messages": [`, KindChat, false, testModel},
-		{"/v1/chat/completions", `{"model": "nobody/nothing", "messages": [{"role": "user", "content": "x"}], "temperature": 1.5}`, KindChat, false, "nobody/nothing"},
+		// Refused by the proxy (a model it does not serve): counted as a
+		// 4xx under "other", as no model label slot goes to a name that
+		// never answered 2xx; never sent to the engine.
+		{"/v1/chat/completions", `{"model": "nobody/nothing", "messages": [{"role": "user", "content": "x"}], "temperature": 1.5}`, KindChat, false, otherLabel},
 	}
 
 	type key struct{ model, kind string }
@@ -142,7 +145,9 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		require.Equal(t, want.status, got.status, s.body)
 
 		requests[[3]string{s.model, boolString(s.stream), s.kind}]++
-		queued[s.model]++ // every request goes to the engine
+		if s.model != otherLabel {
+			queued[s.model]++ // every request the proxy passes on goes to the engine
+		}
 		if want.status >= 400 {
 			errs[[3]string{s.model, "4xx", s.kind}]++
 		}
@@ -183,7 +188,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	sc := r.scrape()
 	families := []string{
 		"mlx_requests_total", "mlx_tokens_prompt_total", "mlx_tokens_completion_total", "mlx_ttft_seconds",
-		"mlx_generation_seconds", "mlx_token_rate_tokens_per_second", "mlx_queue_wait_seconds", "mlx_admission_wait_seconds", "mlx_tool_calls_total",
+		"mlx_generation_seconds", "mlx_token_rate_tokens_per_second", "mlx_queue_wait_seconds", "mlx_admission_wait_seconds", "mlx_http_refusals_total", "mlx_tool_calls_total",
 		"mlx_finish_reason_total", "mlx_temperature", "mlx_up", "mlx_in_flight", "mlx_error_total",
 		"mlx_context_length_max_tokens", "mlx_context_used_tokens", "mlx_context_utilization", "mlx_kv_bytes_per_token",
 		"mlx_prompt_cached_tokens_total", "mlx_prompt_cache_ratio", "mlx_model_info", "mlx_model_arch",
@@ -227,7 +232,8 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	wantHistogram(t, sc, "mlx_ttft_seconds", ttftBuckets, ttft)
 	wantHistogram(t, sc, "mlx_generation_seconds", generationBuckets, gen)
 	wantHistogram(t, sc, "mlx_token_rate_tokens_per_second", tokenRateBuckets, rates)
-	// Queue wait: every request, under its model's label.
+	assert.Equal(t, 1.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "404"))
+	// Queue wait: every request passed on, under its model's label.
 	gotQueued := map[string]int{}
 	for _, m := range sc.Families["mlx_queue_wait_seconds"].GetMetric() {
 		gotQueued[labelValue(m, "model")] = int(m.GetHistogram().GetSampleCount())

@@ -36,6 +36,7 @@ type Proxy struct {
 	recorders []Recorder
 	scorer    *scorer
 	tracer    *tracer
+	allow     allowlist
 	access    *outbox[*AccessRecord]
 	live      *live
 	// active counts completion requests between begin and the end of
@@ -62,7 +63,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg)}
+	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg), allow: newAllowlist(cfg)}
 	p.tracer = newTracer(cfg.Traces, u.Host,
 		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
 	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
@@ -154,6 +155,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if rec != nil {
 		fields := p.parseRequest(rec, body)
+		if ref, refused := p.allow.check(fields); refused {
+			ref.write(w)
+			rec.Outcome, rec.Status = OutcomeRefused, ref.status
+			p.metrics.refused(rec.Route, ref.status)
+			p.begin(rec)
+			p.end(rec)
+			return
+		}
 		if rec.traced {
 			rec.request = requestBody{raw: body, fields: fields}
 		}

@@ -56,9 +56,12 @@ const (
 	// OutcomeTooLarge: the body was over the limit (413); nothing went
 	// upstream.
 	OutcomeTooLarge
+	// OutcomeRefused: the proxy refused the request itself (a model it does
+	// not serve, adapters, a draft model); nothing went upstream.
+	OutcomeRefused
 )
 
-var outcomeNames = [...]string{"pending", "complete", "incomplete", "client_gone", "unavailable", "bad_gateway", "timeout", "too_large"}
+var outcomeNames = [...]string{"pending", "complete", "incomplete", "client_gone", "unavailable", "bad_gateway", "timeout", "too_large", "refused"}
 
 func (o Outcome) String() string { return outcomeNames[o] }
 
@@ -106,6 +109,9 @@ type Record struct {
 	// includeUsage: a streamed request's client asked for the usage chunk
 	// (stream_options.include_usage).
 	includeUsage bool
+
+	// inFlightLabel is the model label mlx_in_flight was raised under.
+	inFlightLabel string
 
 	// Timings, from the proxy's clock. Zero when the moment never came.
 	Start time.Time // the request arrived (headers read)

@@ -239,7 +239,7 @@ func (f *spanFacts) errorType() (string, string) {
 		return "client_gone", "the client went away before the answer was complete"
 	case OutcomeIncomplete:
 		return "incomplete", "the engine ended the answer before it was complete"
-	case OutcomeUnavailable, OutcomeBadGateway, OutcomeTimeout, OutcomeTooLarge:
+	case OutcomeUnavailable, OutcomeBadGateway, OutcomeTimeout, OutcomeTooLarge, OutcomeRefused:
 		return f.outcome.String(), "the proxy answered " + strconv.Itoa(f.status) + " (" + f.outcome.String() + ")"
 	}
 	if f.status >= 400 {

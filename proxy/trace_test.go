@@ -546,7 +546,10 @@ func spanBytes(a map[string]attribute.Value) int {
 // and the spans waiting for export hold no more of the request than they
 // may.
 func TestAClientCannotGrowASpan(t *testing.T) {
-	r, sink := tracedRig(t, withConfig(func(c *Config) { c.Traces.MaxContentBytes = 4096 }))
+	r, sink := tracedRig(t, withConfig(func(c *Config) {
+		c.Traces.MaxContentBytes = 4096
+		c.ServedModels = []string{AnyModel} // the huge model name goes to the engine
+	}))
 	huge := strings.Repeat("x", 1<<20)
 	body := `{"model": "` + huge + `", "junk": "` + huge + `", "messages": [{"role": "` + huge + `", "name": "` + huge + `", "content": "` + huge + `"}], "max_tokens": 4}`
 	r.post("/v1/chat/completions", body)

@@ -23,6 +23,15 @@ type Config struct {
 	// Model is the model the engine serves (its --model): the model label
 	// of requests that name none, and of the model facts.
 	Model string `mapstructure:"model"`
+	// ServedModels are the models a request may name besides none and
+	// "default_model"; another is answered 404 model_not_found by the
+	// proxy and never reaches the engine (mlx_lm would unload its model to
+	// load it). Default: Model. "*" lets every name through.
+	ServedModels []string `mapstructure:"served_models"`
+	// AllowAdapters and AllowDraftModel let requests carry `adapters` and
+	// `draft_model`, which make mlx_lm load other weights (default: 400).
+	AllowAdapters   bool `mapstructure:"allow_adapters"`
+	AllowDraftModel bool `mapstructure:"allow_draft_model"`
 	// ModelConfig locates the model's config.json: a file, a model
 	// directory or a Hugging Face repo id. Default: Model.
 	ModelConfig string `mapstructure:"model_config"`
@@ -195,6 +204,9 @@ func (c *Config) proxyConfig() proxy.Config {
 		ShutdownTimeout:               c.Timeouts.Shutdown,
 		MaxRequestBodyBytes:           c.MaxRequestBodyBytes,
 		Model:                         c.Model,
+		ServedModels:                  c.ServedModels,
+		AllowAdapters:                 c.AllowAdapters,
+		AllowDraftModel:               c.AllowDraftModel,
 		ModelConfig:                   c.ModelConfig,
 		HFHubCache:                    c.HFHubCache,
 		MaxModelLabelValues:           c.MaxModelLabelValues,
