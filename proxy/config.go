@@ -22,6 +22,13 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// MaxRequestBodyBytes: a larger request body gets 413.
 	MaxRequestBodyBytes int64
+	// BodyReadTimeout bounds reading a request body: a client slower than
+	// that gets 408 and its connection is closed (0: no bound).
+	BodyReadTimeout time.Duration
+	// MaxConcurrentRequests caps the completion requests in progress; past
+	// it a request gets 429 with Retry-After before its body is read (0: no
+	// cap).
+	MaxConcurrentRequests int
 	// Model is the model the engine serves: the model label of requests
 	// that name none (or say "default_model"), and of the model facts.
 	Model string
@@ -87,6 +94,8 @@ func DefaultConfig() Config {
 		IdleTimeout:                   2 * time.Minute,
 		ShutdownTimeout:               5 * time.Second,
 		MaxRequestBodyBytes:           32 << 20,
+		BodyReadTimeout:               30 * time.Second,
+		MaxConcurrentRequests:         64,
 		MaxModelLabelValues:           8,
 		MaxToolLabelValues:            32,
 		ProbeInterval:                 15 * time.Second,

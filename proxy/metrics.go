@@ -84,7 +84,7 @@ func newMetrics(cfg Config) *Metrics {
 	m.up = prometheus.NewGauge(prometheus.GaugeOpts{Name: "mlx_up", Help: "1 if the upstream engine answered its last probe or request, else 0."})
 	m.Registry.MustRegister(m.up)
 	m.inFlight = gauge("mlx_in_flight", "Completion requests in progress.", "model")
-	m.refusals = counter("mlx_http_refusals_total", "Completion requests the proxy answered itself instead of passing them to the engine, by route and status: 404 a model it does not serve, 400 adapters or a draft model.", "route", "status")
+	m.refusals = counter("mlx_http_refusals_total", "Completion requests the proxy answered itself instead of passing them to the engine, by route and status: 404 a model it does not serve, 400 adapters or a draft model, 408 a body too slow, 429 too many requests in progress.", "route", "status")
 	m.errors = counter("mlx_error_total", "Completion requests that failed, by status class (a stream cut short counts as 5xx).", "model", "status", "kind")
 	m.contextMax = gauge("mlx_context_length_max_tokens", "The model's maximum context (max_position_embeddings in config.json).", "model")
 	m.contextUsed = gauge("mlx_context_used_tokens", "Prompt plus completion tokens of the most recent completion.", "model")
@@ -122,7 +122,7 @@ func newMetrics(cfg Config) *Metrics {
 	}
 	m.inFlight.WithLabelValues(model)
 	for _, route := range routeLabels {
-		for _, status := range []string{"400", "404"} {
+		for _, status := range []string{"400", "404", "408", "429"} {
 			m.refusals.WithLabelValues(route, status)
 		}
 	}

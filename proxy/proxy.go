@@ -41,9 +41,12 @@ type Proxy struct {
 	live      *live
 	// active counts completion requests between begin and the end of
 	// their recorders (tests wait for it to drop to 0).
-	active  atomic.Int64
-	scrape  http.Handler
-	upState upState
+	active atomic.Int64
+	// admitted counts completion requests from arrival (before their body
+	// is read) to the end, against MaxConcurrentRequests.
+	admitted atomic.Int64
+	scrape   http.Handler
+	upState  upState
 
 	mu          sync.Mutex
 	server      *http.Server
@@ -134,21 +137,47 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 
+	if rec != nil && p.cfg.MaxConcurrentRequests > 0 {
+		// Counted from before the body is read, so clients still sending
+		// bodies count too, and a full proxy spends nothing on a refused one.
+		if n := p.admitted.Add(1); n > int64(p.cfg.MaxConcurrentRequests) {
+			p.admitted.Add(-1)
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "too_many_requests",
+				fmt.Sprintf("the server has %d requests in progress, its limit; retry shortly", p.cfg.MaxConcurrentRequests))
+			p.refuse(rec, http.StatusTooManyRequests)
+			return
+		}
+		defer p.admitted.Add(-1)
+	}
+
 	body, err := p.readBody(w, r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		var netErr net.Error
+		slow := errors.As(err, &netErr) && netErr.Timeout()
+		switch {
+		case errors.As(err, &tooLarge):
 			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
 				fmt.Sprintf("request body is larger than %d bytes", p.cfg.MaxRequestBodyBytes))
+		case slow:
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, "invalid_request_error", "request_timeout",
+				fmt.Sprintf("the request body did not arrive within %s", p.cfg.BodyReadTimeout))
 		}
 		if rec != nil {
-			p.begin(rec)
-			if tooLarge != nil {
+			switch {
+			case tooLarge != nil:
+				p.begin(rec)
 				rec.Outcome, rec.Status = OutcomeTooLarge, http.StatusRequestEntityTooLarge
-			} else {
+				p.end(rec)
+			case slow:
+				p.refuse(rec, http.StatusRequestTimeout)
+			default:
+				p.begin(rec)
 				rec.Outcome = OutcomeClientGone
+				p.end(rec)
 			}
-			p.end(rec)
 		}
 		return
 	}
@@ -157,10 +186,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fields := p.parseRequest(rec, body)
 		if ref, refused := p.allow.check(fields); refused {
 			ref.write(w)
-			rec.Outcome, rec.Status = OutcomeRefused, ref.status
-			p.metrics.refused(rec.Route, ref.status)
-			p.begin(rec)
-			p.end(rec)
+			p.refuse(rec, ref.status)
 			return
 		}
 		if rec.traced {
@@ -191,7 +217,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.relay.ServeHTTP(w, out)
 }
 
-// readBody reads the whole request body, at most MaxRequestBodyBytes.
+// refuse records a completion the proxy answered itself (status already
+// written): counted as a request and an error, and in
+// mlx_http_refusals_total.
+func (p *Proxy) refuse(rec *Record, status int) {
+	rec.Outcome, rec.Status = OutcomeRefused, status
+	p.metrics.refused(rec.Route, status)
+	p.begin(rec)
+	p.end(rec)
+}
+
+// initialBodyBuffer is what a body buffer starts at whatever the client
+// declares: memory follows the bytes that arrived, so slow clients
+// declaring large bodies pin nothing they have not sent.
+const initialBodyBuffer = 64 << 10
+
+// readBody reads the whole request body, at most MaxRequestBodyBytes,
+// within BodyReadTimeout.
 func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	limit := p.cfg.MaxRequestBodyBytes
 	if r.ContentLength > limit {
@@ -200,9 +242,15 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error)
 	if r.ContentLength == 0 {
 		return nil, nil
 	}
+	if d := p.cfg.BodyReadTimeout; d > 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(d)) == nil {
+			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+		}
+	}
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+		buf.Grow(int(min(r.ContentLength, initialBodyBuffer)))
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	return buf.Bytes(), err

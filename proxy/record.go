@@ -57,7 +57,8 @@ const (
 	// upstream.
 	OutcomeTooLarge
 	// OutcomeRefused: the proxy refused the request itself (a model it does
-	// not serve, adapters, a draft model); nothing went upstream.
+	// not serve, adapters, a draft model, too many requests in progress, a
+	// body too slow); nothing went upstream.
 	OutcomeRefused
 )
 

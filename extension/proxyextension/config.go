@@ -20,6 +20,9 @@ type Config struct {
 	Timeouts TimeoutsConfig `mapstructure:"timeouts"`
 	// MaxRequestBodyBytes: a larger request body is answered 413.
 	MaxRequestBodyBytes int64 `mapstructure:"max_request_body_bytes"`
+	// MaxConcurrentRequests caps the completions in progress (counted from
+	// arrival); past it a completion gets 429 with Retry-After (0: no cap).
+	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
 	// Model is the model the engine serves (its --model): the model label
 	// of requests that name none, and of the model facts.
 	Model string `mapstructure:"model"`
@@ -107,6 +110,9 @@ type TimeoutsConfig struct {
 	// Shutdown: how long requests in progress may go on when the collector
 	// stops.
 	Shutdown time.Duration `mapstructure:"shutdown"`
+	// BodyRead: how long a client may take to send its request body; a
+	// slower one gets 408 (0: no limit).
+	BodyRead time.Duration `mapstructure:"body_read"`
 }
 
 // Validate checks the configuration; the collector calls it at startup and
@@ -125,6 +131,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxRequestBodyBytes <= 0 {
 		errs = append(errs, fmt.Errorf("max_request_body_bytes: must be positive, got %d", c.MaxRequestBodyBytes))
+	}
+	if c.MaxConcurrentRequests < 0 {
+		errs = append(errs, fmt.Errorf("max_concurrent_requests: must not be negative, got %d", c.MaxConcurrentRequests))
+	}
+	if c.Timeouts.BodyRead < 0 {
+		errs = append(errs, fmt.Errorf("timeouts.body_read: must not be negative, got %s", c.Timeouts.BodyRead))
 	}
 	if c.MaxModelLabelValues < 1 {
 		errs = append(errs, fmt.Errorf("max_model_label_values: must be at least 1, got %d", c.MaxModelLabelValues))
@@ -203,6 +215,8 @@ func (c *Config) proxyConfig() proxy.Config {
 		IdleTimeout:                   c.Timeouts.Idle,
 		ShutdownTimeout:               c.Timeouts.Shutdown,
 		MaxRequestBodyBytes:           c.MaxRequestBodyBytes,
+		BodyReadTimeout:               c.Timeouts.BodyRead,
+		MaxConcurrentRequests:         c.MaxConcurrentRequests,
 		Model:                         c.Model,
 		ServedModels:                  c.ServedModels,
 		AllowAdapters:                 c.AllowAdapters,

@@ -37,9 +37,12 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, &Config{
 		Endpoint:              "127.0.0.1:18080",
 		Upstream:              "http://127.0.0.1:18081",
-		Timeouts:              TimeoutsConfig{ReadHeader: 5 * time.Second, UpstreamResponseHeader: 0, Idle: 30 * time.Second, Shutdown: 2 * time.Second},
+		Timeouts:              TimeoutsConfig{ReadHeader: 5 * time.Second, UpstreamResponseHeader: 0, Idle: 30 * time.Second, Shutdown: 2 * time.Second, BodyRead: 10 * time.Second},
 		MaxRequestBodyBytes:   1 << 20,
+		MaxConcurrentRequests: 16,
 		Model:                 "mlx-community/Qwen3-4B-4bit",
+		ServedModels:          []string{"mlx-community/Qwen3-4B-4bit", "mlx-community/Qwen3-1.7B-4bit"},
+		AllowDraftModel:       true,
 		ModelConfig:           "/models/qwen3/config.json",
 		HFHubCache:            "/cache/hub",
 		MaxModelLabelValues:   3,
@@ -58,6 +61,11 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, time.Duration(0), pc.UpstreamResponseHeaderTimeout)
 	assert.Equal(t, 2*time.Second, pc.ShutdownTimeout)
 	assert.Equal(t, "/models/qwen3/config.json", pc.ModelConfig)
+	assert.Equal(t, 10*time.Second, pc.BodyReadTimeout)
+	assert.Equal(t, 16, pc.MaxConcurrentRequests)
+	assert.Equal(t, cfg.ServedModels, pc.ServedModels)
+	assert.True(t, pc.AllowDraftModel)
+	assert.False(t, pc.AllowAdapters)
 	assert.Equal(t, 5, pc.MaxToolLabelValues)
 	assert.Equal(t, 0.7, pc.DefaultTemperature)
 	assert.Equal(t, 5, pc.TopLogprobs)
