@@ -86,6 +86,7 @@ type live struct {
 	cfg               LiveConfig
 	modelID, topology string
 	outbox            *outbox[*LiveRecord]
+	onPanic           panicReporter
 
 	mu         sync.Mutex
 	stopStatus context.CancelFunc
@@ -253,14 +254,25 @@ func (l *live) statusLoop(ctx context.Context, done chan<- struct{}) {
 	t := time.NewTicker(l.cfg.StatusInterval)
 	defer t.Stop()
 	for {
-		if l.on() {
-			l.status()
-		}
+		l.statusOnce()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// statusOnce sends a status record; a panic loses this one only.
+func (l *live) statusOnce() {
+	defer func() {
+		if r := recover(); r != nil {
+			l.onPanic.report(panicLiveStatus, r)
+		}
+	}()
+	hook(panicLiveStatus)
+	if l.on() {
+		l.status()
 	}
 }
 

@@ -38,6 +38,7 @@ type Metrics struct {
 	up              prometheus.Gauge
 	inFlight        *prometheus.GaugeVec
 	refusals        *prometheus.CounterVec
+	panics          *prometheus.CounterVec
 	errors          *prometheus.CounterVec
 	contextMax      *prometheus.GaugeVec
 	contextUsed     *prometheus.GaugeVec
@@ -85,6 +86,12 @@ func newMetrics(cfg Config) *Metrics {
 	m.Registry.MustRegister(m.up)
 	m.inFlight = gauge("mlx_in_flight", "Completion requests in progress.", "model")
 	m.refusals = counter("mlx_http_refusals_total", "Completion requests the proxy answered itself instead of passing them to the engine, by route and status: 404 a model it does not serve, 400 adapters or a draft model, 408 a body too slow, 429 too many requests in progress.", "route", "status")
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mlx_proxy_panics_total",
+		Help: "Panics the proxy recovered from, by where: handler (the request's connection is aborted), scorer (the answer is not scored), span, probe, live_status."}, []string{"where"})
+	m.Registry.MustRegister(m.panics)
+	for _, w := range panicPlaces {
+		m.panics.WithLabelValues(w)
+	}
 	m.errors = counter("mlx_error_total", "Completion requests that failed, by status class (a stream cut short counts as 5xx).", "model", "status", "kind")
 	m.contextMax = gauge("mlx_context_length_max_tokens", "The model's maximum context (max_position_embeddings in config.json).", "model")
 	m.contextUsed = gauge("mlx_context_used_tokens", "Prompt plus completion tokens of the most recent completion.", "model")

@@ -44,15 +44,27 @@ func (p *Proxy) probeLoop(ctx context.Context, done chan struct{}) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		p.probe(ctx, min(interval, 5*time.Second))
-		if !p.modelFactsLoaded() {
-			p.loadModelFacts()
-		}
+		p.probeOnce(ctx, min(interval, 5*time.Second))
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// probeOnce probes and, until they are known, loads the model facts; a
+// panic loses this round only.
+func (p *Proxy) probeOnce(ctx context.Context, timeout time.Duration) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.metrics.recovered(p.log, panicProbe, r)
+		}
+	}()
+	hook(panicProbe)
+	p.probe(ctx, timeout)
+	if !p.modelFactsLoaded() {
+		p.loadModelFacts()
 	}
 }
 

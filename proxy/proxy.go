@@ -79,6 +79,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 			}
 		}, log))
 	p.scorer = newScorer(cfg, newQualityMetrics(p.metrics.Registry, cfg.modelLabel()), p.metrics.models, log)
+	p.scorer.onPanic, p.tracer.onPanic, p.live.onPanic = p.reporter(), p.reporter(), p.reporter()
 	p.recorders = []Recorder{p.metrics, p.scorer}
 	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{})
 	p.transport = &http.Transport{
@@ -111,6 +112,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.scrape.ServeHTTP(w, r)
 		return
 	}
+	defer p.recoverHandler()
+	hook(panicHandler)
 	start := time.Now()
 	var rec *Record
 	if route := routeOf(r); route != RouteOther {

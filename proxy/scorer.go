@@ -23,6 +23,7 @@ type scorer struct {
 	checker   *heuristics.Checker
 	lowConfid float64
 	log       *zap.Logger
+	onPanic   panicReporter
 
 	queue   chan scoreJob
 	mu      sync.Mutex
@@ -106,11 +107,10 @@ func (s *scorer) run1(job *scoreJob) {
 			if job.span != nil {
 				job.span.drop()
 			}
-			if s.log != nil {
-				s.log.Error("Scoring an answer panicked; the answer is not scored", zap.Any("panic", r))
-			}
+			s.onPanic.report(panicScorer, r)
 		}
 	}()
+	hook(panicScorer)
 	s.do(job)
 }
 

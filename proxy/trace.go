@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	"go.uber.org/zap"
 )
 
 // Tracing: one span per completion request, named as the original named it
@@ -119,6 +118,7 @@ type tracer struct {
 	tracer   trace.Tracer
 	outbox   *outbox[sdktrace.ReadOnlySpan]
 	server   []attribute.KeyValue // server.address, server.port of the engine
+	onPanic  panicReporter
 
 	// The worker that finishes the spans the scorer does not (requests
 	// that are not scored): a queue of QueueSize, full is dropped.
@@ -202,9 +202,10 @@ func (t *tracer) finish1(ps *pendingSpan) {
 	defer func() {
 		if r := recover(); r != nil {
 			ps.drop()
-			t.outbox.log.Error("Finishing a span panicked; the span is dropped", zap.Any("panic", r))
+			t.onPanic.report(panicSpan, r)
 		}
 	}()
+	hook(panicSpan)
 	ps.finish(nil, nil)
 }
 
