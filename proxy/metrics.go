@@ -39,6 +39,7 @@ type Metrics struct {
 	inFlight        *prometheus.GaugeVec
 	refusals        *prometheus.CounterVec
 	panics          *prometheus.CounterVec
+	cuts            *prometheus.CounterVec
 	errors          *prometheus.CounterVec
 	contextMax      *prometheus.GaugeVec
 	contextUsed     *prometheus.GaugeVec
@@ -91,6 +92,12 @@ func newMetrics(cfg Config) *Metrics {
 	m.Registry.MustRegister(m.panics)
 	for _, w := range panicPlaces {
 		m.panics.WithLabelValues(w)
+	}
+	m.cuts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mlx_proxy_buffer_cuts_total",
+		Help: "Completions where a buffer the client's or the engine's input sizes hit its bound, by buffer: sse_event (an event past 1 MiB, relayed unread), tool_arguments (streamed arguments past 1 MiB), text (an answer past 1 MiB of text, for scoring)."}, []string{"buffer"})
+	m.Registry.MustRegister(m.cuts)
+	for _, b := range []string{cutSSEEvent, cutToolArguments, cutText} {
+		m.cuts.WithLabelValues(b)
 	}
 	m.errors = counter("mlx_error_total", "Completion requests that failed, by status class (a stream cut short counts as 5xx).", "model", "status", "kind")
 	m.contextMax = gauge("mlx_context_length_max_tokens", "The model's maximum context (max_position_embeddings in config.json).", "model")
@@ -167,6 +174,33 @@ func (m *Metrics) setUp(up bool) {
 	}
 }
 
+// The bounded buffers (mlx_proxy_buffer_cuts_total{buffer}).
+const (
+	cutSSEEvent      = "sse_event"
+	cutToolArguments = "tool_arguments"
+	cutText          = "text"
+)
+
+// countCuts counts, once per request, each buffer that hit its bound.
+func (m *Metrics) countCuts(rec *Record) {
+	if rec.EventCut {
+		m.cuts.WithLabelValues(cutSSEEvent).Inc()
+	}
+	var args, text bool
+	for _, ch := range rec.Choices {
+		text = text || ch.TextTruncated
+		for _, tc := range ch.ToolCalls {
+			args = args || tc.ArgumentsCut
+		}
+	}
+	if args {
+		m.cuts.WithLabelValues(cutToolArguments).Inc()
+	}
+	if text {
+		m.cuts.WithLabelValues(cutText).Inc()
+	}
+}
+
 // routeLabels name the completion routes in mlx_http_refusals_total.
 var routeLabels = map[Route]string{RouteChat: "chat_completions", RouteText: "completions"}
 
@@ -237,6 +271,7 @@ func (m *Metrics) End(rec *Record) {
 	}
 	kind := rec.Kind
 	m.inFlight.WithLabelValues(rec.inFlightLabel).Dec()
+	m.countCuts(rec)
 	m.requests.WithLabelValues(model, strconv.FormatBool(rec.Streaming), kind).Inc()
 	if class, isErr := rec.Err(); isErr {
 		m.errors.WithLabelValues(model, class, kind).Inc()

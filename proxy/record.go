@@ -113,6 +113,9 @@ type Record struct {
 
 	// inFlightLabel is the model label mlx_in_flight was raised under.
 	inFlightLabel string
+	// EventCut: a stream event grew past maxStreamEvent before it ended;
+	// its bytes went to the client unread.
+	EventCut bool
 
 	// Timings, from the proxy's clock. Zero when the moment never came.
 	Start time.Time // the request arrived (headers read)
@@ -198,7 +201,14 @@ type ToolCall struct {
 	Type      string
 	Name      string
 	Arguments string
+	// ArgumentsCut: streamed pieces would have made Arguments longer than
+	// maxToolArguments; the rest was not kept.
+	ArgumentsCut bool
 }
+
+// maxToolArguments bounds the arguments a streamed tool call assembles:
+// a server that streams them piece by piece decides their length.
+const maxToolArguments = 1 << 20
 
 // rewritesAnswer: the proxy reads this request's answer whole and changes
 // it before the client sees it (takes injected logprobs out, or re-streams

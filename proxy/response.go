@@ -166,7 +166,11 @@ func (r *Record) addToolCalls(ch *Choice, calls []toolCallJSON) {
 		if tc.Index != nil {
 			if pos, ok := ch.toolByIndex[*tc.Index]; ok && (tc.ID == "" || tc.ID == ch.ToolCalls[pos].ID) {
 				call := &ch.ToolCalls[pos]
-				call.Arguments += tc.Function.Arguments
+				if len(call.Arguments)+len(tc.Function.Arguments) > maxToolArguments {
+					call.ArgumentsCut = true
+				} else {
+					call.Arguments += tc.Function.Arguments
+				}
 				if call.Name == "" {
 					call.Name = tc.Function.Name
 				}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"time"
@@ -22,6 +23,14 @@ type streamTap struct {
 
 	chunk   []byte // one upstream read
 	pending []byte // bytes read but not yet a complete event
+	// scanned: pending[:scanned] holds no event end (a blank line), so a
+	// read scans only the bytes it added, not the whole unfinished event
+	// again.
+	scanned int
+	// passing: an event grew past maxStreamEvent; its bytes go to the
+	// client unread until it ends (last is the byte before the chunk).
+	passing bool
+	last    byte
 	out     []byte // complete events ready for the client
 	outPos  int
 	err     error // the upstream's final error (io.EOF at the clean end)
@@ -32,6 +41,11 @@ type streamTap struct {
 // a read returns as soon as any bytes are there, so this only bounds the
 // copy per read.
 const streamReadSize = 4096
+
+// maxStreamEvent bounds one event held back while it arrives: mlx_lm's
+// events are a few hundred bytes (a few KiB with logprobs); past this the
+// event is relayed unread, and counted.
+const maxStreamEvent = 1 << 20
 
 func newStreamTap(ctx context.Context, body io.ReadCloser, rec *Record, strip bool) *streamTap {
 	return &streamTap{body: body, rec: rec, ctx: ctx, strip: strip, chunk: make([]byte, streamReadSize)}
@@ -45,8 +59,7 @@ func (t *streamTap) Read(p []byte) (int, error) {
 		t.out, t.outPos = t.out[:0], 0
 		n, err := t.body.Read(t.chunk)
 		if n > 0 {
-			t.pending = append(t.pending, t.chunk[:n]...)
-			t.split(time.Now())
+			t.take(t.chunk[:n], time.Now())
 		}
 		if err != nil {
 			t.finish(err)
@@ -57,8 +70,38 @@ func (t *streamTap) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// take adds one upstream read: to pending, or straight to the client
+// while an oversized event passes.
+func (t *streamTap) take(b []byte, now time.Time) {
+	if t.passing {
+		end := eventEnd(t.last, b)
+		if end < 0 {
+			t.out = append(t.out, b...)
+			t.last = b[len(b)-1]
+			return
+		}
+		t.out = append(t.out, b[:end]...)
+		t.passing, b = false, b[end:]
+	}
+	t.pending = append(t.pending, b...)
+	t.split(now)
+	if len(t.pending) > maxStreamEvent {
+		t.rec.EventCut = true
+		t.out = append(t.out, t.pending...)
+		t.passing, t.last = true, t.pending[len(t.pending)-1]
+		t.pending, t.scanned = t.pending[:0], 0
+	}
+}
+
 // split moves the complete events from pending to out.
 func (t *streamTap) split(now time.Time) {
+	// An event ends at a blank line: two line ends in a row. Without one
+	// since the last scan there is nothing to parse yet.
+	from := max(t.scanned-1, 0)
+	if !hasBlankLine(t.pending[from:]) {
+		t.scanned = len(t.pending)
+		return
+	}
 	rest := t.pending
 	for {
 		ev, n, ok := sse.Next(rest)
@@ -71,6 +114,36 @@ func (t *streamTap) split(now time.Time) {
 		rest = rest[n:]
 	}
 	t.pending = append(t.pending[:0], rest...)
+	t.scanned = 0
+}
+
+// hasBlankLine: b holds two line ends in a row (\n\n, \r\r, \n\r: every
+// blank line of LF, CR or CRLF lines has one of these).
+func hasBlankLine(b []byte) bool {
+	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\r\r")) || bytes.Contains(b, []byte("\n\r"))
+}
+
+// eventEnd is the index just past the first blank line in b (the byte
+// before b being prev), or -1.
+func eventEnd(prev byte, b []byte) int {
+	for i, c := range b {
+		p := prev
+		if i > 0 {
+			p = b[i-1]
+		}
+		if c == '\n' && p == '\n' || c == '\r' && p == '\r' {
+			return i + 1
+		}
+		if c == '\n' && p == '\r' && i+1 < len(b) && (b[i+1] == '\n' || b[i+1] == '\r') {
+			// CRLF then a lone line end: the blank line ends after it.
+			end := i + 2
+			if b[i+1] == '\r' && end < len(b) && b[end] == '\n' {
+				end++
+			}
+			return end
+		}
+	}
+	return -1
 }
 
 // observe reads one event into the record and says whether the client
