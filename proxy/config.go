@@ -25,6 +25,14 @@ type Config struct {
 	// BodyReadTimeout bounds reading a request body: a client slower than
 	// that gets 408 and its connection is closed (0: no bound).
 	BodyReadTimeout time.Duration
+	// StreamStallTimeout: an engine stream with no bytes for this long
+	// (keepalive comments count) is ended: the client gets an SSE error
+	// event and [DONE], the engine's request is cancelled (0: never).
+	StreamStallTimeout time.Duration
+	// ClientWriteTimeout: a client that takes longer than this to accept a
+	// write (it stopped reading) is cut off, and the engine's request
+	// cancelled (0: never).
+	ClientWriteTimeout time.Duration
 	// MaxConcurrentRequests caps the completion requests in progress; past
 	// it a request gets 429 with Retry-After before its body is read (0: no
 	// cap).
@@ -95,6 +103,8 @@ func DefaultConfig() Config {
 		ShutdownTimeout:               5 * time.Second,
 		MaxRequestBodyBytes:           32 << 20,
 		BodyReadTimeout:               30 * time.Second,
+		StreamStallTimeout:            2 * time.Minute,
+		ClientWriteTimeout:            time.Minute,
 		MaxConcurrentRequests:         64,
 		MaxModelLabelValues:           8,
 		MaxToolLabelValues:            32,

@@ -40,6 +40,7 @@ type Metrics struct {
 	refusals        *prometheus.CounterVec
 	panics          *prometheus.CounterVec
 	cuts            *prometheus.CounterVec
+	stalls          *prometheus.CounterVec
 	errors          *prometheus.CounterVec
 	contextMax      *prometheus.GaugeVec
 	contextUsed     *prometheus.GaugeVec
@@ -98,6 +99,12 @@ func newMetrics(cfg Config) *Metrics {
 	m.Registry.MustRegister(m.cuts)
 	for _, b := range []string{cutSSEEvent, cutToolArguments, cutText} {
 		m.cuts.WithLabelValues(b)
+	}
+	m.stalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mlx_stream_stalls_total",
+		Help: "Completions cut because a side stalled: engine (sent nothing for stream_stall; the client's stream was ended with an error event and [DONE]), client (did not read for client_write)."}, []string{"side"})
+	m.Registry.MustRegister(m.stalls)
+	for _, side := range []string{stallEngine, stallClient} {
+		m.stalls.WithLabelValues(side)
 	}
 	m.errors = counter("mlx_error_total", "Completion requests that failed, by status class (a stream cut short counts as 5xx).", "model", "status", "kind")
 	m.contextMax = gauge("mlx_context_length_max_tokens", "The model's maximum context (max_position_embeddings in config.json).", "model")
@@ -272,6 +279,9 @@ func (m *Metrics) End(rec *Record) {
 	kind := rec.Kind
 	m.inFlight.WithLabelValues(rec.inFlightLabel).Dec()
 	m.countCuts(rec)
+	if rec.Stalled != "" {
+		m.stalls.WithLabelValues(rec.Stalled).Inc()
+	}
 	m.requests.WithLabelValues(model, strconv.FormatBool(rec.Streaming), kind).Inc()
 	if class, isErr := rec.Err(); isErr {
 		m.errors.WithLabelValues(model, class, kind).Inc()

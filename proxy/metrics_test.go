@@ -188,7 +188,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	sc := r.scrape()
 	families := []string{
 		"mlx_requests_total", "mlx_tokens_prompt_total", "mlx_tokens_completion_total", "mlx_ttft_seconds",
-		"mlx_generation_seconds", "mlx_token_rate_tokens_per_second", "mlx_queue_wait_seconds", "mlx_admission_wait_seconds", "mlx_http_refusals_total", "mlx_proxy_panics_total", "mlx_proxy_buffer_cuts_total", "mlx_tool_calls_total",
+		"mlx_generation_seconds", "mlx_token_rate_tokens_per_second", "mlx_queue_wait_seconds", "mlx_admission_wait_seconds", "mlx_http_refusals_total", "mlx_proxy_panics_total", "mlx_proxy_buffer_cuts_total", "mlx_stream_stalls_total", "mlx_tool_calls_total",
 		"mlx_finish_reason_total", "mlx_temperature", "mlx_up", "mlx_in_flight", "mlx_error_total",
 		"mlx_context_length_max_tokens", "mlx_context_used_tokens", "mlx_context_utilization", "mlx_kv_bytes_per_token",
 		"mlx_prompt_cached_tokens_total", "mlx_prompt_cache_ratio", "mlx_model_info", "mlx_model_arch",

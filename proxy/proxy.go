@@ -208,7 +208,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer p.end(rec) // also when the relay aborts the response
 	}
 
-	out := r.WithContext(context.WithValue(r.Context(), recordKey{}, rec))
+	ctx := r.Context()
+	if rec != nil {
+		// The engine's request ends with the client's, or before it when
+		// the engine stalls (stall.go).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		rec.cancelUpstream = cancel
+		if d := p.cfg.ClientWriteTimeout; d > 0 {
+			w = newDeadlineWriter(w, d, rec)
+		}
+	}
+	out := r.WithContext(context.WithValue(ctx, recordKey{}, rec))
 	// The whole body goes upstream with a Content-Length, as mlx_lm
 	// answers 411 without one (a chunked client request included).
 	out.ContentLength = int64(len(body))
@@ -314,7 +326,9 @@ func (p *Proxy) onResponse(res *http.Response) error {
 			res.Header.Del("Content-Length")
 			res.ContentLength = -1
 		}
-		res.Body = newStreamTap(ctx, res.Body, rec, rec.UsageInjected)
+		tap := newStreamTap(ctx, res.Body, rec, rec.UsageInjected)
+		tap.watchStalls(p.cfg.StreamStallTimeout, rec.cancelUpstream)
+		res.Body = tap
 		return nil
 	}
 	res.Body = newBodyTap(ctx, res.Body, rec)

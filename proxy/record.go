@@ -113,6 +113,12 @@ type Record struct {
 
 	// inFlightLabel is the model label mlx_in_flight was raised under.
 	inFlightLabel string
+	// cancelUpstream cancels the engine's request (a stalled stream).
+	cancelUpstream context.CancelFunc
+	// Stalled is "engine" when the engine's stream stopped for
+	// StreamStallTimeout, "client" when the client stopped reading for
+	// ClientWriteTimeout; "" otherwise.
+	Stalled string
 	// EventCut: a stream event grew past maxStreamEvent before it ended;
 	// its bytes went to the client unread.
 	EventCut bool

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/sse"
@@ -35,6 +36,12 @@ type streamTap struct {
 	outPos  int
 	err     error // the upstream's final error (io.EOF at the clean end)
 	decoded completionJSON
+
+	// The engine stall watch (stall.go): fired when the engine sent
+	// nothing for stallAfter.
+	stallAfter time.Duration
+	watch      *time.Timer
+	stalled    atomic.Bool
 }
 
 // streamReadSize is small: a chunk from mlx_lm is a few hundred bytes, and
@@ -51,6 +58,19 @@ func newStreamTap(ctx context.Context, body io.ReadCloser, rec *Record, strip bo
 	return &streamTap{body: body, rec: rec, ctx: ctx, strip: strip, chunk: make([]byte, streamReadSize)}
 }
 
+// watchStalls ends the stream when the engine sends nothing for d: the
+// engine's request is cancelled, which ends the pending read.
+func (t *streamTap) watchStalls(d time.Duration, cancel context.CancelFunc) {
+	if d <= 0 || cancel == nil {
+		return
+	}
+	t.stallAfter = d
+	t.watch = time.AfterFunc(d, func() {
+		t.stalled.Store(true)
+		cancel()
+	})
+}
+
 func (t *streamTap) Read(p []byte) (int, error) {
 	for t.outPos == len(t.out) {
 		if t.err != nil {
@@ -59,6 +79,9 @@ func (t *streamTap) Read(p []byte) (int, error) {
 		t.out, t.outPos = t.out[:0], 0
 		n, err := t.body.Read(t.chunk)
 		if n > 0 {
+			if t.watch != nil {
+				t.watch.Reset(t.stallAfter)
+			}
 			t.take(t.chunk[:n], time.Now())
 		}
 		if err != nil {
@@ -175,6 +198,17 @@ func (t *streamTap) finish(err error) {
 	t.out = append(t.out, t.pending...)
 	t.pending = nil
 	t.err = err
+	if t.watch != nil {
+		t.watch.Stop()
+	}
+	if t.stalled.Load() && !t.rec.SawDone && t.rec.Outcome == OutcomePending {
+		// The engine went quiet: end the client's stream cleanly.
+		t.out = append(t.out, stalledEvent+"data: [DONE]\n\n"...)
+		t.err = io.EOF
+		t.rec.Stalled = stallEngine
+		t.rec.Outcome = OutcomeIncomplete
+		return
+	}
 	switch {
 	case err == io.EOF && t.rec.SawDone:
 		t.rec.Outcome = OutcomeComplete

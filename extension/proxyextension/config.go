@@ -113,6 +113,13 @@ type TimeoutsConfig struct {
 	// BodyRead: how long a client may take to send its request body; a
 	// slower one gets 408 (0: no limit).
 	BodyRead time.Duration `mapstructure:"body_read"`
+	// StreamStall: an engine stream with no bytes for this long is ended
+	// (the client gets an error event and [DONE]) and its request
+	// cancelled (0: never).
+	StreamStall time.Duration `mapstructure:"stream_stall"`
+	// ClientWrite: a client that does not take a write for this long (it
+	// stopped reading) is cut off (0: never).
+	ClientWrite time.Duration `mapstructure:"client_write"`
 }
 
 // Validate checks the configuration; the collector calls it at startup and
@@ -134,6 +141,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConcurrentRequests < 0 {
 		errs = append(errs, fmt.Errorf("max_concurrent_requests: must not be negative, got %d", c.MaxConcurrentRequests))
+	}
+	if c.Timeouts.StreamStall < 0 || c.Timeouts.ClientWrite < 0 {
+		errs = append(errs, fmt.Errorf("timeouts.stream_stall and timeouts.client_write: must not be negative"))
 	}
 	if c.Timeouts.BodyRead < 0 {
 		errs = append(errs, fmt.Errorf("timeouts.body_read: must not be negative, got %s", c.Timeouts.BodyRead))
@@ -216,6 +226,8 @@ func (c *Config) proxyConfig() proxy.Config {
 		ShutdownTimeout:               c.Timeouts.Shutdown,
 		MaxRequestBodyBytes:           c.MaxRequestBodyBytes,
 		BodyReadTimeout:               c.Timeouts.BodyRead,
+		StreamStallTimeout:            c.Timeouts.StreamStall,
+		ClientWriteTimeout:            c.Timeouts.ClientWrite,
 		MaxConcurrentRequests:         c.MaxConcurrentRequests,
 		Model:                         c.Model,
 		ServedModels:                  c.ServedModels,

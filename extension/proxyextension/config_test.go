@@ -35,9 +35,10 @@ func TestFullConfig(t *testing.T) {
 	cfg, err := configtest.Load[*Config](t, NewFactory(), "full")
 	require.NoError(t, err)
 	assert.Equal(t, &Config{
-		Endpoint:              "127.0.0.1:18080",
-		Upstream:              "http://127.0.0.1:18081",
-		Timeouts:              TimeoutsConfig{ReadHeader: 5 * time.Second, UpstreamResponseHeader: 0, Idle: 30 * time.Second, Shutdown: 2 * time.Second, BodyRead: 10 * time.Second},
+		Endpoint: "127.0.0.1:18080",
+		Upstream: "http://127.0.0.1:18081",
+		Timeouts: TimeoutsConfig{ReadHeader: 5 * time.Second, UpstreamResponseHeader: 0, Idle: 30 * time.Second, Shutdown: 2 * time.Second, BodyRead: 10 * time.Second,
+			StreamStall: 45 * time.Second, ClientWrite: 20 * time.Second},
 		MaxRequestBodyBytes:   1 << 20,
 		MaxConcurrentRequests: 16,
 		Model:                 "mlx-community/Qwen3-4B-4bit",
@@ -62,6 +63,8 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, 2*time.Second, pc.ShutdownTimeout)
 	assert.Equal(t, "/models/qwen3/config.json", pc.ModelConfig)
 	assert.Equal(t, 10*time.Second, pc.BodyReadTimeout)
+	assert.Equal(t, 45*time.Second, pc.StreamStallTimeout)
+	assert.Equal(t, 20*time.Second, pc.ClientWriteTimeout)
 	assert.Equal(t, 16, pc.MaxConcurrentRequests)
 	assert.Equal(t, cfg.ServedModels, pc.ServedModels)
 	assert.True(t, pc.AllowDraftModel)

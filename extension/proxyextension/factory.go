@@ -30,6 +30,8 @@ func createDefaultConfig() component.Config {
 			Idle:                   d.IdleTimeout,
 			Shutdown:               d.ShutdownTimeout,
 			BodyRead:               d.BodyReadTimeout,
+			StreamStall:            d.StreamStallTimeout,
+			ClientWrite:            d.ClientWriteTimeout,
 		},
 		MaxRequestBodyBytes:   d.MaxRequestBodyBytes,
 		MaxConcurrentRequests: d.MaxConcurrentRequests,
