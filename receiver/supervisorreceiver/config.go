@@ -29,8 +29,15 @@ type Config struct {
 	// Command is the engine's argv. Empty means attach mode: the engine is
 	// started elsewhere and only watched through Endpoint.
 	Command []string `mapstructure:"command"`
-	// Env is added to the collector's environment for the engine.
+	// Env is set in the engine's environment. The engine gets only these,
+	// the variables named in EnvPassthrough, and the few of the
+	// collector's environment a Python program, MLX and the Hugging Face
+	// hub read (PATH, HOME, LANG, HF_*, MLX_*, ...: enginelog.go), so the
+	// collector's exporter credentials stay out of it.
 	Env map[string]string `mapstructure:"env"`
+	// EnvPassthrough names more variables of the collector's environment
+	// the engine gets (a name ending in "_" is a prefix).
+	EnvPassthrough []string `mapstructure:"env_passthrough"`
 	// WorkingDir is the engine's working directory ("" keeps the collector's).
 	WorkingDir string `mapstructure:"working_dir"`
 	// Endpoint is the engine's base URL, for probes.
@@ -103,8 +110,8 @@ func (c *Config) Validate() error {
 	if c.Log.MaxSizeMiB <= 0 {
 		errs = append(errs, fmt.Errorf("log.max_size_mib: must be positive, got %d", c.Log.MaxSizeMiB))
 	}
-	if c.Log.MaxBackups < 0 {
-		errs = append(errs, fmt.Errorf("log.max_backups: must not be negative, got %d", c.Log.MaxBackups))
+	if c.Log.MaxBackups < 1 {
+		errs = append(errs, fmt.Errorf("log.max_backups: must be at least 1 (0 would keep every rotated file), got %d", c.Log.MaxBackups))
 	}
 	switch c.HealthCheck.Probe {
 	case ProbeCompletion, ProbeModels, ProbeHealth:

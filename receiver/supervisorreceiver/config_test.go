@@ -42,6 +42,8 @@ func TestInvalidConfigs(t *testing.T) {
 		"negative":    "health_check.interval: must be positive, got -1s",
 		"bad_probe":   `health_check.probe: "ping" is not one of completion, models, health`,
 		"unknown_key": "has invalid keys: comand",
+		// lumberjack keeps every backup when told 0: a disk filler.
+		"unlimited_backups": "log.max_backups: must be at least 1 (0 would keep every rotated file), got 0",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := configtest.Load[*Config](t, NewFactory(), name)

@@ -13,7 +13,7 @@ type engineProcess struct {
 	status exitStatus
 }
 
-func startEngine([]string, map[string]string, string, io.Writer) (*engineProcess, error) {
+func startEngine([]string, []string, string, io.Writer) (*engineProcess, error) {
 	return nil, errors.New("spawn mode needs a Unix system; use attach mode (no command)")
 }
 

@@ -22,13 +22,10 @@ type engineProcess struct {
 }
 
 // startEngine runs argv with its stdout and stderr written to out.
-func startEngine(argv []string, env map[string]string, dir string, out io.Writer) (*engineProcess, error) {
+func startEngine(argv []string, env []string, dir string, out io.Writer) (*engineProcess, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = env
 	cmd.Stdin = nil
 	cmd.Stdout = out
 	cmd.Stderr = out

@@ -35,7 +35,8 @@ func (r *runner) run(ctx context.Context) {
 		}
 		r.tail.Reset()
 		started := time.Now()
-		proc, err := startEngine(r.cfg.Command, r.cfg.Env, r.cfg.WorkingDir, io.MultiWriter(r.out, r.tail))
+		sink := &logSink{out: r.out, st: r.st, logger: r.logger}
+		proc, err := startEngine(r.cfg.Command, engineEnv(environ(), r.cfg.EnvPassthrough, r.cfg.Env), r.cfg.WorkingDir, io.MultiWriter(sink, r.tail))
 		var reason string
 		var st exitStatus
 		if err != nil {

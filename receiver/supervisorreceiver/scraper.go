@@ -36,6 +36,7 @@ func buildMetrics(snap snapshot, model string, start, now time.Time) pmetric.Met
 		b.Counter("mlx_server_health_checks_total", "Health probe outcomes.", float64(snap.checks[r]), "result", r)
 	}
 	b.Gauge("mlx_server_backoff_seconds", "Delay before the next restart while in backoff, else 0.", snap.backoff.Seconds())
+	b.Counter("mlx_server_log_write_errors_total", "Writes of the engine's output to its log file that failed (a full disk); the engine runs on, those lines are lost.", float64(snap.logErrors))
 	return b.Emit()
 }
 

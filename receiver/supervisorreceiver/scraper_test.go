@@ -65,5 +65,6 @@ func TestMetricsOfACrashedEngine(t *testing.T) {
 	assert.Equal(t, 0.0, points["mlx_server_health_checks_total{result=ok}"])
 	assert.Equal(t, 0.0, points["mlx_model_loaded{model=qwen}"])
 	assert.Equal(t, 2.0, points["mlx_server_restarts_total"])
-	assert.Len(t, points, 11+2*len(crashReasons)-2+1)
+	assert.Equal(t, 0.0, points["mlx_server_log_write_errors_total"])
+	assert.Len(t, points, 12+2*len(crashReasons)-2+1)
 }

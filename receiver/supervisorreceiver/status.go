@@ -32,6 +32,8 @@ type status struct {
 	readyOnce  bool // ready at least once since the process started
 	failingFor time.Time
 	checks     map[string]int64
+	// logWriteErrors counts writes to the engine's log that failed.
+	logWriteErrors int64
 
 	// started is signalled when a new engine process starts, so the prober
 	// does not sleep through a restart on the long interval.
@@ -53,6 +55,7 @@ type snapshot struct {
 	lastReason string
 	lastExit   int
 	checks     map[string]int64
+	logErrors  int64
 }
 
 func (s *status) snapshot(spawn bool, now time.Time) snapshot {
@@ -66,6 +69,7 @@ func (s *status) snapshot(spawn bool, now time.Time) snapshot {
 		lastExit:   s.lastExit,
 		crashes:    copyCounts(s.crashes),
 		checks:     copyCounts(s.checks),
+		logErrors:  s.logWriteErrors,
 	}
 	since := s.httpSince
 	snap.up = s.httpUp

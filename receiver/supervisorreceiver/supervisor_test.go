@@ -198,7 +198,7 @@ func TestReceiverLifecycleEmitsMetrics(t *testing.T) {
 	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, rcv.Shutdown(context.Background()))
 	md := sink.AllMetrics()[0]
-	assert.Equal(t, 11, md.MetricCount())
+	assert.Equal(t, 12, md.MetricCount())
 }
 
 func TestProbesSlowDownOnceReady(t *testing.T) {
