@@ -42,6 +42,9 @@ type Proxy struct {
 	// active counts completion requests between begin and the end of
 	// their recorders (tests wait for it to drop to 0).
 	active atomic.Int64
+	// engineActivity is when the engine last sent stream bytes through the
+	// proxy (Unix nanoseconds).
+	engineActivity atomic.Int64
 	// admitted counts completion requests from arrival (before their body
 	// is read) to the end, against MaxConcurrentRequests.
 	admitted atomic.Int64
@@ -328,6 +331,7 @@ func (p *Proxy) onResponse(res *http.Response) error {
 		}
 		tap := newStreamTap(ctx, res.Body, rec, rec.UsageInjected)
 		tap.watchStalls(p.cfg.StreamStallTimeout, rec.cancelUpstream)
+		tap.activity = &p.engineActivity
 		res.Body = tap
 		return nil
 	}
@@ -385,6 +389,16 @@ func (p *Proxy) onUpstreamError(w http.ResponseWriter, r *http.Request, err erro
 	if rec != nil {
 		rec.Status, rec.Outcome = status, outcome
 	}
+}
+
+// LastEngineActivity is when the engine last sent stream bytes (tokens,
+// keepalive comments) through the proxy; zero if never. The supervisor
+// takes it as proof that a busy engine is alive while its probe waits.
+func (p *Proxy) LastEngineActivity() time.Time {
+	if n := p.engineActivity.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // InFlight is how many completion requests are in progress, all models

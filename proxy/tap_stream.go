@@ -42,6 +42,10 @@ type streamTap struct {
 	stallAfter time.Duration
 	watch      *time.Timer
 	stalled    atomic.Bool
+
+	// activity, when set, gets the time of every read that brought bytes:
+	// the engine is alive (the supervisor reads it, Proxy.LastEngineActivity).
+	activity *atomic.Int64
 }
 
 // streamReadSize is small: a chunk from mlx_lm is a few hundred bytes, and
@@ -81,6 +85,9 @@ func (t *streamTap) Read(p []byte) (int, error) {
 		if n > 0 {
 			if t.watch != nil {
 				t.watch.Reset(t.stallAfter)
+			}
+			if t.activity != nil {
+				t.activity.Store(time.Now().UnixNano())
 			}
 			t.take(t.chunk[:n], time.Now())
 		}

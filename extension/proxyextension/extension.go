@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
@@ -100,6 +101,15 @@ func (e *proxyExtension) InFlight() int64 {
 		return p.InFlight()
 	}
 	return 0
+}
+
+// LastEngineActivity is when the engine last sent stream bytes through
+// the proxy (zero when it never did, or the proxy is not running).
+func (e *proxyExtension) LastEngineActivity() time.Time {
+	if p, err := e.running(); err == nil {
+		return p.LastEngineActivity()
+	}
+	return time.Time{}
 }
 
 // BaseURL is the proxy's OpenAI API base as this host reaches it

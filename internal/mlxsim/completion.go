@@ -362,9 +362,19 @@ func (g *generation) run() {
 	})
 
 	a := &accum{finish: "stop"}
+	if seed != nil {
+		e.gen.Lock()
+	} else {
+		e.gen.RLock()
+	}
 	err := g.prefill()
 	if err == nil {
 		err = g.decode(plan, stopSeqs, a, seed != nil)
+	}
+	if seed != nil {
+		e.gen.Unlock()
+	} else {
+		e.gen.RUnlock()
 	}
 	if err != nil {
 		// Stopped early (ctx.stop()): the batch generator drops the

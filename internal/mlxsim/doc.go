@@ -53,7 +53,10 @@
 //     a JSON object of the scores the prompt names, JudgeScore's values;
 //     with JudgeNoise, prose (judge.go).
 //   - Timing: prefill at PrefillTPS in --prefill-step-size chunks, then one
-//     token per 1/DecodeTPS; requests run concurrently.
+//     token per 1/DecodeTPS; requests run concurrently, but for one with a
+//     seed, which mlx_lm cannot batch: it runs alone on the generation
+//     thread (_serve_single), and the others, the completion probe
+//     included, wait for it.
 //
 // # Known differences
 //

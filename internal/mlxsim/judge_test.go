@@ -78,3 +78,33 @@ func TestOrdinaryPromptIsNotJudged(t *testing.T) {
 		t.Errorf("an ordinary question got %q", got)
 	}
 }
+
+// A request with a seed has the generation thread alone: a request that
+// comes while it runs waits for it (what makes the supervisor's completion
+// probe wait on a busy engine). 80 tokens at 200/s hold the thread 0.4 s;
+// the request that comes 50 ms in waits most of that.
+func TestSeededRequestsRunAlone(t *testing.T) {
+	ts := newTestServer(t, Options{DecodeTPS: 200})
+	long := `{"messages": [{"role": "user", "content": "tell a long story"}], "max_tokens": 80, "seed": 7}`
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ts.chat(t, long)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	began := time.Now()
+	ts.chat(t, `{"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}`)
+	waited := time.Since(began)
+	<-done
+	if waited < 150*time.Millisecond {
+		t.Errorf("a request behind a seeded one was answered in %v: it did not wait for the generation thread", waited)
+	}
+	// Without a seed they share it.
+	go func() { ts.chat(t, strings.Replace(long, `, "seed": 7`, "", 1)) }()
+	time.Sleep(50 * time.Millisecond)
+	began = time.Now()
+	ts.chat(t, `{"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}`)
+	if d := time.Since(began); d > 150*time.Millisecond {
+		t.Errorf("a request beside a batched one took %v", d)
+	}
+}

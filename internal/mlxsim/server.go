@@ -22,6 +22,10 @@ type Engine struct {
 	// generation thread, so completion requests queue behind a load.
 	mmu       sync.Mutex
 	loadedKey string
+	// gen is the generation thread: batched requests share it (RLock);
+	// an unbatchable one (a seed) has it alone, as mlx_lm's _serve_single
+	// does, and every other request, the completion probe included, waits.
+	gen sync.RWMutex
 	loaded    chan struct{} // closed when the initial load is over
 
 	cmu    sync.Mutex

@@ -3,6 +3,7 @@ package supervisorreceiver
 import (
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/collector/component"
 	"net/url"
 	"time"
 
@@ -73,10 +74,16 @@ type HealthCheckConfig struct {
 	// yet, so readiness is seen soon after the model loads.
 	StartupInterval time.Duration `mapstructure:"startup_interval"`
 	Timeout         time.Duration `mapstructure:"timeout"`
-	// HangAfter: an engine that was ready, is still running, and has failed
-	// every probe for this long is killed and restarted (reason "hung").
-	// 0 disables.
+	// HangAfter: an engine that was ready, is still running, has failed
+	// every probe for this long, and has shown no progress for this long
+	// either, is killed and restarted (reason "hung"). Progress is a line
+	// of its output, or stream bytes through the ProgressFrom proxy: a
+	// busy engine (a long unbatchable request holds mlx_lm's one
+	// generation thread, and the probe waits) is not hung. 0 disables.
 	HangAfter time.Duration `mapstructure:"hang_after"`
+	// ProgressFrom is the mlx_proxy extension whose relayed stream bytes
+	// prove the engine alive; used when it is running.
+	ProgressFrom component.ID `mapstructure:"progress_from"`
 }
 
 // RestartConfig is the backoff between restarts after a crash.

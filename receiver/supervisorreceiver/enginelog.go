@@ -27,6 +27,9 @@ type logSink struct {
 }
 
 func (s *logSink) Write(p []byte) (int, error) {
+	s.st.mu.Lock()
+	s.st.lastOutput = time.Now() // the engine is alive: it printed
+	s.st.mu.Unlock()
 	if _, err := s.out.Write(p); err != nil {
 		s.st.mu.Lock()
 		s.st.logWriteErrors++

@@ -27,6 +27,11 @@ type prober struct {
 	// onHung is called when a ready engine has failed every probe for
 	// hang_after; nil in attach mode, where there is nothing to restart.
 	onHung func()
+	// proxyActivity, when set, is when the proxy last relayed engine
+	// stream bytes.
+	proxyActivity func() time.Time
+	// busyWarned: the current failing streak has been logged as busy.
+	busyWarned bool
 }
 
 func (p *prober) run(ctx context.Context) {
@@ -87,13 +92,39 @@ func (p *prober) check(ctx context.Context) {
 		return
 	}
 	if p.st.failingFor.IsZero() {
-		p.st.failingFor = now
-	} else if now.Sub(p.st.failingFor) >= p.cfg.HealthCheck.HangAfter {
-		p.logger.Error("Engine stopped answering; restarting it", zap.Duration("failing_for", now.Sub(p.st.failingFor)))
-		p.st.failingFor = time.Time{}
-		p.st.readyOnce = false
-		go p.onHung()
+		p.st.failingFor, p.busyWarned = now, false
+		return
 	}
+	if now.Sub(p.st.failingFor) < p.cfg.HealthCheck.HangAfter {
+		return
+	}
+	if progress := p.lastProgress(); now.Sub(progress) < p.cfg.HealthCheck.HangAfter {
+		// Busy, not hung: the probe waits on a generation thread that is
+		// doing work.
+		if !p.busyWarned {
+			p.busyWarned = true
+			p.logger.Warn("Engine health checks fail but it makes progress; not restarting it",
+				zap.Duration("failing_for", now.Sub(p.st.failingFor)), zap.Duration("progress_ago", now.Sub(progress)))
+		}
+		return
+	}
+	p.logger.Error("Engine stopped answering and shows no progress; restarting it", zap.Duration("failing_for", now.Sub(p.st.failingFor)))
+	p.st.failingFor = time.Time{}
+	p.st.readyOnce = false
+	go p.onHung()
+}
+
+// lastProgress is the latest sign of life besides the probe: a line of
+// the engine's output, or stream bytes through the proxy. Called with
+// p.st.mu held.
+func (p *prober) lastProgress() time.Time {
+	t := p.st.lastOutput
+	if p.proxyActivity != nil {
+		if a := p.proxyActivity(); a.After(t) {
+			t = a
+		}
+	}
+	return t
 }
 
 func (p *prober) probe(ctx context.Context) error {

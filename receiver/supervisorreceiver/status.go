@@ -34,6 +34,8 @@ type status struct {
 	checks     map[string]int64
 	// logWriteErrors counts writes to the engine's log that failed.
 	logWriteErrors int64
+	// lastOutput is when the engine last wrote a line (progress proof).
+	lastOutput time.Time
 
 	// started is signalled when a new engine process starts, so the prober
 	// does not sleep through a restart on the long interval.

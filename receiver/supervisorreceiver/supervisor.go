@@ -29,7 +29,10 @@ func newSupervisor(cfg *Config, logger *zap.Logger) *supervisor {
 	return &supervisor{cfg: cfg, logger: logger, st: newStatus(), model: cfg.modelName()}
 }
 
-func (s *supervisor) start(_ context.Context, _ component.Host) error {
+// activitySource is what the mlx_proxy extension offers the supervisor.
+type activitySource interface{ LastEngineActivity() time.Time }
+
+func (s *supervisor) start(_ context.Context, host component.Host) error {
 	// The engine outlives the Start call: its context is the component's own.
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -40,6 +43,11 @@ func (s *supervisor) start(_ context.Context, _ component.Host) error {
 		st:     s.st,
 		client: &http.Client{},
 		model:  s.model,
+	}
+	if host != nil {
+		if src, ok := host.GetExtensions()[s.cfg.HealthCheck.ProgressFrom].(activitySource); ok {
+			p.proxyActivity = src.LastEngineActivity
+		}
 	}
 	if s.cfg.SpawnMode() {
 		s.logFile = &lumberjack.Logger{

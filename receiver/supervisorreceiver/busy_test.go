@@ -1,0 +1,76 @@
+package supervisorreceiver
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension"
+	"go.uber.org/zap/zaptest"
+)
+
+// proxyHost offers an mlx_proxy extension that reports engine activity.
+type proxyHost struct{ last *atomic.Int64 }
+
+type activityExt struct {
+	extension.Extension
+	last *atomic.Int64
+}
+
+func (e activityExt) LastEngineActivity() time.Time { return time.Unix(0, e.last.Load()) }
+
+func (h proxyHost) GetExtensions() map[component.ID]component.Component {
+	return map[component.ID]component.Component{component.MustNewID("mlx_proxy"): activityExt{last: h.last}}
+}
+
+// An engine whose probes fail while it prints progress lines is busy, not
+// hung: it is not killed. (A long unbatchable request holds mlx_lm's one
+// generation thread, and the completion probe waits behind it.)
+func TestBusyEngineWithOutputIsNotRestarted(t *testing.T) {
+	var loaded, hung atomic.Bool
+	loaded.Store(true)
+	srv := engineAPI(t, &loaded, &hung)
+	cfg := fastConfig(t, srv.URL, "sh", "-c", "while true; do echo 'Prompt processing progress: 1/2'; sleep 0.05; done")
+	cfg.HealthCheck.HangAfter = 300 * time.Millisecond
+	s := startSupervisor(t, cfg)
+	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
+	hung.Store(true)
+	require.Eventually(t, func() bool { return s.snap().checks["fail"] >= 10 }, 10*time.Second, 10*time.Millisecond)
+	assert.Zero(t, s.snap().crashes[ReasonHung], "killed a busy engine")
+	assert.Zero(t, s.snap().restarts)
+}
+
+// The same with a silent engine whose tokens flow through the proxy.
+func TestBusyEngineStreamingThroughTheProxyIsNotRestarted(t *testing.T) {
+	var loaded, hung atomic.Bool
+	loaded.Store(true)
+	srv := engineAPI(t, &loaded, &hung)
+	cfg := fastConfig(t, srv.URL, "sleep", "300")
+	cfg.HealthCheck.HangAfter = 300 * time.Millisecond
+	var last atomic.Int64
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				last.Store(time.Now().UnixNano())
+			}
+		}
+	}()
+	s := newSupervisor(cfg, zaptest.NewLogger(t))
+	require.NoError(t, s.start(context.Background(), proxyHost{last: &last}))
+	t.Cleanup(func() { _ = s.shutdown(context.Background()) })
+	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
+	hung.Store(true)
+	require.Eventually(t, func() bool { return s.snap().checks["fail"] >= 10 }, 10*time.Second, 10*time.Millisecond)
+	assert.Zero(t, s.snap().crashes[ReasonHung], "killed an engine whose stream was flowing")
+	// The stream stops: now it is hung.
+	close(stop)
+	require.Eventually(t, func() bool { return s.snap().crashes[ReasonHung] == 1 }, 10*time.Second, 10*time.Millisecond)
+}
