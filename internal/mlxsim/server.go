@@ -25,8 +25,8 @@ type Engine struct {
 	// gen is the generation thread: batched requests share it (RLock);
 	// an unbatchable one (a seed) has it alone, as mlx_lm's _serve_single
 	// does, and every other request, the completion probe included, waits.
-	gen sync.RWMutex
-	loaded    chan struct{} // closed when the initial load is over
+	gen    sync.RWMutex
+	loaded chan struct{} // closed when the initial load is over
 
 	cmu    sync.Mutex
 	cache  *promptCache
