@@ -6,10 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,11 +32,9 @@ func rawRequest(t *testing.T, url string, contentLength int, first string) net.C
 // A client that stops sending its body gets 408 once the body deadline
 // passes, its connection is closed, and the engine never sees it.
 func TestSlowBodyGets408(t *testing.T) {
-	up, reached := countingEngine(t)
-	cfg := DefaultConfig()
-	cfg.Upstream, cfg.Model, cfg.BodyReadTimeout = up.URL, testModel, 300*time.Millisecond
-	p, url := startProxy(t, cfg)
-	c := rawRequest(t, url, 1000, `{"messages": [`)
+	var reached atomic.Int64
+	r := rigWithUpstream(t, countingEngine(&reached), served(func(c *Config) { c.BodyReadTimeout = 300 * time.Millisecond }))
+	c := rawRequest(t, r.url, 1000, `{"messages": [`)
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	require.NoError(t, err, "an answer, not a hung connection")
@@ -45,23 +43,20 @@ func TestSlowBodyGets408(t *testing.T) {
 	assert.Contains(t, string(b), "request_timeout")
 	assert.True(t, resp.Close, "the connection is closed")
 	assert.Zero(t, reached.Load())
-	settle(p)
-	assert.Equal(t, 1.0, value(t, scrapeProxy(t, url), "mlx_http_refusals_total", "route", "chat_completions", "status", "408"))
+	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_http_refusals_total", "route", "chat_completions", "status", "408"))
 }
 
 // Clients that declare large bodies and send little pin memory for what
 // they sent, not for what they declared: 32 slow clients declaring 32 MiB
 // each (1 GiB) hold a few MiB.
 func TestDeclaredBodySizeIsNotAllocated(t *testing.T) {
-	up, _ := countingEngine(t)
-	cfg := DefaultConfig()
-	cfg.Upstream, cfg.Model = up.URL, testModel
-	_, url := startProxy(t, cfg)
+	var reached atomic.Int64
+	r := rigWithUpstream(t, countingEngine(&reached), served())
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range 32 {
-		rawRequest(t, url, 32<<20, `{"messages": [`)
+		rawRequest(t, r.url, 32<<20, `{"messages": [`)
 	}
 	time.Sleep(300 * time.Millisecond) // the handlers are reading
 	runtime.GC()
@@ -76,45 +71,30 @@ func TestDeclaredBodySizeIsNotAllocated(t *testing.T) {
 func TestConcurrencyCapAnswers429(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	r := rigWithUpstream(t, func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/health" {
 			return
 		}
 		<-release
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"choices": []}`)
-	}))
-	t.Cleanup(func() { once.Do(func() { close(release) }); up.Close() })
-	cfg := DefaultConfig()
-	cfg.Upstream, cfg.Model, cfg.MaxConcurrentRequests, cfg.TopLogprobs = up.URL, testModel, 2, 0
-	p, url := startProxy(t, cfg)
+	}, served(func(c *Config) { c.MaxConcurrentRequests = 2 }))
 	done := make(chan int, 2)
 	for range 2 {
-		go func() {
-			status, _ := postBody(t, url, `{"messages": []}`)
-			done <- status
-		}()
+		go func() { done <- r.post(chatPath, `{"messages": []}`).status }()
 	}
-	require.Eventually(t, func() bool { return p.admitted.Load() == 2 }, 5*time.Second, 5*time.Millisecond)
-	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages": []}`))
-	require.NoError(t, err)
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
-	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
-	assert.Contains(t, string(b), "rate_limit_exceeded")
+	require.Eventually(t, func() bool { return r.proxy.admitted.Load() == 2 }, 5*time.Second, 5*time.Millisecond)
+	resp := r.post(chatPath, `{"messages": []}`)
+	assert.Equal(t, http.StatusTooManyRequests, resp.status)
+	assert.Equal(t, "1", resp.header.Get("Retry-After"))
+	assert.Equal(t, "rate_limit_exceeded", errorOf(t, resp)["type"])
 	// Other routes are not capped.
-	resp, err = http.Get(url + "/metrics")
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, http.StatusOK, r.do(r.url, http.MethodGet, "/metrics", "").status)
 
 	once.Do(func() { close(release) })
 	assert.Equal(t, http.StatusOK, <-done)
 	assert.Equal(t, http.StatusOK, <-done)
-	status, _ := postBody(t, url, `{"messages": []}`)
-	assert.Equal(t, http.StatusOK, status, "served again once the others ended")
-	settle(p)
-	sc := scrapeProxy(t, url)
-	assert.Equal(t, 1.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "429"))
+	assert.Equal(t, http.StatusOK, r.post(chatPath, `{"messages": []}`).status, "served again once the others ended")
+	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_http_refusals_total", "route", "chat_completions", "status", "429"))
 }
