@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -136,4 +137,14 @@ func FuzzTapRelaysEveryByte(f *testing.F) {
 			t.Fatalf("relayed %q as %q", stream, got)
 		}
 	})
+}
+
+// A blank line right after an event is an (empty) event of its own: it
+// goes to the client at once, not with the next event.
+func TestLeadingLineEndIsNotHeldBack(t *testing.T) {
+	tap := newStreamTap(context.Background(), io.NopCloser(strings.NewReader("")), &Record{Route: RouteChat, Streaming: true}, false)
+	tap.take([]byte("data: a\n\n"), time.Now())
+	tap.take([]byte("\r\n"), time.Now())
+	assert.Equal(t, "data: a\n\n\r\n", string(tap.out))
+	assert.Empty(t, tap.pending)
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"sync/atomic"
@@ -104,7 +103,7 @@ func (t *streamTap) Read(p []byte) (int, error) {
 // while an oversized event passes.
 func (t *streamTap) take(b []byte, now time.Time) {
 	if t.passing {
-		end := eventEnd(t.last, b)
+		end := sse.EventEnd(t.last, b)
 		if end < 0 {
 			t.out = append(t.out, b...)
 			t.last = b[len(b)-1]
@@ -125,10 +124,9 @@ func (t *streamTap) take(b []byte, now time.Time) {
 
 // split moves the complete events from pending to out.
 func (t *streamTap) split(now time.Time) {
-	// An event ends at a blank line: two line ends in a row. Without one
-	// since the last scan there is nothing to parse yet.
-	from := max(t.scanned-1, 0)
-	if !hasBlankLine(t.pending[from:]) {
+	// Without a possible event end since the last scan there is nothing
+	// to parse yet.
+	if !sse.MayEndEvent(t.pending, t.scanned) {
 		t.scanned = len(t.pending)
 		return
 	}
@@ -145,35 +143,6 @@ func (t *streamTap) split(now time.Time) {
 	}
 	t.pending = append(t.pending[:0], rest...)
 	t.scanned = 0
-}
-
-// hasBlankLine: b holds two line ends in a row (\n\n, \r\r, \n\r: every
-// blank line of LF, CR or CRLF lines has one of these).
-func hasBlankLine(b []byte) bool {
-	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\r\r")) || bytes.Contains(b, []byte("\n\r"))
-}
-
-// eventEnd is the index just past the first blank line in b (the byte
-// before b being prev), or -1.
-func eventEnd(prev byte, b []byte) int {
-	for i, c := range b {
-		p := prev
-		if i > 0 {
-			p = b[i-1]
-		}
-		if c == '\n' && p == '\n' || c == '\r' && p == '\r' {
-			return i + 1
-		}
-		if c == '\n' && p == '\r' && i+1 < len(b) && (b[i+1] == '\n' || b[i+1] == '\r') {
-			// CRLF then a lone line end: the blank line ends after it.
-			end := i + 2
-			if b[i+1] == '\r' && end < len(b) && b[end] == '\n' {
-				end++
-			}
-			return end
-		}
-	}
-	return -1
 }
 
 // observe reads one event into the record and says whether the client

@@ -61,3 +61,30 @@ func FuzzNext(f *testing.F) {
 		}
 	})
 }
+
+// FuzzBoundaries holds the shortcuts to Next: MayEndEvent never says no
+// where Next finds an event, however much of it was scanned before, and
+// for LF-only streams EventEnd finds the end Next finds.
+func FuzzBoundaries(f *testing.F) {
+	f.Add([]byte(mlxStream))
+	f.Add([]byte("data: a\r\n\r\ndata: b\rdata: c\r\r: c\n\n"))
+	f.Add([]byte("data: x\n\ndata: y\n\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		_, n, ok := Next(in)
+		if ok {
+			// A relay skips parsing while MayEndEvent says no, and then
+			// counts those bytes as scanned: any such prefix may have been.
+			for scanned := 1; scanned < n && !MayEndEvent(in[:scanned], 0); scanned++ {
+				if !MayEndEvent(in[:n], scanned) {
+					t.Fatalf("Next ends an event at %d in %q, MayEndEvent (scanned %d) says none", n, in, scanned)
+				}
+			}
+		}
+		if !ok || len(in) == 0 || in[0] == '\n' || bytes.IndexByte(in, '\r') >= 0 {
+			return
+		}
+		if end := EventEnd('x', in); end != n {
+			t.Fatalf("EventEnd %d, Next %d, in %q", end, n, in)
+		}
+	})
+}
