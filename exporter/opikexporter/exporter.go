@@ -3,6 +3,7 @@ package opikexporter
 import (
 	"context"
 	"errors"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -68,7 +69,7 @@ func (e *opikExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 // continues a client's trace, whose parent Opik never sees. The id is the
 // one internal/opikid derives from the trace id and the span's start.
 func stampTraceIDs(td ptrace.Traces) {
-	eachSpan(td, func(s ptrace.Span) {
+	spanwalk.Each(td, func(s ptrace.Span) {
 		if !s.ParentSpanID().IsEmpty() {
 			if _, proxySpan := s.Attributes().Get("mlx.model"); !proxySpan {
 				return
@@ -76,19 +77,6 @@ func stampTraceIDs(td ptrace.Traces) {
 		}
 		s.Attributes().PutStr(opikTraceIDKey, opikid.TraceID(s.TraceID(), s.StartTimestamp().AsTime()))
 	})
-}
-
-func eachSpan(td ptrace.Traces, f func(ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				f(spans.At(k))
-			}
-		}
-	}
 }
 
 // offExporter stands in when no endpoint is set: it takes everything and

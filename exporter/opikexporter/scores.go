@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
 )
 
 // The span attributes the scores are read from (the proxy's; see
@@ -31,7 +32,7 @@ func scoreCarriers(td ptrace.Traces) ptrace.Traces {
 	out := ptrace.NewTraces()
 	var spans ptrace.SpanSlice
 	started := false
-	eachSpan(td, func(s ptrace.Span) {
+	spanwalk.Each(td, func(s ptrace.Span) {
 		at := s.Attributes()
 		if _, ok := at.Get(attrRisk); !ok {
 			return
@@ -121,7 +122,7 @@ func (w *scoreWriter) shutdown(context.Context) error {
 // of a batch that partly succeeded is harmless.
 func (w *scoreWriter) push(ctx context.Context, td ptrace.Traces) error {
 	var items []feedbackScore
-	eachSpan(td, func(s ptrace.Span) { items = append(items, scoresOf(s, w.cfg.Project)...) })
+	spanwalk.Each(td, func(s ptrace.Span) { items = append(items, scoresOf(s, w.cfg.Project)...) })
 	for len(items) > 0 {
 		n := min(len(items), w.cfg.FeedbackScores.BatchSize)
 		if err := retryable(w.api.PutScores(ctx, items[:n])); err != nil {

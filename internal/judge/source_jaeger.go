@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
 )
 
 // JaegerSource reads recent spans of the proxy's service from Jaeger's
@@ -103,18 +104,11 @@ func parseJaegerTraces(body []byte) ([]Candidate, error) {
 		return nil, fmt.Errorf("jaeger query: %w", err)
 	}
 	var out []Candidate
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if c, ok := candidateOfSpan(spans.At(k)); ok {
-					out = append(out, c)
-				}
-			}
+	spanwalk.Each(td, func(sp ptrace.Span) {
+		if c, ok := candidateOfSpan(sp); ok {
+			out = append(out, c)
 		}
-	}
+	})
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Start.After(out[b].Start) })
 	return out, nil
 }

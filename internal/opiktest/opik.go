@@ -61,6 +61,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
 )
 
 // DefaultProject is where spans without a projectName header go.
@@ -240,34 +241,26 @@ func (s *Server) otlpTraces(w http.ResponseWriter, r *http.Request) {
 func (s *Server) store(project string, td ptrace.Traces) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				s.spans[project] = append(s.spans[project], sp.Name())
-				attrs := sp.Attributes().AsRaw()
-				override, hasOverride := attrs["opik.trace_id"].(string)
-				_, hasParentOverride := attrs["opik.parent_span_id"]
-				for key := range attrs {
-					if strings.HasPrefix(key, "opik.") {
-						delete(attrs, key)
-					}
-				}
-				root := sp.ParentSpanID().IsEmpty() || (hasOverride && !hasParentOverride)
-				if !root {
-					continue
-				}
-				id := override
-				if !hasOverride {
-					id = mappedID(sp)
-				}
-				s.traces[id] = traceOf(id, project, sp, attrs)
+	spanwalk.Each(td, func(sp ptrace.Span) {
+		s.spans[project] = append(s.spans[project], sp.Name())
+		attrs := sp.Attributes().AsRaw()
+		override, hasOverride := attrs["opik.trace_id"].(string)
+		_, hasParentOverride := attrs["opik.parent_span_id"]
+		for key := range attrs {
+			if strings.HasPrefix(key, "opik.") {
+				delete(attrs, key)
 			}
 		}
-	}
+		root := sp.ParentSpanID().IsEmpty() || (hasOverride && !hasParentOverride)
+		if !root {
+			return
+		}
+		id := override
+		if !hasOverride {
+			id = mappedID(sp)
+		}
+		s.traces[id] = traceOf(id, project, sp, attrs)
+	})
 }
 
 // mappedID is the stand-in's mapping of an OTel trace id without override.
