@@ -25,11 +25,9 @@ import (
 // panel vocabulary of model.go into its typed builders, and the SDK's own
 // types are what is written as JSON.
 
-func str(s string) *string { return &s }
-
 // datasourceRef is the `datasource` variable every query names.
 func datasourceRef() common.DataSourceRef {
-	return common.DataSourceRef{Type: str("prometheus"), Uid: str(DatasourceRef)}
+	return common.DataSourceRef{Type: cog.ToPtr("prometheus"), Uid: cog.ToPtr(DatasourceRef)}
 }
 
 // Render returns the dashboard's JSON and the expected-empty entries of its
@@ -76,14 +74,14 @@ func Build(d Dashboard) (dashboard.Dashboard, map[string]string, error) {
 		WithVariable(dashboard.NewDatasourceVariableBuilder("datasource").
 			Label("Datasource").Type("prometheus").
 			Current(dashboard.VariableOption{Selected: cog.ToPtr(true),
-				Text:  dashboard.StringOrArrayOfString{String: str(DatasourceName)},
-				Value: dashboard.StringOrArrayOfString{String: str(DatasourceUID)}}))
+				Text:  dashboard.StringOrArrayOfString{String: cog.ToPtr(DatasourceName)},
+				Value: dashboard.StringOrArrayOfString{String: cog.ToPtr(DatasourceUID)}}))
 	for _, v := range d.Vars {
 		b.WithVariable(dashboard.NewQueryVariableBuilder(v.Name).
 			Label(v.Label).
 			Datasource(datasourceRef()).
 			// A plain label_values() string: every Grafana since 7 reads it.
-			Query(dashboard.StringOrMap{String: str(v.Query)}).
+			Query(dashboard.StringOrMap{String: cog.ToPtr(v.Query)}).
 			Definition(v.Query).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
 			Sort(dashboard.VariableSortAlphabeticalAsc).
@@ -232,7 +230,7 @@ func mappings(m map[string]string) []dashboard.ValueMapping {
 	sort.Strings(keys)
 	opts := map[string]dashboard.ValueMappingResult{}
 	for i, k := range keys {
-		opts[k] = dashboard.ValueMappingResult{Text: str(m[k]), Index: cog.ToPtr(int32(i))}
+		opts[k] = dashboard.ValueMappingResult{Text: cog.ToPtr(m[k]), Index: cog.ToPtr(int32(i))}
 	}
 	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: opts}}}
 }
