@@ -3,7 +3,6 @@ package judge
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -92,8 +91,11 @@ type Loop struct {
 	Scores   ScoreWriter
 	InFlight func() (int64, error)
 
-	mu     sync.Mutex
-	judged map[string]time.Time // key -> when; sources without scores
+	mu sync.Mutex
+	// judged and judgedOrder are what was judged from sources without
+	// scores, the oldest first, at most Settings.Remember.
+	judged      map[string]bool
+	judgedOrder []string
 }
 
 // Run makes one pass: read the newest traces, judge those without every
@@ -196,8 +198,7 @@ func (l *Loop) remembered(c Candidate) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, ok := l.judged[c.key()]
-	return ok
+	return l.judged[c.key()]
 }
 
 func (l *Loop) remember(c Candidate) {
@@ -206,27 +207,18 @@ func (l *Loop) remember(c Candidate) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	key := c.key()
+	if l.judged[key] {
+		return
+	}
 	if l.judged == nil {
-		l.judged = map[string]time.Time{}
+		l.judged = map[string]bool{}
 	}
-	l.judged[c.key()] = time.Now()
-	if limit := max(l.Settings.Remember, 1); len(l.judged) > limit {
-		// Forget the oldest half: a trace that old is past any lookback.
-		cut := oldest(l.judged, len(l.judged)-limit/2)
-		for k, at := range l.judged {
-			if !at.After(cut) {
-				delete(l.judged, k)
-			}
-		}
+	l.judged[key] = true
+	l.judgedOrder = append(l.judgedOrder, key)
+	// Forget the oldest: a trace that old is past any lookback.
+	for len(l.judgedOrder) > max(l.Settings.Remember, 1) {
+		delete(l.judged, l.judgedOrder[0])
+		l.judgedOrder = l.judgedOrder[1:]
 	}
-}
-
-// oldest is the time of the nth oldest entry.
-func oldest(m map[string]time.Time, n int) time.Time {
-	ts := make([]time.Time, 0, len(m))
-	for _, t := range m {
-		ts = append(ts, t)
-	}
-	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
-	return ts[max(min(n, len(ts))-1, 0)]
 }
