@@ -118,7 +118,7 @@ func (p *prober) check(ctx context.Context) {
 // the engine's output, or stream bytes through the proxy. Called with
 // p.st.mu held.
 func (p *prober) lastProgress() time.Time {
-	t := p.st.lastOutput
+	t := time.Unix(0, p.st.lastOutput.Load())
 	if p.proxyActivity != nil {
 		if a := p.proxyActivity(); a.After(t) {
 			t = a

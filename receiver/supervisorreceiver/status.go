@@ -2,6 +2,7 @@ package supervisorreceiver
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,8 +35,9 @@ type status struct {
 	checks     map[string]int64
 	// logWriteErrors counts writes to the engine's log that failed.
 	logWriteErrors int64
-	// lastOutput is when the engine last wrote a line (progress proof).
-	lastOutput time.Time
+	// lastOutput is when the engine last wrote (Unix nanoseconds; progress
+	// proof). Atomic: every write of the engine's output sets it.
+	lastOutput atomic.Int64
 
 	// started is signalled when a new engine process starts, so the prober
 	// does not sleep through a restart on the long interval.
