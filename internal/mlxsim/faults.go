@@ -9,8 +9,9 @@ import (
 
 // Fault injection (--sim-exit-after, --sim-metal-fault-after,
 // --sim-hang-after). Completion requests are counted when their handling
-// ends, whatever the outcome; the fault fires right after the Nth one has
-// been answered and its connection closed.
+// ends, whatever the outcome. A hang is latched before the Nth answer's
+// connection closes, so a client that has read that answer always finds the
+// engine hung; exit and the metal fault fire right after it has closed.
 //
 //   - exit: a Python traceback of an uncaught exception in the main thread,
 //     then exit status 1;
@@ -23,12 +24,20 @@ import (
 // MetalFaultLine is what a GPU timeout prints before the process aborts.
 const MetalFaultLine = "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)."
 
-func (e *Engine) completionDone() {
+// completionAnswered counts a completion whose answer is written and latches
+// the hang fault; it runs before the connection closes.
+func (e *Engine) completionAnswered() int {
 	n := int(e.completions.Add(1))
-	o := &e.opts
-	if o.HangAfter > 0 && n >= o.HangAfter {
+	if e.opts.HangAfter > 0 && n >= e.opts.HangAfter {
 		e.hung.Store(true)
 	}
+	return n
+}
+
+// completionClosed fires the faults that end the process, after the Nth
+// answer's connection has closed.
+func (e *Engine) completionClosed(n int) {
+	o := &e.opts
 	if o.ExitAfter > 0 && n == o.ExitAfter {
 		e.log.write(exitTraceback())
 		exit := o.Exit

@@ -149,9 +149,13 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		c.sendError(501, fmt.Sprintf("Unsupported method (%s)", pyStrRepr(r.Method)), "Server does not support this operation")
 	}
+	n := 0
+	if route != "" {
+		n = e.completionAnswered()
+	}
 	c.finish()
 	if route != "" {
-		e.completionDone()
+		e.completionClosed(n)
 	}
 }
 
