@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go.opentelemetry.io/collector/component"
 	"net/url"
+	"path/filepath"
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
@@ -46,6 +47,11 @@ type Config struct {
 	// Model is the model id sent in probes and used as the model label of
 	// mlx_model_loaded. Default: the value of --model in Command.
 	Model string `mapstructure:"model"`
+
+	// RunFile is where the running engine's process group is recorded, so
+	// that the next start ends an engine a killed collector left behind
+	// (runrecord.go). Default: engine.run.json beside log.path.
+	RunFile string `mapstructure:"run_file"`
 
 	Log         LogConfig         `mapstructure:"log"`
 	HealthCheck HealthCheckConfig `mapstructure:"health_check"`
@@ -153,6 +159,14 @@ func notNegative(name string, d time.Duration) error {
 		return fmt.Errorf("%s: must not be negative, got %s", name, d)
 	}
 	return nil
+}
+
+// runFile is RunFile, or its default beside the server log.
+func (c *Config) runFile() string {
+	if c.RunFile != "" || c.Log.Path == "" {
+		return c.RunFile
+	}
+	return filepath.Join(filepath.Dir(c.Log.Path), "engine.run.json")
 }
 
 // modelName is the model label: the configured model, else --model from the

@@ -3,6 +3,7 @@ package supervisorreceiver
 import (
 	"context"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ type runner struct {
 }
 
 func (r *runner) run(ctx context.Context) {
+	r.endLeftover(ctx)
 	crashesInRow := 0
 	for first := true; ctx.Err() == nil; first = false {
 		if !first {
@@ -36,7 +38,9 @@ func (r *runner) run(ctx context.Context) {
 		r.tail.Reset()
 		started := time.Now()
 		sink := &logSink{out: r.out, st: r.st, logger: r.logger}
-		proc, err := startEngine(r.cfg.Command, engineEnv(environ(), r.cfg.EnvPassthrough, r.cfg.Env), r.cfg.WorkingDir, io.MultiWriter(sink, r.tail))
+		token := newRunToken()
+		env := append(engineEnv(environ(), r.cfg.EnvPassthrough, r.cfg.Env), runTokenEnv+"="+token)
+		proc, err := startEngine(r.cfg.Command, env, r.cfg.WorkingDir, io.MultiWriter(sink, r.tail))
 		var reason string
 		var st exitStatus
 		if err != nil {
@@ -45,12 +49,14 @@ func (r *runner) run(ctx context.Context) {
 		} else {
 			r.logger.Info("Engine started", zap.Int("pid", proc.pid()))
 			r.setProcess(proc, started)
+			r.record(runRecord{PGID: proc.pid(), Argv: r.cfg.Command, Token: token, Started: started})
 			select {
 			case <-proc.exited:
 				st = proc.status
 			case <-ctx.Done():
 				st = proc.stop(r.cfg.ShutdownGracePeriod)
 				r.clearProcess(st)
+				r.forget()
 				r.logger.Info("Engine stopped", zap.Int("exit_code", st.Code))
 				return
 			}
@@ -59,6 +65,7 @@ func (r *runner) run(ctx context.Context) {
 				reason = classifyCrash(r.tail.Bytes(), st)
 			}
 			r.clearProcess(st)
+			r.forget() // the group is gone: its leader's exit took it down
 		}
 		if r.cfg.Restart.ResetAfter > 0 && time.Since(started) >= r.cfg.Restart.ResetAfter {
 			crashesInRow = 0
@@ -138,4 +145,36 @@ func (r *runner) setBackoff(on bool, d time.Duration) {
 	r.st.mu.Lock()
 	r.st.inBackoff, r.st.backoff = on, d
 	r.st.mu.Unlock()
+}
+
+// endLeftover ends the engine group an earlier collector recorded and did
+// not stop (it was killed), before a new engine wants the same port and GPU.
+func (r *runner) endLeftover(ctx context.Context) {
+	path := r.cfg.runFile()
+	rec, ok, err := readRunRecord(path)
+	if err != nil {
+		r.logger.Warn("Cannot read the engine run record; not looking for a leftover engine", zap.Error(err))
+	}
+	if !ok {
+		return
+	}
+	if n := endLeftover(ctx, rec, r.cfg.ShutdownGracePeriod); n > 0 {
+		r.logger.Warn("Ended a leftover engine from an earlier run of the collector",
+			zap.Int("pgid", rec.PGID), zap.Int("processes", n), zap.Strings("command", rec.Argv), zap.Time("started", rec.Started))
+	}
+	r.forget()
+}
+
+func (r *runner) record(rec runRecord) {
+	if path := r.cfg.runFile(); path != "" {
+		if err := writeRunRecord(path, rec); err != nil {
+			r.logger.Warn("Cannot record the engine's process group; a collector killed now would leave it running", zap.String("path", path), zap.Error(err))
+		}
+	}
+}
+
+func (r *runner) forget() {
+	if path := r.cfg.runFile(); path != "" {
+		_ = os.Remove(path)
+	}
 }
