@@ -3,8 +3,11 @@ package kvcachereceiver
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -24,6 +27,11 @@ const (
 	// fingerprintBytes of the file's start identify its content: when they
 	// change, the file was truncated and rewritten in place.
 	fingerprintBytes = 512
+	// tailCheckBytes before the offset are kept and checked at each poll: an
+	// engine that restarts writes the same banner, so a file truncated and
+	// rewritten past the old offset between two polls keeps its first
+	// bytes, but not the bytes just before where reading stopped.
+	tailCheckBytes = 256
 )
 
 // follower reads a log file incrementally. It keeps its offset and reads
@@ -46,6 +54,11 @@ type follower struct {
 	offset int64       // bytes of file read so far
 	fp     []byte      // the first bytes of file, up to fingerprintBytes
 	fpBuf  []byte
+	tail   []byte // the bytes of file just before offset, up to tailCheckBytes
+	// released: the path was deleted and the file let go (not held open,
+	// so its space is freed); when the path is back it is read from its
+	// start, as after a rotation.
+	released bool
 	lines  lineSplitter
 	buf    []byte
 
@@ -62,6 +75,7 @@ func newFollower(path string, readBack int64, h lineHandler) *follower {
 		h:        h,
 		fp:       make([]byte, 0, fingerprintBytes),
 		fpBuf:    make([]byte, fingerprintBytes),
+		tail:     make([]byte, 0, tailCheckBytes),
 		lines:    newLineSplitter(),
 		buf:      make([]byte, readChunk),
 	}
@@ -76,13 +90,22 @@ func newFollower(path string, readBack int64, h lineHandler) *follower {
 func (f *follower) Poll(now time.Time) error {
 	f.fallback = now
 	if f.file == nil {
+		if f.released {
+			return f.reopen()
+		}
 		return f.openFirst()
 	}
 	cur, err := os.Stat(f.path)
 	if err != nil {
 		// Renamed away and not yet recreated, or deleted: what the writer
-		// added to the file held open is still read.
-		if derr := f.readToEnd(); derr != nil {
+		// added to the file held open is still read. A deleted file is
+		// then let go, so that it does not keep its disk space.
+		derr := f.readToEnd()
+		if errors.Is(err, fs.ErrNotExist) && unlinked(f.file) {
+			_ = f.file.Close()
+			f.file, f.released = nil, true
+		}
+		if derr != nil {
 			return derr
 		}
 		return err
@@ -108,6 +131,19 @@ func (f *follower) openFirst() error {
 	return f.readBackFrom(id.Size())
 }
 
+// reopen opens the file that came back at path after a deletion, and reads
+// it from its start. The handler's state and an unfinished line are kept,
+// as in rotate.
+func (f *follower) reopen() error {
+	file, id, err := openLog(f.path)
+	if err != nil {
+		return err
+	}
+	f.file, f.id, f.released = file, id, false
+	f.offset, f.fp, f.tail = 0, f.fp[:0], f.tail[:0]
+	return f.readNew()
+}
+
 // rotate finishes the file that was renamed away, then switches to the new
 // one at path and reads it from its start. An unfinished last line of the
 // old file is kept: a writer that rotates between two writes of a pipe's
@@ -121,7 +157,7 @@ func (f *follower) rotate() error {
 		return err
 	}
 	_ = f.file.Close()
-	f.file, f.id, f.offset, f.fp = file, id, 0, f.fp[:0]
+	f.file, f.id, f.offset, f.fp, f.tail = file, id, 0, f.fp[:0], f.tail[:0]
 	return f.readNew()
 }
 
@@ -136,10 +172,15 @@ func (f *follower) readNew() error {
 	if err != nil {
 		return err
 	}
+	if same && size >= f.offset {
+		if same, err = f.sameTail(); err != nil {
+			return err
+		}
+	}
 	if size < f.offset || !same {
 		// Truncated (copy-truncate rotation, or rewritten in place): the
 		// content read so far is gone and the new content starts at 0.
-		f.offset, f.fp = 0, f.fp[:0]
+		f.offset, f.fp, f.tail = 0, f.fp[:0], f.tail[:0]
 		f.lines.reset()
 		if _, err := f.sameContent(size); err != nil {
 			return err
@@ -167,6 +208,7 @@ func (f *follower) readRange(end int64) error {
 		n, err := f.file.ReadAt(f.buf[:min(int64(len(f.buf)), end-f.offset)], f.offset)
 		if n > 0 {
 			f.offset += int64(n)
+			f.keepTail(f.buf[:n])
 			f.lines.feed(f.buf[:n], f.emit)
 		}
 		if errors.Is(err, io.EOF) {
@@ -200,7 +242,7 @@ func (f *follower) readBackFrom(size int64) error {
 			}
 			f.lines.skipping = cut
 		}
-		f.offset = start
+		f.offset, f.tail = start, f.tail[:0]
 		if err := f.readRange(size); err != nil {
 			return err
 		}
@@ -243,6 +285,36 @@ func (f *follower) sameContent(size int64) (bool, error) {
 	return true, nil
 }
 
+// keepTail records the last bytes read, for sameTail.
+func (f *follower) keepTail(read []byte) {
+	if len(read) >= tailCheckBytes {
+		f.tail = append(f.tail[:0], read[len(read)-tailCheckBytes:]...)
+		return
+	}
+	if over := len(f.tail) + len(read) - tailCheckBytes; over > 0 {
+		f.tail = append(f.tail[:0], f.tail[over:]...)
+	}
+	f.tail = append(f.tail, read...)
+}
+
+// sameTail checks that the bytes just before the offset are still those
+// read there.
+func (f *follower) sameTail() (bool, error) {
+	if len(f.tail) == 0 {
+		return true, nil
+	}
+	b := f.fpBuf[:0]
+	if cap(b) < len(f.tail) {
+		b = make([]byte, len(f.tail))
+	}
+	b = b[:len(f.tail)]
+	n, err := f.file.ReadAt(b, f.offset-int64(len(f.tail)))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return bytes.Equal(b[:n], f.tail), nil
+}
+
 // Close releases the file held.
 func (f *follower) Close() error {
 	if f.file == nil {
@@ -253,8 +325,11 @@ func (f *follower) Close() error {
 	return err
 }
 
+// openLog opens a regular file at path. It opens without blocking, so a
+// FIFO (or a device) put at the path is refused instead of waiting forever
+// for a writer.
 func openLog(path string) (*os.File, os.FileInfo, error) {
-	file, err := os.Open(path)
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -262,6 +337,10 @@ func openLog(path string) (*os.File, os.FileInfo, error) {
 	if err != nil {
 		_ = file.Close()
 		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		_ = file.Close()
+		return nil, nil, fmt.Errorf("%s is not a regular file (%s); a log to follow must be", path, st.Mode().Type())
 	}
 	return file, st, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -225,4 +226,62 @@ func TestFollowingAllocatesNothingPerLine(t *testing.T) {
 	assert.Equal(t, few, many, "a poll allocates the same for 50 lines as for 10,000")
 	_, ok := a.Latest()
 	assert.True(t, ok)
+}
+
+// An engine restarted by hand truncates its log and writes the same
+// banner, and between two polls grows past where reading stopped: the
+// first bytes match, the bytes before the offset do not, and the new
+// content is read from its start, never from the middle of a line.
+func TestFollowRestartWithTheSameBannerIsReadFromItsStart(t *testing.T) {
+	f, r, path := newTestFollower(t, 1<<20)
+	banner := strings.Repeat("2026-08-22 17:00:00,000 - INFO - Starting httpd at 127.0.0.1 on port 8081...\n", 8) // longer than the fingerprint
+	appendFile(t, path, banner+"first run 1\n")
+	require.NoError(t, f.Poll(readAt))
+	r.take()
+	require.NoError(t, os.Truncate(path, 0))
+	appendFile(t, path, banner+"second run, a longer line 1\nsecond run 2\n")
+	require.NoError(t, f.Poll(readAt))
+	got := r.take()
+	require.NotEmpty(t, got)
+	assert.Equal(t, banner[:strings.IndexByte(banner, '\n')], got[0], "read from the start")
+	assert.Equal(t, []string{"second run, a longer line 1", "second run 2"}, got[len(got)-2:])
+}
+
+// A deleted log is let go once its last lines are read, so its disk space
+// is freed; the file that comes back at the path is read from its start.
+func TestFollowLetsGoOfADeletedLog(t *testing.T) {
+	f, r, path := newTestFollower(t, 1<<20)
+	appendFile(t, path, "one\n")
+	require.NoError(t, f.Poll(readAt))
+	held, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer held.Close()
+	require.NoError(t, os.Remove(path))
+	_, err = held.WriteString("written after the delete\n")
+	require.NoError(t, err)
+
+	assert.ErrorIs(t, f.Poll(readAt), fs.ErrNotExist)
+	assert.Equal(t, []string{"one", "written after the delete"}, r.take(), "the last lines are still read")
+	assert.Nil(t, f.file, "the deleted file is not held open")
+	assert.ErrorIs(t, f.Poll(readAt), fs.ErrNotExist)
+
+	appendFile(t, path, "back 1\nback 2\n")
+	require.NoError(t, f.Poll(readAt))
+	assert.Equal(t, []string{"back 1", "back 2"}, r.take())
+}
+
+// A FIFO at the log path is refused at once: opening it for reading would
+// wait for a writer forever, and the scrape with it.
+func TestFollowRefusesAFIFO(t *testing.T) {
+	f, _, path := newTestFollower(t, 1<<20)
+	require.NoError(t, syscall.Mkfifo(path, 0o600))
+	done := make(chan error, 1)
+	go func() { done <- f.Poll(readAt) }()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "not a regular file")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Poll blocked on a FIFO")
+	}
 }

@@ -3,6 +3,7 @@ package supervisorreceiver
 import (
 	"io"
 	"os"
+	"syscall"
 	"sync"
 )
 
@@ -44,13 +45,14 @@ func (t *tailBuffer) Reset() {
 // readFileTail returns the last n bytes of a file, for attach mode where the
 // engine writes its log itself.
 func readFileTail(path string, n int64) []byte {
-	f, err := os.Open(path)
+	// Without blocking: a FIFO at the path would wait for a writer forever.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil {
+	if err != nil || !st.Mode().IsRegular() {
 		return nil
 	}
 	off := max(st.Size()-n, 0)
