@@ -59,8 +59,8 @@ type follower struct {
 	// so its space is freed); when the path is back it is read from its
 	// start, as after a rotation.
 	released bool
-	lines  lineSplitter
-	buf    []byte
+	lines    lineSplitter
+	buf      []byte
 
 	// fallback is the time given with each line (see HandleLine); emit is
 	// the bound method handed to the splitter, made once.

@@ -3,8 +3,8 @@ package supervisorreceiver
 import (
 	"io"
 	"os"
-	"syscall"
 	"sync"
+	"syscall"
 )
 
 // tailSize is how much of the engine's output is kept for crash reasons, as
