@@ -46,6 +46,28 @@ func TestSlowBodyGets408(t *testing.T) {
 	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_http_refusals_total", "route", "chat_completions", "status", "408"))
 }
 
+// A chunked body whose framing is broken gets 400 with an OpenAI error,
+// not an empty 200, and the engine never sees it.
+func TestMalformedChunkedBodyGets400(t *testing.T) {
+	var reached atomic.Int64
+	r := rigWithUpstream(t, countingEngine(&reached), served())
+	c, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+
+		"5\r\n{\"mes\r\nzz-not-hex\r\n")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err, "an answer, not a hung connection")
+	b, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(b), "malformed_body")
+	assert.True(t, resp.Close, "the connection is closed")
+	assert.Zero(t, reached.Load())
+	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_http_refusals_total", "route", "chat_completions", "status", "400"))
+}
+
 // Clients that declare large bodies and send little pin memory for what
 // they sent, not for what they declared: 32 slow clients declaring 32 MiB
 // each (1 GiB) hold a few MiB.

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -162,6 +163,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var tooLarge *http.MaxBytesError
 		var netErr net.Error
 		slow := errors.As(err, &netErr) && netErr.Timeout()
+		// A body cut short is a client that went away; any other read error
+		// is a body that cannot be framed (a malformed chunk), answered
+		// with 400 rather than nothing, which net/http would send as an
+		// empty 200.
+		gone := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
+		malformed := !slow && !gone && !errors.As(err, &tooLarge)
 		switch {
 		case errors.As(err, &tooLarge):
 			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
@@ -170,6 +177,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusRequestTimeout, "invalid_request_error", "request_timeout",
 				fmt.Sprintf("the request body did not arrive within %s", p.cfg.BodyReadTimeout))
+		case malformed:
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "malformed_body",
+				"the request body could not be read: "+err.Error())
 		}
 		if rec != nil {
 			switch {
@@ -179,6 +190,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				p.end(rec)
 			case slow:
 				p.refuse(rec, http.StatusRequestTimeout)
+			case malformed:
+				p.refuse(rec, http.StatusBadRequest)
 			default:
 				p.begin(rec)
 				rec.Outcome = OutcomeClientGone
