@@ -86,6 +86,14 @@ type Config struct {
 
 	// Traces says what the spans carry and how many may wait for export.
 	Traces TraceConfig
+	// MetricsOnProxyPort serves /metrics on the proxy's own listener, as
+	// the original did on :8080. Off, /metrics there is 404 and the series
+	// are on ServeMetrics' listener only.
+	MetricsOnProxyPort bool
+	// MetricsBearerToken, when set, is required (Authorization: Bearer) on
+	// /metrics wherever it is served.
+	MetricsBearerToken string
+
 	// AccessLogQueue is how many access log records may wait for export;
 	// past it a record is dropped (mlx_access_log_dropped_total).
 	AccessLogQueue int
@@ -118,7 +126,8 @@ func DefaultConfig() Config {
 			MaxContentBytes: 256 << 10,
 			QueueSize:       512,
 		},
-		AccessLogQueue: 1024,
+		MetricsOnProxyPort: true,
+		AccessLogQueue:     1024,
 		Live: LiveConfig{
 			IncludeTokens:  true,
 			StatusInterval: 10 * time.Second,

@@ -50,7 +50,12 @@ type Proxy struct {
 	// is read) to the end, against MaxConcurrentRequests.
 	admitted atomic.Int64
 	scrape   http.Handler
-	upState  upState
+	// metricsOnPort answers /metrics on the proxy's port; metricsServer is
+	// the metrics_endpoint listener, when there is one.
+	metricsOnPort http.Handler
+	metricsServer *http.Server
+	metricsServed chan struct{}
+	upState       upState
 
 	mu          sync.Mutex
 	server      *http.Server
@@ -86,6 +91,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	p.scorer.onPanic, p.tracer.onPanic, p.live.onPanic = p.reporter(), p.reporter(), p.reporter()
 	p.recorders = []Recorder{p.metrics, p.scorer}
 	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{})
+	p.metricsOnPort = p.metricsHandler()
 	p.transport = &http.Transport{
 		// The engine is on this machine: never through an HTTP proxy.
 		Proxy:                 nil,
@@ -113,7 +119,11 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 // ServeHTTP serves /metrics and relays everything else.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		p.scrape.ServeHTTP(w, r)
+		if !p.cfg.MetricsOnProxyPort {
+			http.NotFound(w, r) // served on metrics_endpoint only
+			return
+		}
+		p.metricsOnPort.ServeHTTP(w, r)
 		return
 	}
 	defer p.recoverHandler()

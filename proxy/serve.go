@@ -49,8 +49,14 @@ func (p *Proxy) Serve(ln net.Listener) {
 func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	srv, served, stop, probed := p.server, p.served, p.stopProbe, p.probeDone
-	p.server, p.stopProbe = nil, nil
+	msrv, mserved := p.metricsServer, p.metricsServed
+	p.server, p.stopProbe, p.metricsServer = nil, nil, nil
 	p.mu.Unlock()
+
+	if msrv != nil {
+		_ = msrv.Close() // a scrape is short; nothing to drain
+		<-mserved
+	}
 
 	if stop != nil {
 		stop()

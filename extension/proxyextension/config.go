@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/collector/config/configopaque"
+
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
 )
 
@@ -15,6 +17,15 @@ import (
 type Config struct {
 	// Endpoint is the address the proxy listens on (host:port).
 	Endpoint string `mapstructure:"endpoint"`
+	// MetricsEndpoint is a listener of its own (host:port) that serves
+	// /metrics alone; "" = none.
+	MetricsEndpoint string `mapstructure:"metrics_endpoint"`
+	// MetricsOnProxyPort keeps /metrics on Endpoint, the original's
+	// :8080/metrics (default on). Off needs MetricsEndpoint.
+	MetricsOnProxyPort bool `mapstructure:"metrics_on_proxy_port"`
+	// MetricsBearerToken, when set, is required on /metrics wherever it is
+	// served (Authorization: Bearer <token>).
+	MetricsBearerToken configopaque.String `mapstructure:"metrics_bearer_token"`
 	// Upstream is mlx_lm.server's base URL.
 	Upstream string         `mapstructure:"upstream"`
 	Timeouts TimeoutsConfig `mapstructure:"timeouts"`
@@ -130,6 +141,15 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("endpoint: must be set (host:port to listen on, e.g. 0.0.0.0:8080)"))
 	} else if _, port, err := net.SplitHostPort(c.Endpoint); err != nil || port == "" {
 		errs = append(errs, fmt.Errorf("endpoint: %q is not host:port", c.Endpoint))
+	}
+	if c.MetricsEndpoint != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsEndpoint); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf("metrics_endpoint: %q is not host:port", c.MetricsEndpoint))
+		} else if c.MetricsEndpoint == c.Endpoint {
+			errs = append(errs, errors.New("metrics_endpoint: must differ from endpoint (/metrics is served there already with metrics_on_proxy_port)"))
+		}
+	} else if !c.MetricsOnProxyPort {
+		errs = append(errs, errors.New("metrics_on_proxy_port: false needs metrics_endpoint, or the proxy's series are served nowhere"))
 	}
 	if c.Upstream == "" {
 		errs = append(errs, errors.New("upstream: must be set (mlx_lm.server's base URL, e.g. http://127.0.0.1:8081)"))
@@ -247,5 +267,7 @@ func (c *Config) proxyConfig() proxy.Config {
 		Traces:                        traces,
 		AccessLogQueue:                c.AccessLog.QueueSize,
 		Live:                          c.Live,
+		MetricsOnProxyPort:            c.MetricsOnProxyPort,
+		MetricsBearerToken:            string(c.MetricsBearerToken),
 	}
 }

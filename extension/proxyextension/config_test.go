@@ -35,8 +35,11 @@ func TestFullConfig(t *testing.T) {
 	cfg, err := configtest.Load[*Config](t, NewFactory(), "full")
 	require.NoError(t, err)
 	assert.Equal(t, &Config{
-		Endpoint: "127.0.0.1:18080",
-		Upstream: "http://127.0.0.1:18081",
+		Endpoint:           "127.0.0.1:18080",
+		MetricsEndpoint:    "127.0.0.1:19108",
+		MetricsOnProxyPort: false,
+		MetricsBearerToken: "s3cret",
+		Upstream:           "http://127.0.0.1:18081",
 		Timeouts: TimeoutsConfig{ReadHeader: 5 * time.Second, UpstreamResponseHeader: 0, Idle: 30 * time.Second, Shutdown: 2 * time.Second, BodyRead: 10 * time.Second,
 			StreamStall: 45 * time.Second, ClientWrite: 20 * time.Second},
 		MaxRequestBodyBytes:   1 << 20,
@@ -79,6 +82,8 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, 0.4, pc.LowConfidenceThreshold)
 	assert.Equal(t, 16, pc.ScoringQueue)
 	assert.Equal(t, 0.6, pc.HallucinationFlagThreshold)
+	assert.False(t, pc.MetricsOnProxyPort)
+	assert.Equal(t, "s3cret", pc.MetricsBearerToken)
 }
 
 func TestInvalidConfigs(t *testing.T) {
@@ -95,7 +100,9 @@ func TestInvalidConfigs(t *testing.T) {
 			"timeouts.upstream_response_header: must not be negative",
 			"upstream_probe_interval: must be positive, got 0s",
 		},
-		"unknown_key": {"has invalid keys: upstrem"},
+		"unknown_key":       {"has invalid keys: upstrem"},
+		"metrics_nowhere":   {"metrics_on_proxy_port: false needs metrics_endpoint"},
+		"metrics_same_port": {"metrics_endpoint: must differ from endpoint"},
 		"bad_confidence": {
 			"confidence.top_logprobs: must be 0 (never ask) to 10, got 11",
 			"confidence.destream_fraction: must be in [0, 1], got 1.5",

@@ -34,7 +34,18 @@ func (e *proxyExtension) Start(_ context.Context, _ component.Host) error {
 	if err != nil {
 		return fmt.Errorf("mlx_proxy cannot listen on %s: %w", e.cfg.Endpoint, err)
 	}
+	var mln net.Listener
+	if e.cfg.MetricsEndpoint != "" {
+		if mln, err = net.Listen("tcp", e.cfg.MetricsEndpoint); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("mlx_proxy cannot listen on its metrics_endpoint %s: %w", e.cfg.MetricsEndpoint, err)
+		}
+	}
 	p.Serve(ln)
+	if mln != nil {
+		p.ServeMetrics(mln)
+		e.logger.Info("Proxy metrics listening", zap.String("metrics_endpoint", mln.Addr().String()))
+	}
 	e.mu.Lock()
 	e.proxy, e.addr = p, ln.Addr()
 	e.mu.Unlock()

@@ -22,8 +22,9 @@ func NewFactory() extension.Factory {
 func createDefaultConfig() component.Config {
 	d := proxy.DefaultConfig()
 	return &Config{
-		Endpoint: "0.0.0.0:8080",
-		Upstream: d.Upstream,
+		Endpoint:           "0.0.0.0:8080",
+		MetricsOnProxyPort: d.MetricsOnProxyPort,
+		Upstream:           d.Upstream,
 		Timeouts: TimeoutsConfig{
 			ReadHeader:             d.ReadHeaderTimeout,
 			UpstreamResponseHeader: d.UpstreamResponseHeaderTimeout,
