@@ -30,36 +30,81 @@ const expectedEmptyFile = "expected-empty.yml"
 // a whole regexp matcher value.
 var safeVars = regexp.MustCompile(`\$__(rate_interval|interval|range)\b|=~"\$\{?[A-Za-z0-9_]+\}?"`)
 
-// The areas the original's twelve dashboards covered, by the uid that now
-// covers each.
+// The twelve dashboards, by uid (each is written to <uid>.json), and the
+// area of the original each covers. Adding or removing a dashboard means
+// editing this list: TestTwelveDashboards fails otherwise.
 var areas = map[string]string{
-	"mlx-cluster":     "cluster overview",
-	"mlx-performance": "performance and confidence",
-	"mlx-node":        "node hardware",
-	"mlx-gpu-power":   "GPU and power",
-	"mlx-http":        "HTTP and call kinds",
-	"mlx-tools":       "tools",
-	"mlx-model":       "model architecture",
-	"mlx-alerts":      "alerts and serving health",
-	"mlx-sre":         "SRE (SLOs and error budget)",
-	"mlx-logs":        "log pipeline",
+	"mlx-cluster":         "cluster overview",
+	"mlx-performance":     "performance and confidence",
+	"mlx-node":            "node hardware",
+	"mlx-gpu-power":       "GPU and power",
+	"mlx-http":            "HTTP and call kinds",
+	"mlx-call-types":      "call types (reasoning vs chat)",
+	"mlx-tools":           "tools",
+	"mlx-model":           "model architecture",
+	"mlx-model-internals": "model sharding and internals",
+	"mlx-alerts":          "alerts and serving health",
+	"mlx-sre":             "SRE (SLOs and error budget)",
+	"mlx-logs":            "log pipeline",
+}
+
+// TestTwelveDashboards: the Go builds exactly the dashboards areas lists,
+// and the JSON files on disk are exactly theirs.
+func TestTwelveDashboards(t *testing.T) {
+	if len(areas) != 12 {
+		t.Errorf("areas lists %d dashboards, want the twelve", len(areas))
+	}
+	built := map[string]bool{}
+	for _, b := range All() {
+		d, _, err := Build(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid := *d.Uid
+		if built[uid] {
+			t.Errorf("All builds %s twice", uid)
+		}
+		built[uid] = true
+		if _, ok := areas[uid]; !ok {
+			t.Errorf("All builds %s, which areas does not list", uid)
+		}
+	}
+	onDisk := map[string]bool{}
+	for _, f := range dashboardFiles(t) {
+		onDisk[f] = true
+		if _, ok := areas[strings.TrimSuffix(f, ".json")]; !ok {
+			t.Errorf("%s is no dashboard of areas", f)
+		}
+	}
+	for uid, area := range areas {
+		if !built[uid] {
+			t.Errorf("no dashboard %s (%s) in All", uid, area)
+		}
+		if !onDisk[uid+".json"] {
+			t.Errorf("no %s.json (%s)", uid, area)
+		}
+	}
 }
 
 // TestGenerated: the JSON files are what the dashboards' Go files generate.
 func TestGenerated(t *testing.T) {
 	allEmpty := map[string]string{}
 	want := map[string]bool{}
-	for _, d := range All() {
-		b, empty, err := Render(d)
+	for _, b := range All() {
+		d, empty, err := Build(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := Marshal(d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for k, v := range empty {
 			allEmpty[k] = v
 		}
-		name := d.UID + ".json"
+		name := *d.Uid + ".json"
 		want[name] = true
-		check(t, name, b)
+		check(t, name, js)
 	}
 	check(t, expectedEmptyFile, renderExpectedEmpty(allEmpty))
 
@@ -248,9 +293,14 @@ func TestDashboardJSON(t *testing.T) {
 		panels(ps, "")
 	}
 	for uid, area := range areas {
-		if _, ok := uids[uid]; !ok {
+		if f, ok := uids[uid]; !ok {
 			t.Errorf("no dashboard %s (%s)", uid, area)
+		} else if f != uid+".json" {
+			t.Errorf("%s holds dashboard %s: name it %s.json", f, uid, uid)
 		}
+	}
+	if len(uids) != len(areas) {
+		t.Errorf("%d dashboard files, want the %d of areas", len(uids), len(areas))
 	}
 }
 

@@ -1,105 +1,169 @@
 package dashboards
 
 import (
-	"strconv"
-	"strings"
+	"sort"
+
+	"github.com/grafana/grafana-foundation-sdk/go/bargauge"
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	gaugepanel "github.com/grafana/grafana-foundation-sdk/go/gauge"
+	heatmappanel "github.com/grafana/grafana-foundation-sdk/go/heatmap"
+	"github.com/grafana/grafana-foundation-sdk/go/piechart"
+	statpanel "github.com/grafana/grafana-foundation-sdk/go/stat"
+	tablepanel "github.com/grafana/grafana-foundation-sdk/go/table"
+	textpanel "github.com/grafana/grafana-foundation-sdk/go/text"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
-// Selectors. Every query names its job: the same series name from another
-// job must never mix in. $model and $node are multi-value variables (".*"
-// for All), so they are only used in regexp matchers.
-const (
-	selProxy = `job="mlx-proxy", model=~"$model"`
-	selHW    = `job="mlx-hw", node=~"$node"`
-	selSup   = `job="mlx-supervisor"`
-	selKV    = `job="mlx-kv"`
-	selLog   = `job="mlx-logtailer"`
-	selCol   = `job="mlx-otelcol", node=~"$node"`
-	rate     = `$__rate_interval`
-)
+// The panel builders below are the SDK's, preset with what every panel of
+// a kind shares here: the datasource variable, the size (12 x 8; stats and
+// gauges 4 high) and the look. A dashboard sets the rest (Span, Height,
+// Unit, Min, Max, Thresholds, targets...) with the SDK's own methods.
+// Every query panel starts with a single green threshold: no colour
+// change unless the dashboard sets steps (thresholds, at).
 
-// Reasons a query may legitimately return nothing on a Linux demo stack.
-const (
-	macOS       = "macos-only: powermetrics / IOKit / pmset (Apple Silicon)"
-	nvidiaOnly  = "nvidia-only: Linux nodes with nvidia-smi"
-	sensorOnly  = "sensor-only: needs CPU temperature sensors (Apple Silicon, or Linux hwmon)"
-	faultAlerts = "fault-only: no alert is firing"
-	faultCrash  = "fault-only: no engine crash yet"
-	cfgQueue    = "config-only: exporters with a sending queue (otlp, otlphttp...)"
-	cfgKVBytes  = "config-only: mlx_kv_cache_max_bytes exists when prompt_cache_bytes is configured"
-	toolsOnly   = "workload-only: requests that offer tools and get tool calls back"
-	macOSSysctl = "macos-only: sysctl kern.memorystatus_vm_pressure_level"
-	faultSends  = "fault-only: the collector counts failed sends from the first failure"
-	faultSpans  = "fault-only: the collector counts failed span exports from the first failure (the stack test has one)"
-	hybridOnly  = "model-only: hybrid linear-attention models (Qwen3.5), whose config.json has the linear_* keys; the demo serves Qwen3-4B"
-	mtpOnly     = "model-only: models with multi-token prediction layers (mtp_num_hidden_layers in config.json)"
-	flagsOnly   = "fault-only: created by the first flagged response"
-)
-
-var modelVar = Var{Name: "model", Label: "Model", Query: `label_values(mlx_requests_total{job="mlx-proxy"}, model)`}
-var nodeVar = Var{Name: "node", Label: "Node", Query: `label_values(mlx_hw_up{job="mlx-hw"}, node)`}
-
-func fp(v float64) *float64 { return &v }
-func ip(v int) *int         { return &v }
-
-func q(expr, legend string) Target { return Target{Expr: sub(expr), Legend: legend} }
-
-// qe is a query that may be empty, and why.
-func qe(expr, legend, why string) Target {
-	return Target{Expr: sub(expr), Legend: legend, EmptyReason: why}
+// ts is a line chart: classic palette, thin lines, 10% fill, the legend
+// as a list below, a tooltip with every series; not stacked and no
+// threshold lines unless the dashboard says so (stacked, thresholdLines).
+func ts(title string) *timeseries.PanelBuilder {
+	return timeseries.NewPanelBuilder().
+		Title(title).Span(12).Height(8).Datasource(ds()).
+		Thresholds(thresholds("green")).
+		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdPaletteClassic)).
+		DrawStyle(common.GraphDrawStyleLine).LineWidth(1).FillOpacity(10).
+		ShowPoints(common.VisibilityModeNever).
+		Legend(common.NewVizLegendOptionsBuilder().DisplayMode(common.LegendDisplayModeList).Placement(common.LegendPlacementBottom).ShowLegend(true)).
+		Tooltip(common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderNone)).
+		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNone)).
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeOff))
 }
 
-// sub fills {P} {HW} {SUP} {KV} {LOG} {COL} {R} in a query.
-func sub(s string) string {
-	return strings.NewReplacer(
-		"{P}", selProxy, "{HW}", selHW, "{SUP}", selSup, "{KV}", selKV,
-		"{LOG}", selLog, "{COL}", selCol, "{R}", rate,
-	).Replace(s)
+// stacked stacks a time series' series on each other.
+func stacked() *common.StackingConfigBuilder {
+	return common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)
 }
 
-func ts(title, unit string, w int, t ...Target) Panel {
-	return Panel{Type: "timeseries", Title: title, Unit: unit, W: w, Targets: t}
+// thresholdLines draws a time series' thresholds as lines: a time series
+// with thresholds beyond the base sets it (render.go checks).
+func thresholdLines() *common.GraphThresholdsStyleConfigBuilder {
+	return common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeLine)
 }
 
-func stat(title, unit string, w int, t ...Target) Panel {
-	return Panel{Type: "stat", Title: title, Unit: unit, W: w, Targets: t}
+// stat is a single value: the last one, coloured by the thresholds, no
+// sparkline.
+func stat(title string) *statpanel.PanelBuilder {
+	return statpanel.NewPanelBuilder().
+		Title(title).Span(12).Height(4).Datasource(ds()).
+		Thresholds(thresholds("green")).
+		ReduceOptions(lastValue()).
+		ColorMode(common.BigValueColorModeValue).GraphMode(common.BigValueGraphModeNone).
+		JustifyMode(common.BigValueJustifyModeAuto).TextMode(common.BigValueTextModeAuto).
+		Orientation(common.VizOrientationAuto)
 }
 
-func table(title string, w int, t ...Target) Panel {
-	for i := range t {
-		t[i].Instant = true
+// gauge is the last value on a dial, with the threshold markers.
+func gauge(title string) *gaugepanel.PanelBuilder {
+	return gaugepanel.NewPanelBuilder().
+		Title(title).Span(12).Height(4).Datasource(ds()).
+		Thresholds(thresholds("green")).
+		ReduceOptions(lastValue()).
+		ShowThresholdLabels(false).ShowThresholdMarkers(true).
+		Orientation(common.VizOrientationAuto)
+}
+
+// barGauge is the last value of each series as horizontal bars.
+func barGauge(title string) *bargauge.PanelBuilder {
+	return bargauge.NewPanelBuilder().
+		Title(title).Span(12).Height(8).Datasource(ds()).
+		Thresholds(thresholds("green")).
+		ReduceOptions(lastValue()).
+		Orientation(common.VizOrientationHorizontal).
+		DisplayMode(common.BarGaugeDisplayModeGradient).
+		ShowUnfilled(true)
+}
+
+// heatmap shows series as rows (one per node) and time as columns: how
+// busy each node was, at a glance.
+func heatmap(title string) *heatmappanel.PanelBuilder {
+	return heatmappanel.NewPanelBuilder().
+		Title(title).Span(12).Height(8).Datasource(ds()).
+		Thresholds(thresholds("green")).
+		Calculate(false).
+		Color(heatmappanel.NewHeatmapColorOptionsBuilder().Mode(heatmappanel.HeatmapColorModeScheme).Scheme("Oranges").Steps(64)).
+		CellGap(1).ShowLegend()
+}
+
+// pie is a pie of the last value of each series.
+func pie(title string) *piechart.PanelBuilder {
+	return piechart.NewPanelBuilder().
+		Title(title).Span(12).Height(8).Datasource(ds()).
+		Thresholds(thresholds("green")).
+		PieType(piechart.PieChartTypePie).
+		ReduceOptions(lastValue()).
+		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdPaletteClassic))
+}
+
+// table lists series as rows, their labels as columns and the value last,
+// without the time and name columns. Its queries are instant ones.
+func table(title string) *tablepanel.PanelBuilder {
+	return tablepanel.NewPanelBuilder().
+		Title(title).Span(12).Height(8).Datasource(ds()).
+		Thresholds(thresholds("green")).
+		ShowHeader(true).CellHeight(common.TableCellHeightSm).
+		WithTransformation(dashboard.DataTransformerConfig{Id: "organize", Options: map[string]any{
+			"excludeByName": map[string]any{"Time": true, "__name__": true},
+			"renameByName":  map[string]any{"Value": "value"},
+		}})
+}
+
+// text is a markdown note; it has no datasource and no queries.
+func text(title, markdown string) *textpanel.PanelBuilder {
+	return textpanel.NewPanelBuilder().
+		Title(title).Span(12).Height(8).
+		Mode(textpanel.TextModeMarkdown).Content(markdown)
+}
+
+func lastValue() *common.ReduceDataOptionsBuilder {
+	return common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false)
+}
+
+// thresholds are absolute: the base colour (from minus infinity), then
+// each step's colour from its value up.
+func thresholds(base string, steps ...dashboard.Threshold) *dashboard.ThresholdsConfigBuilder {
+	return dashboard.NewThresholdsConfigBuilder().
+		Mode(dashboard.ThresholdsModeAbsolute).
+		Steps(append([]dashboard.Threshold{{Color: base}}, steps...))
+}
+
+// at is a threshold step: color from value up.
+func at(value float64, color string) dashboard.Threshold {
+	return dashboard.Threshold{Color: color, Value: cog.ToPtr(value)}
+}
+
+// upIsGreen colours 0 red and 1 (up, ready, loaded) green.
+func upIsGreen() *dashboard.ThresholdsConfigBuilder { return thresholds("red", at(1, "green")) }
+
+// valueText shows each value as a word, for states exported as numbers;
+// the mappings are in value order.
+func valueText(m map[string]string) []dashboard.ValueMapping {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	return Panel{Type: "table", Title: title, W: w, Targets: t}
-}
-
-func (p Panel) desc(d string) Panel            { p.Description = d; return p }
-func (p Panel) min0() Panel                    { p.Min = fp(0); return p }
-func (p Panel) ratio() Panel                   { p.Min, p.Max = fp(0), fp(1); return p }
-func (p Panel) h(h int) Panel                  { p.H = h; return p }
-func (p Panel) stacked() Panel                 { p.Stack = true; return p }
-func (p Panel) steps(s ...Step) Panel          { p.Steps = s; return p }
-func (p Panel) maps(m map[string]string) Panel { p.Mappings = m; return p }
-func (p Panel) as(typ string) Panel            { p.Type = typ; return p }
-func (p Panel) dec(n int) Panel                { p.Decimals = ip(n); return p }
-
-// quantiles is one histogram_quantile query per percentile (50, 95,
-// 99), legended pN.
-func quantiles(metric, sel string, percentiles ...int) []Target {
-	var out []Target
-	for _, p := range percentiles {
-		q := strconv.FormatFloat(float64(p)/100, 'f', -1, 64)
-		out = append(out, Target{Expr: sub(`histogram_quantile(` + q + `, sum by (le) (rate(` + metric + `_bucket{` + sel + `}[{R}])))`), Legend: "p" + strconv.Itoa(p)})
+	sort.Strings(keys)
+	opts := map[string]dashboard.ValueMappingResult{}
+	for i, k := range keys {
+		opts[k] = dashboard.ValueMappingResult{Text: cog.ToPtr(m[k]), Index: cog.ToPtr(int32(i))}
 	}
-	return out
+	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: opts}}}
 }
 
-var upDown = map[string]string{"0": "down", "1": "up"}
-var redGreen = []Step{{"red", 0}, {"green", 1}}
+// upDown and engineState are the mappings several dashboards share.
+func upDown() []dashboard.ValueMapping { return valueText(map[string]string{"0": "down", "1": "up"}) }
 
-// All returns every dashboard, in file order.
-func All() []Dashboard {
-	return []Dashboard{
-		cluster(), performance(), node(), gpuPower(), httpKinds(),
-		tools(), model(), alerts(), sre(), logs(), callTypes(), modelInternals(),
-	}
+func engineState() []dashboard.ValueMapping {
+	return valueText(map[string]string{"0": "idle", "1": "running", "2": "starting", "3": "backoff"})
 }
+
+func yesNo() []dashboard.ValueMapping { return valueText(map[string]string{"0": "no", "1": "yes"}) }

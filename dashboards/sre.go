@@ -1,5 +1,7 @@
 package dashboards
 
+import "github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
 const sloContract = `### SLO contract
 
 | SLI | Good event | SLO | Budget | Window |
@@ -12,58 +14,58 @@ Alerts (rules/mlx-slo.yml): **14.4x over 1 h and 5 m** pages (2 % of the budget 
 **3x over 6 h and 30 m** warns (10 % in 6 hours), and **MLXErrorBudgetExhausted** once the
 30-day bad share exceeds the budget. The ratios are vmalert recording rules (mlx:slo_*).`
 
-func sre() Dashboard {
-	return Dashboard{
-		UID: "mlx-sre", Title: "MLX SRE - SLOs & Error Budget", Tags: []string{"mlx", "sre", "slo"},
-		Description: "Availability and TTFT SLOs over 30 days, their error budgets and burn rates.",
-		From:        "now-24h",
-		Rows: []Row{
-			{"Contract", []Panel{
-				{Type: "text", Title: "SLO contract", W: 24, H: 7, Content: sloContract},
-			}},
-			{"Status (30 d)", []Panel{
-				Panel{Type: "gauge", Title: "Availability SLI", Unit: "percentunit", W: 6, H: 6, Min: fp(0.99), Max: fp(1), Decimals: ip(2),
-					Steps:   []Step{{"red", 0}, {"orange", 0.99}, {"green", 0.995}},
-					Targets: []Target{q(`1 - mlx:slo_availability_error_ratio:rate30d`, "availability")}},
-				Panel{Type: "gauge", Title: "Availability budget left", Unit: "percentunit", W: 6, H: 6, Min: fp(0), Max: fp(1),
-					Steps:   []Step{{"red", 0}, {"orange", 0.25}, {"green", 0.5}},
-					Targets: []Target{q(`1 - mlx:slo_availability_error_ratio:rate30d / 0.005`, "budget left")}},
-				Panel{Type: "gauge", Title: "Latency SLI (TTFT <= 10 s)", Unit: "percentunit", W: 6, H: 6, Min: fp(0.9), Max: fp(1), Decimals: ip(2),
-					Steps:   []Step{{"red", 0}, {"orange", 0.9}, {"green", 0.95}},
-					Targets: []Target{q(`1 - mlx:slo_ttft_slow_ratio:rate30d`, "latency")}},
-				Panel{Type: "gauge", Title: "Latency budget left", Unit: "percentunit", W: 6, H: 6, Min: fp(0), Max: fp(1),
-					Steps:   []Step{{"red", 0}, {"orange", 0.25}, {"green", 0.5}},
-					Targets: []Target{q(`1 - mlx:slo_ttft_slow_ratio:rate30d / 0.05`, "budget left")}},
-			}},
-			{"Burn rates (1x = the budget lasts 30 days)", []Panel{
-				ts("Availability burn rate", "none", 12,
-					q(`mlx:slo_availability_error_ratio:rate5m / 0.005`, "5m"),
-					q(`mlx:slo_availability_error_ratio:rate30m / 0.005`, "30m"),
-					q(`mlx:slo_availability_error_ratio:rate1h / 0.005`, "1h"),
-					q(`mlx:slo_availability_error_ratio:rate6h / 0.005`, "6h")).min0().
-					steps(Step{"green", 0}, Step{"orange", 3}, Step{"red", 14.4}),
-				ts("Latency burn rate", "none", 12,
-					q(`mlx:slo_ttft_slow_ratio:rate5m / 0.05`, "5m"),
-					q(`mlx:slo_ttft_slow_ratio:rate30m / 0.05`, "30m"),
-					q(`mlx:slo_ttft_slow_ratio:rate1h / 0.05`, "1h"),
-					q(`mlx:slo_ttft_slow_ratio:rate6h / 0.05`, "6h")).min0().
-					steps(Step{"green", 0}, Step{"orange", 3}, Step{"red", 14.4}),
-			}},
-			{"Volume (30 d)", []Panel{
-				stat("Requests", "none", 6, q(`sum(increase(mlx_requests_total{job="mlx-proxy"}[30d]))`, "requests")).dec(0),
-				stat("5xx", "none", 6, q(`sum(increase(mlx_error_total{job="mlx-proxy", status="5xx"}[30d]))`, "5xx")).dec(0),
-				stat("4xx", "none", 6, q(`sum(increase(mlx_error_total{job="mlx-proxy", status="4xx"}[30d]))`, "4xx")).dec(0),
-				stat("SLO alerts firing", "none", 6, q(`count(ALERTS{alertstate="firing", category="slo"}) or vector(0)`, "firing")).
-					steps(Step{"green", 0}, Step{"red", 1}),
-			}},
-			{"Trends", []Panel{
-				ts("5xx ratio", "percentunit", 12,
-					q(`(sum(rate(mlx_error_total{job="mlx-proxy", status="5xx"}[5m])) or vector(0)) / sum(rate(mlx_requests_total{job="mlx-proxy"}[5m]))`, "5m")).min0().
-					steps(Step{"green", 0}, Step{"red", 0.005}),
-				ts("TTFT p95 against the SLO", "s", 12,
-					q(`histogram_quantile(0.95, sum by (le) (rate(mlx_ttft_seconds_bucket{job="mlx-proxy"}[30m])))`, "p95 (30m)")).min0().
-					steps(Step{"green", 0}, Step{"red", 10}),
-			}},
-		},
-	}
+func sre() *dashboard.DashboardBuilder {
+	return newDashboard("mlx-sre", "MLX SRE - SLOs & Error Budget").
+		Description("Availability and TTFT SLOs over 30 days, their error budgets and burn rates.").
+		Tags([]string{"mlx", "sre", "slo"}).
+		Time("now-24h", "now").
+		WithRow(dashboard.NewRowBuilder("Contract")).
+		WithPanel(text("SLO contract", sloContract).Span(24).Height(7)).
+		// The SLI gauges are zoomed to their objective: on 0 to 1, 99 % and
+		// 99.5 % would look the same.
+		WithRow(dashboard.NewRowBuilder("Status (30 d)")).
+		WithPanel(gauge("Availability SLI").Span(6).Height(6).Unit("percentunit").Min(0.99).Max(1).Decimals(2).
+			Thresholds(thresholds("red", at(0.99, "orange"), at(0.995, "green"))).
+			WithTarget(q(`1 - mlx:slo_availability_error_ratio:rate30d`, "availability"))).
+		WithPanel(gauge("Availability budget left").Span(6).Height(6).Unit("percentunit").Min(0).Max(1).
+			Thresholds(thresholds("red", at(0.25, "orange"), at(0.5, "green"))).
+			WithTarget(q(`1 - mlx:slo_availability_error_ratio:rate30d / 0.005`, "budget left"))).
+		WithPanel(gauge("Latency SLI (TTFT <= 10 s)").Span(6).Height(6).Unit("percentunit").Min(0.9).Max(1).Decimals(2).
+			Thresholds(thresholds("red", at(0.9, "orange"), at(0.95, "green"))).
+			WithTarget(q(`1 - mlx:slo_ttft_slow_ratio:rate30d`, "latency"))).
+		WithPanel(gauge("Latency budget left").Span(6).Height(6).Unit("percentunit").Min(0).Max(1).
+			Thresholds(thresholds("red", at(0.25, "orange"), at(0.5, "green"))).
+			WithTarget(q(`1 - mlx:slo_ttft_slow_ratio:rate30d / 0.05`, "budget left"))).
+		// 3x and 14.4x are the warning and paging burn rates of
+		// rules/mlx-slo.yml.
+		WithRow(dashboard.NewRowBuilder("Burn rates (1x = the budget lasts 30 days)")).
+		WithPanel(ts("Availability burn rate").Span(12).Unit("none").Min(0).
+			Thresholds(thresholds("green", at(3, "orange"), at(14.4, "red"))).ThresholdsStyle(thresholdLines()).
+			WithTarget(q(`mlx:slo_availability_error_ratio:rate5m / 0.005`, "5m")).
+			WithTarget(q(`mlx:slo_availability_error_ratio:rate30m / 0.005`, "30m")).
+			WithTarget(q(`mlx:slo_availability_error_ratio:rate1h / 0.005`, "1h")).
+			WithTarget(q(`mlx:slo_availability_error_ratio:rate6h / 0.005`, "6h"))).
+		WithPanel(ts("Latency burn rate").Span(12).Unit("none").Min(0).
+			Thresholds(thresholds("green", at(3, "orange"), at(14.4, "red"))).ThresholdsStyle(thresholdLines()).
+			WithTarget(q(`mlx:slo_ttft_slow_ratio:rate5m / 0.05`, "5m")).
+			WithTarget(q(`mlx:slo_ttft_slow_ratio:rate30m / 0.05`, "30m")).
+			WithTarget(q(`mlx:slo_ttft_slow_ratio:rate1h / 0.05`, "1h")).
+			WithTarget(q(`mlx:slo_ttft_slow_ratio:rate6h / 0.05`, "6h"))).
+		WithRow(dashboard.NewRowBuilder("Volume (30 d)")).
+		WithPanel(stat("Requests").Span(6).Unit("none").Decimals(0).
+			WithTarget(q(`sum(increase(mlx_requests_total{job="mlx-proxy"}[30d]))`, "requests"))).
+		WithPanel(stat("5xx").Span(6).Unit("none").Decimals(0).
+			WithTarget(q(`sum(increase(mlx_error_total{job="mlx-proxy", status="5xx"}[30d]))`, "5xx"))).
+		WithPanel(stat("4xx").Span(6).Unit("none").Decimals(0).
+			WithTarget(q(`sum(increase(mlx_error_total{job="mlx-proxy", status="4xx"}[30d]))`, "4xx"))).
+		WithPanel(stat("SLO alerts firing").Span(6).Unit("none").
+			Thresholds(thresholds("green", at(1, "red"))).
+			WithTarget(q(`count(ALERTS{alertstate="firing", category="slo"}) or vector(0)`, "firing"))).
+		WithRow(dashboard.NewRowBuilder("Trends")).
+		WithPanel(ts("5xx ratio").Span(12).Unit("percentunit").Min(0).
+			Thresholds(thresholds("green", at(0.005, "red"))).ThresholdsStyle(thresholdLines()).
+			WithTarget(q(`(sum(rate(mlx_error_total{job="mlx-proxy", status="5xx"}[5m])) or vector(0)) / sum(rate(mlx_requests_total{job="mlx-proxy"}[5m]))`, "5m"))).
+		WithPanel(ts("TTFT p95 against the SLO").Span(12).Unit("s").Min(0).
+			Thresholds(thresholds("green", at(10, "red"))).ThresholdsStyle(thresholdLines()).
+			WithTarget(q(`histogram_quantile(0.95, sum by (le) (rate(mlx_ttft_seconds_bucket{job="mlx-proxy"}[30m])))`, "p95 (30m)")))
 }
