@@ -84,7 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.judgeURL, "judge-url", env("JUDGE_URL", "http://127.0.0.1:8080/v1"), "the OpenAI-compatible endpoint that judges (the MLX proxy)")
 	fs.StringVar(&o.model, "model", env("JUDGE_MODEL", "default_model"), "the judge model (default_model: the one the engine serves)")
 	fs.StringVar(&o.metricsURL, "metrics-url", "", "the proxy's /metrics, for its in-flight count (default: the judge URL's host + /metrics)")
-	fs.Int64Var(&o.maxInFlight, "max-in-flight", 2, "stop a pass while the proxy serves this many requests or more (0: never)")
+	fs.Int64Var(&o.maxInFlight, "max-in-flight", 1, "stop a pass while the proxy serves this many requests or more (1: any user's; 0: never)")
 	fs.Var(secondsOrDuration{&o.interval}, "interval", "time between passes, in seconds or as a duration")
 	fs.IntVar(&o.limit, "limit", 20, "traces to scan per pass")
 	fs.DurationVar(&o.timeout, "timeout", 120*time.Second, "bound on one judgement")

@@ -2,9 +2,12 @@ package judge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/openai/openai-go/v3"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
 )
@@ -35,8 +38,8 @@ type Settings struct {
 	// MaxInFlight: a pass stops before a judgement while the proxy serves
 	// this many requests or more (0: never back off).
 	MaxInFlight int64
-	// Remember bounds how many judged traces the loop remembers, for
-	// sources that do not keep scores (Jaeger).
+	// Remember bounds how many judged traces the loop remembers: scored
+	// ones from sources that do not keep scores (Jaeger), and failed ones.
 	Remember int
 }
 
@@ -69,6 +72,9 @@ type Pass struct {
 	Written int
 	// BackedOff: the pass stopped early because the proxy was busy.
 	BackedOff bool
+	// JudgeDown: the pass stopped at a judge that did not answer; the
+	// rest of the traces wait for the next pass.
+	JudgeDown bool
 }
 
 // Count is how many judgements had result r.
@@ -92,8 +98,8 @@ type Loop struct {
 	InFlight func() (int64, error)
 
 	mu sync.Mutex
-	// judged and judgedOrder are what was judged from sources without
-	// scores, the oldest first, at most Settings.Remember.
+	// judged and judgedOrder are the traces not to judge again (see
+	// remembered), the oldest first, at most Settings.Remember.
 	judged      map[string]bool
 	judgedOrder []string
 }
@@ -109,7 +115,10 @@ func (l *Loop) Run(ctx context.Context) Pass {
 		p.End = time.Now()
 		return p
 	}
-	var batch []opikapi.Score
+	// Scores for Opik, grouped by trace so that a batch never splits one;
+	// a trace from a source without scores (Jaeger) is remembered once its
+	// scores are written, so a failed write judges it again next pass.
+	var groups []scoreGroup
 	judgedN := 0
 	for _, c := range cands {
 		if ctx.Err() != nil {
@@ -132,30 +141,68 @@ func (l *Loop) Run(ctx context.Context) Pass {
 			break // shutting down: not the judge's fault
 		}
 		p.Judgements = append(p.Judgements, j)
-		if j.Result != ResultScored {
+		switch {
+		case j.Result == ResultParseFailed, j.Result == ResultJudgeError && refusedTrace(j.Err):
+			// The judge's answer to this trace (temperature 0) or its
+			// refusal of it would be the same next pass: not asked again.
+			l.remember(c)
+			continue
+		case j.Result == ResultJudgeError:
+			// The judge is down or timing out: the rest waits for the next
+			// pass rather than waiting on it once per trace.
+			p.JudgeDown = true
+		}
+		if p.JudgeDown {
+			break
+		}
+		if c.OpikID == "" || l.Scores == nil || l.Settings.DryRun {
+			l.rememberScored(c)
 			continue
 		}
-		l.remember(c)
-		if c.OpikID == "" {
-			continue
-		}
+		g := scoreGroup{c: c}
 		for _, name := range l.Settings.Scores {
-			batch = append(batch, opikapi.Score{ID: c.OpikID, ProjectName: l.Settings.Project, Name: name,
+			g.scores = append(g.scores, opikapi.Score{ID: c.OpikID, ProjectName: l.Settings.Project, Name: name,
 				Value: j.Scores[name], Reason: Reason, CategoryName: Category, Source: "sdk"})
 		}
+		groups = append(groups, g)
 	}
-	if l.Scores != nil && !l.Settings.DryRun {
-		for len(batch) > 0 && p.WriteErr == nil {
-			n := min(len(batch), opikapi.MaxScoreBatch)
-			if err := l.Scores.PutScores(ctx, batch[:n]); err != nil {
-				p.WriteErr = err
-				break
-			}
-			p.Written += n
-			batch = batch[n:]
-		}
-	}
+	l.write(ctx, &p, groups)
 	return p
+}
+
+// scoreGroup is one trace's scores.
+type scoreGroup struct {
+	c      Candidate
+	scores []opikapi.Score
+}
+
+// write puts the scores in batches of at most opikapi.MaxScoreBatch,
+// whole traces each, and stops at the first failure.
+func (l *Loop) write(ctx context.Context, p *Pass, groups []scoreGroup) {
+	for len(groups) > 0 {
+		var batch []opikapi.Score
+		n := 0
+		for n < len(groups) && (n == 0 || len(batch)+len(groups[n].scores) <= opikapi.MaxScoreBatch) {
+			batch = append(batch, groups[n].scores...)
+			n++
+		}
+		if err := l.Scores.PutScores(ctx, batch); err != nil {
+			p.WriteErr = err
+			return
+		}
+		p.Written += len(batch)
+		for _, g := range groups[:n] {
+			l.rememberScored(g.c)
+		}
+		groups = groups[n:]
+	}
+}
+
+// refusedTrace says whether the judge refused this request itself (a 4xx:
+// the prompt is too long for its context, say) rather than being down.
+func refusedTrace(err error) bool {
+	var apiErr *openai.Error
+	return errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500 && apiErr.StatusCode != 408 && apiErr.StatusCode != 429
 }
 
 func (l *Loop) judge(ctx context.Context, c Candidate) Judgement {
@@ -190,21 +237,25 @@ func (l *Loop) busy() bool {
 	return err == nil && n >= l.Settings.MaxInFlight
 }
 
-// remembered reports whether a trace from a source without scores was
-// judged already.
+// remembered reports whether a trace was judged already: scored, from a
+// source that keeps no scores (Jaeger), or failed for good (a reply that
+// does not parse, a refusal), from any source.
 func (l *Loop) remembered(c Candidate) bool {
-	if c.Scored != nil {
-		return false
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.judged[c.key()]
 }
 
-func (l *Loop) remember(c Candidate) {
-	if c.Scored != nil {
-		return
+// rememberScored remembers a scored trace unless its source keeps the
+// scores itself (Opik: complete() skips it next pass).
+func (l *Loop) rememberScored(c Candidate) {
+	if c.Scored == nil {
+		l.remember(c)
 	}
+}
+
+// remember adds a trace to the bounded memory of judged traces.
+func (l *Loop) remember(c Candidate) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := c.key()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
 )
 
@@ -46,6 +48,8 @@ func (j *fakeJudge) Ask(_ context.Context, prompt string) (string, error) {
 		return "I think it is fine.", nil
 	case strings.Contains(prompt, "Question: fail"):
 		return "", errors.New("connection refused")
+	case strings.Contains(prompt, "Question: refuse me"):
+		return "", &openai.Error{StatusCode: 400}
 	}
 	return `{"correctness": 0.9, "helpfulness": 0.7, "hallucination_free": 1}`, nil
 }
@@ -81,8 +85,9 @@ func TestPassJudgesWritesAndSkips(t *testing.T) {
 		opikCand("t2", "already", DefaultScores...),
 		opikCand("t3", "partly", "correctness"),
 		opikCand("t4", "noise"),
-		opikCand("t5", "fail"),
 		{OpikID: "t6", Answer: "no question", Scored: map[string]bool{}},
+		opikCand("t5", "fail"),
+		opikCand("t7", "after the judge went down"),
 	}}
 	j, w := &fakeJudge{}, &fakeWriter{}
 	l := &Loop{Settings: settings(), Source: src, Judge: j, Scores: w}
@@ -93,8 +98,8 @@ func TestPassJudgesWritesAndSkips(t *testing.T) {
 			t.Errorf("%s: %s, want %s (%v)", jd.Candidate.OpikID, jd.Result, want[jd.Candidate.OpikID], jd.Err)
 		}
 	}
-	if len(p.Judgements) != 6 || len(j.asked) != 4 || j.most != 1 {
-		t.Errorf("%d judgements, %d asked, %d at once", len(p.Judgements), len(j.asked), j.most)
+	if len(p.Judgements) != 6 || len(j.asked) != 4 || j.most != 1 || !p.JudgeDown {
+		t.Errorf("%d judgements, %d asked, %d at once, judge down %v", len(p.Judgements), len(j.asked), j.most, p.JudgeDown)
 	}
 	if len(w.batches) != 1 || len(w.batches[0]) != 6 || p.Written != 6 {
 		t.Fatalf("written %v", w.batches)
@@ -201,4 +206,71 @@ func (j *blockingJudge) Ask(ctx context.Context, _ string) (string, error) {
 	j.started <- struct{}{}
 	<-ctx.Done()
 	return "", ctx.Err()
+}
+
+// A reply that does not parse, or a refusal of the request (4xx), would be
+// the same next pass: such a trace is asked once, from any source. A judge
+// that does not answer ends the pass, and its traces are asked next pass.
+func TestFailedTracesAreAskedOnce(t *testing.T) {
+	jaegerNoise := Candidate{TraceID: [16]byte{9}, SpanID: [8]byte{1}, HasIDs: true, Question: "noise", Answer: "a"}
+	refused := opikCand("t-refused", "refuse me")
+	down := opikCand("t-down", "fail")
+	src := fakeSource{cands: []Candidate{opikCand("t-noise", "noise"), jaegerNoise, refused, down}}
+	j := &fakeJudge{}
+	l := &Loop{Settings: settings(), Source: src, Judge: j, Scores: &fakeWriter{}}
+	first := l.Run(context.Background())
+	second := l.Run(context.Background())
+	if first.Count(ResultParseFailed) != 2 || first.Count(ResultJudgeError) != 2 || !first.JudgeDown {
+		t.Errorf("first pass: %+v", first.Judgements)
+	}
+	if second.Count(ResultSkipped) != 3 || second.Count(ResultJudgeError) != 1 {
+		t.Errorf("second pass: %+v", second.Judgements)
+	}
+	asked := map[string]int{}
+	for _, p := range j.asked {
+		for _, q := range []string{"noise", "refuse me", "fail"} {
+			if strings.Contains(p, "Question: "+q+"\n") {
+				asked[q]++
+			}
+		}
+	}
+	if asked["noise"] != 2 || asked["refuse me"] != 1 || asked["fail"] != 2 {
+		t.Errorf("asked %v; want noise twice (two traces) once each, the refusal once, the down judge every pass", asked)
+	}
+}
+
+// A trace from Jaeger whose scores go to Opik is remembered only once they
+// are written: a write that failed judges it again next pass.
+func TestAFailedWriteJudgesAgain(t *testing.T) {
+	c := Candidate{TraceID: [16]byte{1}, SpanID: [8]byte{2}, HasIDs: true, OpikID: "0190b6d0-0000-7000-8000-000000000001", Question: "q", Answer: "a"}
+	j := &fakeJudge{}
+	w := &fakeWriter{err: &opikapi.StatusError{Code: 503}}
+	l := &Loop{Settings: settings(), Source: fakeSource{cands: []Candidate{c}}, Judge: j, Scores: w}
+	if p := l.Run(context.Background()); p.WriteErr == nil {
+		t.Fatalf("the write should fail: %+v", p)
+	}
+	w.err = nil
+	if p := l.Run(context.Background()); p.Count(ResultScored) != 1 || p.Written != 3 {
+		t.Errorf("judged again after the failed write: %+v", p)
+	}
+	if p := l.Run(context.Background()); p.Count(ResultSkipped) != 1 || len(j.asked) != 2 {
+		t.Errorf("written once, then skipped: %+v, asked %d", p, len(j.asked))
+	}
+}
+
+// Batches hold at most opikapi.MaxScoreBatch scores and never split a
+// trace's scores.
+func TestBatchesKeepATracesScoresTogether(t *testing.T) {
+	var cands []Candidate
+	for i := range 400 {
+		cands = append(cands, opikCand(fmt.Sprint("t", i), "q"))
+	}
+	s := settings()
+	s.Limit = 400
+	w := &fakeWriter{}
+	l := &Loop{Settings: s, Source: fakeSource{cands: cands}, Judge: &fakeJudge{}, Scores: w}
+	p := l.Run(context.Background())
+	if p.Written != 1200 || len(w.batches) != 2 || len(w.batches[0]) != 999 || len(w.batches[1]) != 201 {
+		t.Errorf("written %d in batches of %d and %d", p.Written, len(w.batches[0]), len(w.batches[len(w.batches)-1]))
+	}
 }

@@ -22,7 +22,15 @@ type LogsDestination struct {
 	status   atomic.Int32 // 0: accept
 	mu       sync.Mutex
 	bodies   []string
+	records  []Record
 	projects []string
+}
+
+// Record is what the destination keeps of an accepted log record besides
+// its body.
+type Record struct {
+	EventName  string
+	Attributes map[string]any
 }
 
 // NewLogsDestination starts an endpoint that lives until the test ends.
@@ -60,7 +68,9 @@ func (d *LogsDestination) serve(w http.ResponseWriter, r *http.Request) {
 		for j := 0; j < sls.Len(); j++ {
 			lrs := sls.At(j).LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
-				d.bodies = append(d.bodies, lrs.At(k).Body().Str())
+				lr := lrs.At(k)
+				d.bodies = append(d.bodies, lr.Body().Str())
+				d.records = append(d.records, Record{EventName: lr.EventName(), Attributes: lr.Attributes().AsRaw()})
 			}
 		}
 	}
@@ -80,6 +90,13 @@ func (d *LogsDestination) Bodies() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]string(nil), d.bodies...)
+}
+
+// Records are the event names and attributes of every record accepted.
+func (d *LogsDestination) Records() []Record {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]Record(nil), d.records...)
 }
 
 // Projects is the projectName header of every accepted request.

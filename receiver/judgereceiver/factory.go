@@ -36,7 +36,7 @@ const (
 	defaultLimit       = 20
 	defaultJudgeModel  = "default_model"
 	defaultJudgeTO     = 120 * time.Second
-	defaultMaxInFlight = 2
+	defaultMaxInFlight = 1
 	defaultProject     = "mlx"
 	defaultOpikTO      = 15 * time.Second
 	defaultJaeger      = "http://127.0.0.1:16686"

@@ -227,7 +227,9 @@ func TestJudgesOpikTracesAndEmitsEvents(t *testing.T) {
 	assert.Len(t, events(r.logs), 3)
 }
 
-// A judge that answers prose: parse_failed, and nothing is written.
+// A judge that answers prose: parse_failed, counted once (the same reply
+// would come next pass: the trace is not asked again), and nothing is
+// written.
 func TestUnparseableRepliesWriteNothing(t *testing.T) {
 	opik := opiktest.New()
 	require.NoError(t, opik.Listen(freeAddr(t)))
@@ -235,8 +237,10 @@ func TestUnparseableRepliesWriteNothing(t *testing.T) {
 	tr := opiktest.ProxyTrace{TraceID: pcommon.TraceID{9}, SpanID: pcommon.SpanID{9}, Start: time.Now(), Question: "q?", Answer: "a."}
 	sendTrace(t, opik, tr)
 	r := start(t, fastConfig(opik, engine(t, true).URL))
-	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_traces_total", "result", "parse_failed"); return v >= 2 },
-		5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_traces_total", "result", "skipped"); return v >= 2 },
+		5*time.Second, 20*time.Millisecond, "later passes skip it")
+	v, _ := r.lastValue("mlx_judge_traces_total", "result", "parse_failed")
+	assert.Equal(t, 1.0, v, "asked once")
 	assert.Empty(t, opik.Scores(tr.OpikID()))
 	assert.Empty(t, events(r.logs))
 }

@@ -71,6 +71,9 @@ type collectorOptions struct {
 	sets    []string          // --set values
 	env     map[string]string // extra environment
 	dataDir string            // reuse this data directory (a restart); default: a new one
+	// enginePort is the engine's port; default: a free one. A restart
+	// that must meet what the last run left passes the same.
+	enginePort int
 }
 
 // startCollector runs the built collector with the shipped config files,
@@ -87,6 +90,9 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 	}
 	if s.dataDir == "" {
 		s.dataDir = t.TempDir()
+	}
+	if opts.enginePort != 0 {
+		s.enginePort = opts.enginePort
 	}
 	for _, name := range []string{"prometheus/supervisor", "prometheus/kv", "prometheus/logs", "prometheus/hw", "health_check", "otlp_grpc", "otlp_http", "mlx_proxy", "otlp_jaeger", "jaeger_query"} {
 		// freePort closes its probe listener, so the kernel may hand out
@@ -111,6 +117,7 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 		fmt.Sprintf("exporters::prometheus/hw::endpoint=127.0.0.1:%d", s.ports["prometheus/hw"]),
 		// The log pipeline's OTLP sink goes to this collector's own otlp receiver.
 		fmt.Sprintf("exporters::mlx_otlp_http::endpoint=http://127.0.0.1:%d", s.ports["otlp_http"]),
+		fmt.Sprintf("exporters::mlx_otlp_http/judge::endpoint=http://127.0.0.1:%d", s.ports["otlp_http"]),
 		fmt.Sprintf("extensions::health_check::endpoint=127.0.0.1:%d", s.ports["health_check"]),
 		fmt.Sprintf("extensions::mlx_proxy::endpoint=127.0.0.1:%d", s.ports["mlx_proxy"]),
 		fmt.Sprintf("receivers::otlp::protocols::grpc::endpoint=127.0.0.1:%d", s.ports["otlp_grpc"]),

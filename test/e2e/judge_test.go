@@ -21,6 +21,7 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/otlptest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
 )
 
@@ -232,8 +233,10 @@ func TestMlxjudgeOnceAndDryRun(t *testing.T) {
 // land in logs/judge.jsonl in the traces' context.
 func TestJudgeReadsJaegerWithoutOpik(t *testing.T) {
 	j := startJaeger(t)
+	sink := otlptest.NewLogsDestination(t)
 	s := startCollector(t, collectorOptions{configs: demoConfigs,
-		sets: judgeSets("500ms", "exporters::otlp_grpc/jaeger::endpoint="+j.otlp, "receivers::mlx_judge::jaeger::endpoint=http://"+j.query),
+		sets: judgeSets("500ms", "exporters::otlp_grpc/jaeger::endpoint="+j.otlp, "receivers::mlx_judge::jaeger::endpoint=http://"+j.query,
+			"exporters::mlx_otlp_http/judge::endpoint="+sink.URL),
 		env:  map[string]string{"MLXSIM_LOAD_DELAY": "0s"}})
 	waitEngineReady(s)
 	answers := map[string][2]string{}
@@ -259,6 +262,15 @@ func TestJudgeReadsJaegerWithoutOpik(t *testing.T) {
 		assert.Len(t, spans, 1)
 	}
 	assert.Len(t, jaegerTraceIDs(t, j), len(answers), "Jaeger holds the users' traces only")
+
+	// The same events reached the OTLP sink.
+	require.Eventually(t, func() bool { return len(sink.Records()) >= 3*len(answers) }, 30*time.Second, 200*time.Millisecond)
+	for _, r := range sink.Records() {
+		assert.Equal(t, "gen_ai.evaluation.result", r.EventName)
+		assert.Contains(t, []any{"correctness", "helpfulness", "hallucination_free"}, r.Attributes["gen_ai.evaluation.name"])
+		assert.Contains(t, r.Attributes, "gen_ai.evaluation.score.value")
+	}
+	assert.Len(t, sink.Records(), 3*len(answers), "three events a trace, once each")
 }
 
 // jaegerTraceIDs lists the proxy's traces of the last hour.
