@@ -419,11 +419,14 @@ func readYAML(t *testing.T, path string, v any) {
 	}
 }
 
-// A legend that names a percentile (p50, p95) draws that quantile: in
-// every dashboard file, "pN" goes with histogram_quantile(N/100, ...).
+// A legend that names a percentile (p50, p95, "p95 (30m)") draws that
+// quantile: in every dashboard file, "pN" goes with
+// histogram_quantile(N/100, ...). So does a panel title that names one
+// percentile, for the quantile queries whose legend names none.
 func TestPercentileLegendsMatchTheirQuantiles(t *testing.T) {
 	quantile := regexp.MustCompile(`^histogram_quantile\(([0-9.]+),`)
-	legend := regexp.MustCompile(`^p(\d+)$`)
+	legend := regexp.MustCompile(`^p(\d+)\b`)
+	inTitle := regexp.MustCompile(`\bp(\d+)\b`)
 	checked := 0
 	for _, f := range dashboardFiles(t) {
 		b, err := os.ReadFile(f)
@@ -446,7 +449,11 @@ func TestPercentileLegendsMatchTheirQuantiles(t *testing.T) {
 			for _, tg := range p.Targets {
 				lm := legend.FindStringSubmatch(tg.LegendFormat)
 				if lm == nil {
-					continue
+					titled := inTitle.FindAllStringSubmatch(p.Title, -1)
+					if len(titled) != 1 || quantile.FindStringSubmatch(strings.TrimSpace(tg.Expr)) == nil {
+						continue
+					}
+					lm = titled[0] // the title names the percentile
 				}
 				qm := quantile.FindStringSubmatch(strings.TrimSpace(tg.Expr))
 				if qm == nil {

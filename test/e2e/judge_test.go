@@ -198,6 +198,42 @@ func TestJudgeScoresRealTracesInOpik(t *testing.T) {
 	}
 }
 
+// The judge reads the traces from Jaeger and writes the scores to Opik: it
+// derives each trace's Opik id from what Jaeger holds, and the scores land
+// on the traces the Opik exporter stamped, so the two agree on the id.
+func TestJudgeFromJaegerScoresTheExportersOpikIDs(t *testing.T) {
+	j := startJaeger(t)
+	opik := startOpik(t)
+	s := startCollector(t, collectorOptions{configs: demoConfigs,
+		sets: append(traceSets(j, opik), judgeSets("500ms", "receivers::mlx_judge::source=jaeger",
+			"receivers::mlx_judge::jaeger::endpoint=http://"+j.query, "receivers::mlx_judge::opik::endpoint="+opik.URL())...),
+		env: map[string]string{"MLXSIM_LOAD_DELAY": "0s"}})
+	waitEngineReady(s)
+	answers := map[string][2]string{}
+	for _, q := range judgeQuestions {
+		id, a := askTraced(t, s, q)
+		answers[id] = [2]string{q, a}
+	}
+	require.Eventually(t, func() bool {
+		n := 0
+		for _, tr := range opik.Traces("mlx") {
+			if _, ok := answers[tr.OTelTraceID]; ok && len(opik.Scores(tr.ID)) >= 3 {
+				n++
+			}
+		}
+		return n == len(answers)
+	}, 60*time.Second, 200*time.Millisecond, "the judge's scores are on the traces the exporter stamped")
+	for _, tr := range opik.Traces("mlx") {
+		qa := answers[tr.OTelTraceID]
+		want := wantScores(t, qa[0], qa[1])
+		for _, sc := range opik.Scores(tr.ID) {
+			if sc.CategoryName == judge.Category {
+				assert.Equal(t, want[sc.Name], sc.Value, "%s %s", tr.OTelTraceID, sc.Name)
+			}
+		}
+	}
+}
+
 // bin/mlxjudge --once --dry-run judges through the real proxy and writes
 // nothing; without --dry-run it writes the scores.
 func TestMlxjudgeOnceAndDryRun(t *testing.T) {
