@@ -51,12 +51,15 @@ func alerts() *dashboard.DashboardBuilder {
 		WithPanel(ts("Scrape duration by job").Span(24).Unit("s").Min(0).
 			WithTarget(q(`max by (job) (scrape_duration_seconds)`, "{{job}}"))).
 		WithRow(dashboard.NewRowBuilder("Alert history")).
-		WithPanel(ts("Alerts firing in the last hour").Span(8).Unit("none").Min(0).
+		WithPanel(ts("Alert starts / h").Span(6).Unit("none").Min(0).
+			Description("The original's alert event rate: ALERTS_FOR_STATE holds the time an alert became active, so each distinct value in the hour is one start.").
+			WithTarget(qe(`sum by (alertname) (changes(ALERTS_FOR_STATE[1h]) + 1)`, "{{alertname}}", faultAlerts))).
+		WithPanel(ts("Alerts firing in the last hour").Span(6).Unit("none").Min(0).
 			WithTarget(qe(`count by (alertname) (count_over_time(ALERTS{alertstate="firing"}[1h]))`, "{{alertname}}", faultAlerts))).
-		WithPanel(ts("Flapping alerts (3+ starts in 1 h)").Span(8).Unit("none").Min(0).
+		WithPanel(ts("Flapping alerts (3+ starts in 1 h)").Span(6).Unit("none").Min(0).
 			Description("ALERTS_FOR_STATE holds the time an alert became active: each change is a new start.").
 			WithTarget(qe(`count by (alertname) (changes(ALERTS_FOR_STATE[1h]) >= 3)`, "{{alertname}}", faultAlerts))).
-		WithPanel(ts("Restarts and crashes / h").Span(8).Unit("none").Min(0).
+		WithPanel(ts("Restarts and crashes / h").Span(6).Unit("none").Min(0).
 			WithTarget(q(`sum(increase(mlx_server_restarts_total{{SUP}}[1h])) or vector(0)`, "restarts")).
 			WithTarget(q(`sum(increase(mlx_server_crashes_total{{SUP}}[1h])) or vector(0)`, "crashes")))
 }
