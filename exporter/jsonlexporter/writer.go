@@ -87,6 +87,11 @@ func (w *writer) rollBack(before os.FileInfo, beforeErr error) {
 	if now.Size() > size {
 		_ = os.Truncate(w.path, size)
 	}
+	// lumberjack opens a file it creates without O_APPEND: its offset
+	// would stay past the truncation, and the retry would leave a hole of
+	// NUL bytes. Closed, it reopens the file for appending on the next
+	// write.
+	_ = w.closer.Close()
 }
 
 func (w *writer) shutdown(context.Context) error {
