@@ -37,6 +37,9 @@ func buildMetrics(snap snapshot, model string, start, now time.Time) pmetric.Met
 	}
 	b.Gauge("mlx_server_backoff_seconds", "Delay before the next restart while in backoff, else 0.", snap.backoff.Seconds())
 	b.Counter("mlx_server_log_write_errors_total", "Writes of the engine's output to its log file that failed (a full disk); the engine runs on, those lines are lost.", float64(snap.logErrors))
+	for _, w := range loops {
+		b.Counter("mlx_supervisor_panics_total", "Panics recovered in the supervisor's loops, by loop; the loop is started again.", float64(snap.panics[w]), "where", w)
+	}
 	return b.Emit()
 }
 

@@ -33,7 +33,25 @@ func TestMetricsOfACrashedEngine(t *testing.T) {
 	st.restarts = 2
 	st.inBackoff, st.backoff = true, 6*time.Second
 	st.checks["fail"] = 4
-	md := buildMetrics(st.snapshot(true, time.Now()), "qwen", time.Now(), time.Now())
+	points := flatPoints(t, buildMetrics(st.snapshot(true, time.Now()), "qwen", time.Now(), time.Now()))
+	assert.Equal(t, float64(stateBackoff), points["mlx_server_state"])
+	assert.Equal(t, 6.0, points["mlx_server_backoff_seconds"])
+	assert.Equal(t, 2.0, points["mlx_server_crashes_total{reason=oom}"])
+	assert.Equal(t, 0.0, points["mlx_server_crashes_total{reason=metal_gpu_error}"])
+	assert.Equal(t, 1.0, points["mlx_server_last_crash_reason{reason=oom}"])
+	assert.Equal(t, 0.0, points["mlx_server_last_crash_reason{reason=exit}"])
+	assert.Equal(t, -9.0, points["mlx_server_last_exit_code"])
+	assert.Equal(t, 4.0, points["mlx_server_health_checks_total{result=fail}"])
+	assert.Equal(t, 0.0, points["mlx_server_health_checks_total{result=ok}"])
+	assert.Equal(t, 0.0, points["mlx_model_loaded{model=qwen}"])
+	assert.Equal(t, 2.0, points["mlx_server_restarts_total"])
+	assert.Equal(t, 0.0, points["mlx_server_log_write_errors_total"])
+	assert.Len(t, points, 12+2*len(crashReasons)-2+1+len(loops))
+}
+
+// flatPoints maps "name{label=value}" to each data point's value; sums must
+// be monotonic.
+func flatPoints(t *testing.T, md pmetric.Metrics) map[string]float64 {
 	points := map[string]float64{}
 	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 	for i := 0; i < ms.Len(); i++ {
@@ -54,17 +72,5 @@ func TestMetricsOfACrashedEngine(t *testing.T) {
 			points[key] = dps.At(j).DoubleValue()
 		}
 	}
-	assert.Equal(t, float64(stateBackoff), points["mlx_server_state"])
-	assert.Equal(t, 6.0, points["mlx_server_backoff_seconds"])
-	assert.Equal(t, 2.0, points["mlx_server_crashes_total{reason=oom}"])
-	assert.Equal(t, 0.0, points["mlx_server_crashes_total{reason=metal_gpu_error}"])
-	assert.Equal(t, 1.0, points["mlx_server_last_crash_reason{reason=oom}"])
-	assert.Equal(t, 0.0, points["mlx_server_last_crash_reason{reason=exit}"])
-	assert.Equal(t, -9.0, points["mlx_server_last_exit_code"])
-	assert.Equal(t, 4.0, points["mlx_server_health_checks_total{result=fail}"])
-	assert.Equal(t, 0.0, points["mlx_server_health_checks_total{result=ok}"])
-	assert.Equal(t, 0.0, points["mlx_model_loaded{model=qwen}"])
-	assert.Equal(t, 2.0, points["mlx_server_restarts_total"])
-	assert.Equal(t, 0.0, points["mlx_server_log_write_errors_total"])
-	assert.Len(t, points, 12+2*len(crashReasons)-2+1)
+	return points
 }

@@ -1,6 +1,7 @@
 package supervisorreceiver
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,8 @@ type status struct {
 	checks     map[string]int64
 	// logWriteErrors counts writes to the engine's log that failed.
 	logWriteErrors int64
+	// panics counts recovered panics by loop (runner, prober).
+	panics map[string]int64
 	// lastOutput is when the engine last wrote (Unix nanoseconds; progress
 	// proof). Atomic: every write of the engine's output sets it.
 	lastOutput atomic.Int64
@@ -45,7 +48,7 @@ type status struct {
 }
 
 func newStatus() *status {
-	return &status{crashes: map[string]int64{}, checks: map[string]int64{}, started: make(chan struct{}, 1)}
+	return &status{crashes: map[string]int64{}, checks: map[string]int64{}, panics: map[string]int64{}, started: make(chan struct{}, 1)}
 }
 
 // snapshot is a consistent copy for one scrape.
@@ -60,6 +63,7 @@ type snapshot struct {
 	lastExit   int
 	checks     map[string]int64
 	logErrors  int64
+	panics     map[string]int64
 }
 
 func (s *status) snapshot(spawn bool, now time.Time) snapshot {
@@ -74,6 +78,7 @@ func (s *status) snapshot(spawn bool, now time.Time) snapshot {
 		crashes:    copyCounts(s.crashes),
 		checks:     copyCounts(s.checks),
 		logErrors:  s.logWriteErrors,
+		panics:     maps.Clone(s.panics),
 	}
 	since := s.httpSince
 	snap.up = s.httpUp

@@ -58,11 +58,50 @@ func (s *supervisor) start(_ context.Context, host component.Host) error {
 		r := &runner{cfg: s.cfg, logger: s.logger, st: s.st, out: s.logFile, tail: &tailBuffer{}}
 		p.onHung = func() { r.kill(ReasonHung) }
 		s.wg.Add(1)
-		go func() { defer s.wg.Done(); r.run(ctx) }()
+		go func() { defer s.wg.Done(); s.keep(ctx, loopRunner, r.run) }()
 	}
 	s.wg.Add(1)
-	go func() { defer s.wg.Done(); p.run(ctx) }()
+	go func() { defer s.wg.Done(); s.keep(ctx, loopProber, p.run) }()
 	return nil
+}
+
+// The supervisor's long-lived loops, the where label of
+// mlx_supervisor_panics_total.
+const (
+	loopRunner = "runner"
+	loopProber = "prober"
+)
+
+var loops = []string{loopRunner, loopProber}
+
+// keep runs loop until ctx ends. A panic in it is logged at error level
+// with its stack, counted, and the loop started again a second later: the
+// engine must stay supervised, and the collector must not die with it.
+func (s *supervisor) keep(ctx context.Context, where string, loop func(context.Context)) {
+	for ctx.Err() == nil {
+		if !s.runRecovered(ctx, where, loop) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// runRecovered runs loop once and reports whether it panicked.
+func (s *supervisor) runRecovered(ctx context.Context, where string, loop func(context.Context)) (panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+			s.st.mu.Lock()
+			s.st.panics[where]++
+			s.st.mu.Unlock()
+			s.logger.Error("Recovered a panic in the supervisor; the loop starts again", zap.String("where", where), zap.Any("panic", r), zap.Stack("stack"))
+		}
+	}()
+	loop(ctx)
+	return false
 }
 
 // shutdown stops the engine (SIGTERM, then SIGKILL after the grace period)

@@ -198,7 +198,7 @@ func TestReceiverLifecycleEmitsMetrics(t *testing.T) {
 	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, rcv.Shutdown(context.Background()))
 	md := sink.AllMetrics()[0]
-	assert.Equal(t, 12, md.MetricCount())
+	assert.Equal(t, 13, md.MetricCount())
 }
 
 func TestProbesSlowDownOnceReady(t *testing.T) {
@@ -224,4 +224,29 @@ func TestRestartedEngineIsProbedAtOnce(t *testing.T) {
 	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { s := s.snap(); return s.restarts >= 1 && s.ready }, 10*time.Second, 10*time.Millisecond,
 		"the restarted engine is probed without waiting the full interval")
+}
+
+// A panic in a supervisor loop is recovered, logged at error level,
+// counted by loop, and the loop runs again: the collector and the
+// supervision go on.
+func TestAPanickingLoopIsRecoveredAndStartedAgain(t *testing.T) {
+	s := newSupervisor(fastConfig(t, "http://127.0.0.1:1"), zaptest.NewLogger(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	var runs atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.keep(ctx, loopProber, func(ctx context.Context) {
+			if runs.Add(1) == 1 {
+				panic("boom")
+			}
+			<-ctx.Done()
+		})
+	}()
+	require.Eventually(t, func() bool { return runs.Load() == 2 }, 5*time.Second, 10*time.Millisecond, "the loop runs again")
+	cancel()
+	<-done
+	snap := s.st.snapshot(false, time.Now())
+	assert.Equal(t, int64(1), snap.panics[loopProber])
+	assert.Equal(t, 1.0, flatPoints(t, buildMetrics(snap, "m", time.Now(), time.Now()))["mlx_supervisor_panics_total{where=prober}"])
 }
