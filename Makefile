@@ -15,7 +15,7 @@ CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e e2e-stack tools clean mlxsim mlxjudge jaeger bench
+.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge jaeger bench
 
 mlxsim: $(MLXSIM)
 ## mlxjudge: one-off judge passes (bin/mlxjudge --once --dry-run).
@@ -62,7 +62,7 @@ demo: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE)
 ## the built binary, then the live VictoriaMetrics + vmalert + Alertmanager
 ## stack. Debian's VictoriaMetrics, Prometheus (promtool) and Alertmanager
 ## are installed first when missing.
-test: rules-deps unit obs-check e2e e2e-stack
+test: rules-deps unit obs-check e2e fault e2e-stack
 
 include rules/rules.mk
 
@@ -75,6 +75,14 @@ unit:
 
 e2e: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE) jaeger
 	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) MLXJUDGE=$(MLXJUDGE) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...
+
+## fault: the fault suite: the built binary and the simulated engine under
+## faults and hostile input (the engine killed, hung or busy, the collector
+## killed, sinks down, a full disk, 10,000 hostile requests, junk model
+## names), printing a table of figures per case (about 6 min; root, for the
+## tmpfs of the full disk).
+fault: $(COLLECTOR) $(MLXSIM) jaeger
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -v -tags 'e2e fault' -timeout 15m -run TestFault ./test/e2e/...
 
 ## e2e-stack: the built collector in demo mode scraped by VictoriaMetrics
 ## with the shipped scrape config, vmalert with the shipped rules,

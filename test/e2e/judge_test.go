@@ -273,7 +273,7 @@ func TestJudgeReadsJaegerWithoutOpik(t *testing.T) {
 	s := startCollector(t, collectorOptions{configs: demoConfigs,
 		sets: judgeSets("500ms", "exporters::otlp_grpc/jaeger::endpoint="+j.otlp, "receivers::mlx_judge::jaeger::endpoint=http://"+j.query,
 			"exporters::mlx_otlp_http/judge::endpoint="+sink.URL),
-		env:  map[string]string{"MLXSIM_LOAD_DELAY": "0s"}})
+		env: map[string]string{"MLXSIM_LOAD_DELAY": "0s"}})
 	waitEngineReady(s)
 	answers := map[string][2]string{}
 	for _, q := range judgeQuestions {

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -14,8 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -312,112 +309,4 @@ func scrapeURL(t *testing.T, url string) *promtext.Scrape {
 	sc, err := promtext.Parse(b)
 	require.NoError(t, err)
 	return sc
-}
-
-// Opik down for a minute under load: no user request fails, Jaeger still
-// gets every span, what Opik could not take is counted, and Opik gets new
-// traces again once it is back, with nothing done by hand.
-func TestOpikDownForAMinuteUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a minute of load")
-	}
-	j := startJaeger(t)
-	opik := startOpik(t)
-	telemetry := freePort(t)
-	sets := append(traceSets(j, opik),
-		// A small queue and a short retry, so that a minute of downtime
-		// overflows and gives up: the drops show in the counters.
-		"exporters::opik::sending_queue::queue_size=20",
-		"exporters::opik::retry_on_failure::initial_interval=1s",
-		"exporters::opik::retry_on_failure::max_interval=2s",
-		"exporters::opik::retry_on_failure::max_elapsed_time=10s",
-	)
-	s := startCollector(t, collectorOptions{
-		configs: append(append([]string{}, demoConfigs...), telemetryOverlay(t, telemetry)),
-		sets:    append(sets, "service::telemetry::metrics::level=normal"),
-		env:     map[string]string{"MLXSIM_LOAD_DELAY": "0s"},
-	})
-	waitEngineReady(s)
-	url := s.proxyURL("/v1/chat/completions")
-	body := `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 4}`
-
-	var sent, failed atomic.Int64
-	var mu sync.Mutex
-	var duringDown []string
-	var down atomic.Bool
-	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				id := newTraceID(t)
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("traceparent", "00-"+id+"-00f067aa0ba902b7-01")
-				resp, err := http.DefaultClient.Do(req)
-				if ctx.Err() != nil {
-					return
-				}
-				sent.Add(1)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					failed.Add(1)
-				}
-				if down.Load() {
-					mu.Lock()
-					duringDown = append(duringDown, id)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	time.Sleep(5 * time.Second)
-	opik.Down()
-	down.Store(true)
-	time.Sleep(60 * time.Second)
-	down.Store(false)
-	require.NoError(t, opik.Up())
-	upAt := time.Now()
-	wg.Wait()
-
-	t.Logf("requests sent %d, failed %d, while Opik was down %d", sent.Load(), failed.Load(), len(duringDown))
-	assert.Zero(t, failed.Load(), "no user request failed")
-	require.NotEmpty(t, duringDown)
-
-	// Jaeger got the spans of the downtime: Opik held up no other exporter.
-	for i, id := range duringDown {
-		if i%(len(duringDown)/20+1) != 0 {
-			continue
-		}
-		j.waitTrace(t, id)
-	}
-	// What Opik could not take is counted, and the proxy dropped nothing.
-	col := scrapeURL(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetry))
-	dropped := sum(col, "otelcol_exporter_enqueue_failed_spans", "exporter", "opik") + sum(col, "otelcol_exporter_send_failed_spans", "exporter", "opik")
-	t.Logf("spans Opik lost: %g; sent: %g", dropped, sum(col, "otelcol_exporter_sent_spans", "exporter", "opik"))
-	assert.Positive(t, dropped, "Opik's losses are counted")
-	px := scrapeURL(t, s.proxyURL("/metrics"))
-	v, _ := px.Value("mlx_spans_dropped_total")
-	assert.Zero(t, v, "the proxy dropped no span: Opik never held up the pipeline")
-
-	// Opik recovers by itself: a request after it came back lands there.
-	id := newTraceID(t)
-	status, _ := tracedPost(t, url, id, body)
-	require.Equal(t, http.StatusOK, status)
-	require.Eventually(t, func() bool {
-		for _, tr := range opik.Traces("mlx") {
-			if tr.OTelTraceID == id && tr.StartTime.After(upAt) {
-				return true
-			}
-		}
-		return false
-	}, 60*time.Second, 200*time.Millisecond, "a new trace reaches Opik after it is back")
 }

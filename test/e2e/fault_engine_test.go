@@ -1,0 +1,179 @@
+//go:build e2e && fault
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+)
+
+// fastProbes make the supervisor probe every 500 ms with a 500 ms timeout
+// and call an engine hung after 2 s of failures.
+var fastProbes = []string{
+	"receivers::mlx_supervisor::health_check::interval=500ms",
+	"receivers::mlx_supervisor::health_check::timeout=500ms",
+	"receivers::mlx_supervisor::health_check::hang_after=2s",
+}
+
+// quickRestart restarts a dead engine after 200 ms instead of 3 s.
+const quickRestart = "receivers::mlx_supervisor::restart::initial_backoff=200ms"
+
+func supervisorValue(f *faultStack, name string, labels ...string) float64 {
+	sc, err := f.scrape("prometheus/supervisor")
+	if err != nil {
+		return -1
+	}
+	v, _ := sc.Value(name, labels...)
+	return v
+}
+
+// The engine is killed (SIGKILL) while eight clients stream through the
+// proxy: the streams in flight end with an error, the supervisor restarts
+// the engine, and clients succeed again without anything done by hand.
+func TestFaultEngineKilledMidStreamUnderLoad(t *testing.T) {
+	f := startFaultCollector(t, collectorOptions{configs: demoConfigs, sets: []string{quickRestart}})
+	waitEngineReady(f.stack)
+	url := f.proxyURL("/v1/chat/completions")
+	require.False(t, completion(context.Background(), url, true, 8), "warm-up")
+	f.mark()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var killedAt atomic.Int64
+	var okAfter atomic.Int64
+	go func() {
+		time.Sleep(3 * time.Second)
+		for _, pid := range enginePids(f.stack) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		killedAt.Store(time.Now().UnixNano())
+	}()
+	load := runLoad(ctx, 8, 10_000, func(ctx context.Context, _ int) bool {
+		failed := completion(ctx, url, true, 48)
+		if k := killedAt.Load(); !failed && k > 0 && time.Now().UnixNano()-k > int64(2*time.Second) {
+			okAfter.Add(1)
+		}
+		if failed {
+			time.Sleep(100 * time.Millisecond) // a client backs off
+		}
+		return failed
+	})
+
+	assert.GreaterOrEqual(t, supervisorValue(f, "mlx_server_crashes_total", "reason", "signal"), 1.0)
+	assert.GreaterOrEqual(t, supervisorValue(f, "mlx_server_restarts_total"), 1.0)
+	assert.Positive(t, load.failed.Load(), "the streams in flight were cut")
+	assert.Less(t, load.failed.Load(), load.sent.Load()/2, "only those in flight and during the restart failed")
+	assert.Positive(t, okAfter.Load(), "clients succeed again after the restart")
+	f.finish(t, faultRow{name: "engine killed mid-stream, 8 streaming clients", sent: load.sent.Load(), failed: load.failed.Load(), hasFailed: true,
+		note: "failed: streams in flight at the kill and requests during the restart"})
+}
+
+// The engine hangs (every request blocks, nothing is printed): requests
+// wait, the supervisor finds it hung and replaces it, the waiting requests
+// get an error, and clients succeed again.
+func TestFaultEngineHung(t *testing.T) {
+	f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, hangOnceOverlay(t, 20)),
+		sets: append([]string{quickRestart}, fastProbes...)})
+	waitEngineReady(f.stack)
+	url := f.proxyURL("/v1/chat/completions")
+	f.mark()
+
+	// Load until the hung engine has been replaced.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil && supervisorValue(f, "mlx_server_crashes_total", "reason", "hung") < 1 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		cancel()
+	}()
+	load := runLoad(ctx, 4, 10_000, func(ctx context.Context, _ int) bool {
+		failed := completion(ctx, url, false, 8)
+		if failed {
+			time.Sleep(100 * time.Millisecond) // a client backs off
+		}
+		return failed
+	})
+	hung := supervisorValue(f, "mlx_server_crashes_total", "reason", "hung")
+	assert.GreaterOrEqual(t, hung, 1.0, "the hung engine was replaced")
+	f.waitFor("prometheus/supervisor", 30*time.Second, "the new engine ready", func(sc *promtext.Scrape) bool {
+		restarts, _ := sc.Value("mlx_server_restarts_total")
+		ready, _ := sc.Value("mlx_server_ready")
+		return restarts >= 1 && ready == 1
+	})
+	assert.False(t, completion(context.Background(), url, false, 8), "the new engine answers")
+	assert.Less(t, load.failed.Load(), load.sent.Load(), "not every request failed")
+	f.finish(t, faultRow{name: "engine hung, 4 clients", sent: load.sent.Load(), failed: load.failed.Load(), hasFailed: true,
+		note: "failed: requests held by the hung engine until it was replaced"})
+}
+
+// A long unbatchable request (a seed: mlx_lm's one generation thread
+// serves it alone) makes every completion probe wait and fail for
+// seconds. Its tokens flowing through the proxy prove the engine alive:
+// no restart, and the client gets its whole answer. (Before, the
+// supervisor killed the busy engine after hang_after, with the request in
+// flight.)
+func TestFaultBusyEngineIsNotRestarted(t *testing.T) {
+	f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, engineOverlay(t, "--sim-decode-tokens-per-second", "6")),
+		sets: fastProbes})
+	waitEngineReady(f.stack)
+	f.mark()
+	resp, err := http.Post(f.proxyURL("/v1/chat/completions"), "application/json", strings.NewReader(
+		`{"model": "mlx-community/Qwen3-4B-4bit", "messages": [{"role": "user", "content": "Write a long essay"}], "stream": true, "seed": 7, "chat_template_kwargs": {"enable_thinking": true}}`))
+	require.NoError(t, err)
+	// Reasoning and answer are 24 to 144 tokens: 4 to 24 s at 6 tokens/s,
+	// all of it past hang_after.
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	whole := strings.HasSuffix(string(body), "data: [DONE]\n\n")
+	assert.True(t, whole, "the whole stream reached the client")
+	sc := f.waitFor("prometheus/supervisor", 10*time.Second, "ready again", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_ready")
+		return v == 1
+	})
+	assert.Positive(t, value(t, sc, "mlx_server_health_checks_total", "result", "fail"), "the probes did fail while the engine was busy")
+	assert.Equal(t, 0.0, value(t, sc, "mlx_server_restarts_total"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_server_crashes_total", "reason", "hung"))
+	assert.Contains(t, f.out.String(), "makes progress; not restarting it")
+	failed := int64(0)
+	if !whole {
+		failed = 1
+	}
+	f.finish(t, faultRow{name: "long unbatchable request (seed), probes failing", sent: 1, failed: failed, hasFailed: true,
+		note: "restarts: 0"})
+}
+
+// hangOnceOverlay runs the simulated engine with --sim-hang-after n the
+// first time only: the engine the supervisor starts in its place serves.
+// (Completion probes count too, so an engine started with the flag every
+// time would hang again after n of them.)
+func hangOnceOverlay(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	launcher := filepath.Join(dir, "hang-once.sh")
+	mark := filepath.Join(dir, "started-once")
+	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e %q ]; then : > %q; exec \"$MLXSIM\" \"$@\" --sim-hang-after %d; fi\nexec \"$MLXSIM\" \"$@\"\n", mark, mark, n)
+	require.NoError(t, os.WriteFile(launcher, []byte(script), 0o755))
+	y := "receivers:\n  mlx_supervisor:\n    env_passthrough: [MLXSIM]\n    command:\n"
+	for _, a := range []string{launcher, "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1", "--port", "${env:MLX_ENGINE_PORT}", "--sim-load-delay", "0s"} {
+		y += fmt.Sprintf("      - %q\n", a)
+	}
+	p := filepath.Join(dir, "hang-once.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
+	return p
+}
