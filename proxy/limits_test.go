@@ -29,16 +29,22 @@ func rawRequest(t *testing.T, url string, contentLength int, first string) net.C
 	return c
 }
 
+// rawAnswer reads the answer on c within 10 s: a hung connection fails.
+func rawAnswer(t *testing.T, c net.Conn) (*http.Response, []byte) {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err, "an answer, not a hung connection")
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
 // A client that stops sending its body gets 408 once the body deadline
 // passes, its connection is closed, and the engine never sees it.
 func TestSlowBodyGets408(t *testing.T) {
 	var reached atomic.Int64
 	r := rigWithUpstream(t, countingEngine(&reached), served(func(c *Config) { c.BodyReadTimeout = 300 * time.Millisecond }))
-	c := rawRequest(t, r.url, 1000, `{"messages": [`)
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	require.NoError(t, err, "an answer, not a hung connection")
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := rawAnswer(t, rawRequest(t, r.url, 1000, `{"messages": [`))
 	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
 	assert.Contains(t, string(b), "request_timeout")
 	assert.True(t, resp.Close, "the connection is closed")
@@ -57,10 +63,7 @@ func TestMalformedChunkedBodyGets400(t *testing.T) {
 	_, err = io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+
 		"5\r\n{\"mes\r\nzz-not-hex\r\n")
 	require.NoError(t, err)
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	require.NoError(t, err, "an answer, not a hung connection")
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := rawAnswer(t, c)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Contains(t, string(b), "malformed_body")
 	assert.True(t, resp.Close, "the connection is closed")

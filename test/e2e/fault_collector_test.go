@@ -26,16 +26,7 @@ import (
 // (no parent-death signal at all).
 func launcherOverlay(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	launcher := filepath.Join(dir, "launch.sh")
-	require.NoError(t, os.WriteFile(launcher, []byte("#!/bin/sh\n\"$MLXSIM\" \"$@\"\nexit $?\n"), 0o755))
-	y := "receivers:\n  mlx_supervisor:\n    env_passthrough: [MLXSIM]\n    command:\n"
-	for _, a := range []string{launcher, "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1", "--port", "${env:MLX_ENGINE_PORT}", "--sim-load-delay", "0s"} {
-		y += fmt.Sprintf("      - %q\n", a)
-	}
-	p := filepath.Join(dir, "launcher.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
-	return p
+	return commandOverlay(t, "#!/bin/sh\n\"$MLXSIM\" \"$@\"\nexit $?\n", simArgs)
 }
 
 // numberedLogOverlay has the engine's file_log receiver follow a log of
@@ -43,10 +34,7 @@ func launcherOverlay(t *testing.T) string {
 // written is known whatever the engine prints.
 func numberedLogOverlay(t *testing.T) string {
 	t.Helper()
-	y := "receivers:\n  file_log/engine:\n    include:\n      - ${env:MLX_DATA_DIR}/server.log\n      - ${env:MLX_DATA_DIR}/server-*.log\n      - ${env:MLX_DATA_DIR}/numbered.log\n"
-	p := filepath.Join(t.TempDir(), "numbered.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
-	return p
+	return writeOverlay(t, "numbered.yaml", "receivers:\n  file_log/engine:\n    include:\n      - ${env:MLX_DATA_DIR}/server.log\n      - ${env:MLX_DATA_DIR}/server-*.log\n      - ${env:MLX_DATA_DIR}/numbered.log\n")
 }
 
 var faultLine = regexp.MustCompile(`fault-line=(\d+)\b`)

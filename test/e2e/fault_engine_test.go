@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -164,16 +163,6 @@ func TestFaultBusyEngineIsNotRestarted(t *testing.T) {
 // time would hang again after n of them.)
 func hangOnceOverlay(t *testing.T, n int) string {
 	t.Helper()
-	dir := t.TempDir()
-	launcher := filepath.Join(dir, "hang-once.sh")
-	mark := filepath.Join(dir, "started-once")
-	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e %q ]; then : > %q; exec \"$MLXSIM\" \"$@\" --sim-hang-after %d; fi\nexec \"$MLXSIM\" \"$@\"\n", mark, mark, n)
-	require.NoError(t, os.WriteFile(launcher, []byte(script), 0o755))
-	y := "receivers:\n  mlx_supervisor:\n    env_passthrough: [MLXSIM]\n    command:\n"
-	for _, a := range []string{launcher, "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1", "--port", "${env:MLX_ENGINE_PORT}", "--sim-load-delay", "0s"} {
-		y += fmt.Sprintf("      - %q\n", a)
-	}
-	p := filepath.Join(dir, "hang-once.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
-	return p
+	mark := filepath.Join(t.TempDir(), "started-once")
+	return commandOverlay(t, fmt.Sprintf("#!/bin/sh\nif [ ! -e %q ]; then : > %q; exec \"$MLXSIM\" \"$@\" --sim-hang-after %d; fi\nexec \"$MLXSIM\" \"$@\"\n", mark, mark, n), simArgs)
 }

@@ -12,8 +12,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -322,9 +320,7 @@ func labelValues(sc *promtext.Scrape, name, label string) []string {
 
 // servedAnyOverlay lets every model name through to the engine (served_models: ["*"]).
 func servedAnyOverlay(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "served-any.yaml")
-	require.NoError(t, os.WriteFile(p, []byte("extensions:\n  mlx_proxy:\n    served_models: [\"*\"]\n"), 0o600))
-	return p
+	return writeOverlay(t, "served-any.yaml", "extensions:\n  mlx_proxy:\n    served_models: [\"*\"]\n")
 }
 
 // 1,000 junk model names: the front door answers them itself (404

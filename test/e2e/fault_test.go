@@ -15,7 +15,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,10 +88,7 @@ func printFaultTable(out io.Writer) {
 // pprofOverlay adds the pprof extension on port, for the goroutine count.
 func pprofOverlay(t testing.TB, port int) string {
 	t.Helper()
-	y := fmt.Sprintf("extensions:\n  pprof:\n    endpoint: 127.0.0.1:%d\nservice:\n  extensions: [mlx_proxy, health_check, file_storage, pprof]\n", port)
-	p := filepath.Join(t.TempDir(), "pprof.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
-	return p
+	return writeOverlay(t, "pprof.yaml", fmt.Sprintf("extensions:\n  pprof:\n    endpoint: 127.0.0.1:%d\nservice:\n  extensions: [mlx_proxy, health_check, file_storage, pprof]\n", port))
 }
 
 // faultStack is a collector with its resource readings.

@@ -159,15 +159,20 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 	return s
 }
 
+// writeOverlay writes a config file of the test's own, for --config.
+func writeOverlay(t testing.TB, name, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(yaml), 0o600))
+	return p
+}
+
 // telemetryOverlay is a config file that turns the collector's own
 // metrics on, served on port (pass --set
 // service::telemetry::metrics::level=normal too: the harness sets none).
 func telemetryOverlay(t testing.TB, port int) string {
 	t.Helper()
-	y := fmt.Sprintf("service:\n  telemetry:\n    metrics:\n      level: normal\n      readers:\n        - pull:\n            exporter:\n              prometheus:\n                host: 127.0.0.1\n                port: %d\n", port)
-	p := filepath.Join(t.TempDir(), "telemetry.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
-	return p
+	return writeOverlay(t, "telemetry.yaml", fmt.Sprintf("service:\n  telemetry:\n    metrics:\n      level: normal\n      readers:\n        - pull:\n            exporter:\n              prometheus:\n                host: 127.0.0.1\n                port: %d\n", port))
 }
 
 // stop sends SIGTERM and waits for the collector to exit.

@@ -35,10 +35,7 @@ import (
 // health series collected often.
 func logOnlyOverlay(t testing.TB) string {
 	t.Helper()
-	y := "receivers:\n  mlx_supervisor:\n    command: []\n  mlx_log_health:\n    collection_interval: 200ms\n"
-	p := filepath.Join(t.TempDir(), "log-only.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
-	return p
+	return writeOverlay(t, "log-only.yaml", "receivers:\n  mlx_supervisor:\n    command: []\n  mlx_log_health:\n    collection_interval: 200ms\n")
 }
 
 // engineLogWriter appends mlx_lm-shaped lines, each carrying its number, and

@@ -27,14 +27,29 @@ var demoConfigs = []string{"config/mlx.yaml", "config/demo.yaml"}
 // flags (lists replace, so this is the whole command).
 func engineOverlay(t *testing.T, extra ...string) string {
 	t.Helper()
-	y := "receivers:\n  mlx_supervisor:\n    command:\n"
-	for _, a := range append([]string{"${env:MLXSIM}", "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1", "--port", "${env:MLX_ENGINE_PORT}"}, extra...) {
+	return commandOverlay(t, "", append([]string{"${env:MLXSIM}", "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1", "--port", "${env:MLX_ENGINE_PORT}"}, extra...))
+}
+
+// commandOverlay writes a config whose supervisor runs argv; script, when
+// set, is a shell script of the test's own that argv's first element
+// names (it gets $MLXSIM through env_passthrough).
+func commandOverlay(t *testing.T, script string, argv []string) string {
+	t.Helper()
+	y := "receivers:\n  mlx_supervisor:\n"
+	if script != "" {
+		argv = append([]string{filepath.Join(t.TempDir(), "engine.sh")}, argv...)
+		require.NoError(t, os.WriteFile(argv[0], []byte(script), 0o755))
+		y += "    env_passthrough: [MLXSIM]\n"
+	}
+	y += "    command:\n"
+	for _, a := range argv {
 		y += fmt.Sprintf("      - %q\n", a)
 	}
-	p := filepath.Join(t.TempDir(), "engine.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(y), 0o600))
-	return p
+	return writeOverlay(t, "engine.yaml", y)
 }
+
+// simArgs are the simulated engine's arguments for a script that runs it.
+var simArgs = []string{"--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1", "--port", "${env:MLX_ENGINE_PORT}", "--sim-load-delay", "0s"}
 
 func enginePids(s *stack) []int {
 	return processesRunning(binary(s.t, "MLXSIM"), strconv.Itoa(s.enginePort))
