@@ -11,17 +11,20 @@ OCB         := $(BIN)/builder
 COLLECTOR   := $(CURDIR)/_build/mlx-otelcol
 MLXSIM      := $(BIN)/mlxsim
 MLXJUDGE    := $(BIN)/mlxjudge
+MLXBENCH    := $(BIN)/mlxbench
+# The distribution's version, stamped into mlxbench's reports.
+DIST_VERSION := $(shell awk '/^  version:/ {print $$2; exit}' builder-config.yaml)
 CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge jaeger bench
+.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render jaeger bench
 
 mlxsim: $(MLXSIM)
 ## mlxjudge: one-off judge passes (bin/mlxjudge --once --dry-run).
 mlxjudge: $(MLXJUDGE)
 
-all: build $(MLXJUDGE)
+all: build $(MLXJUDGE) $(MLXBENCH)
 
 ## tools: ocb, pinned, into ./bin (the Go module proxy serves it).
 tools: $(OCB)
@@ -41,6 +44,20 @@ $(MLXSIM): $(shell find cmd/mlxsim internal/mlxsim -name '*.go' -not -name '*_te
 
 $(MLXJUDGE): $(shell find cmd/mlxjudge internal/judge internal/opikapi internal/opikid -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
 	$(GO) build -o $@ ./cmd/mlxjudge
+
+## mlxbench: the load, profile and agent rigs (bin/mlxbench; docs/mlxbench.md).
+mlxbench: $(MLXBENCH)
+
+$(MLXBENCH): $(shell find cmd/mlxbench internal/bench internal/promtext -name '*.go' -not -name '*_test.go' 2>/dev/null) $(wildcard internal/bench/htmlreport/*.tmpl) go.mod
+	$(GO) build -ldflags "-X main.version=$(DIST_VERSION)" -o $@ ./cmd/mlxbench
+
+## report-render: mlxbench's HTML reports rendered in Debian's headless
+## Chromium, every plot checked on a screenshot (about 20 s; installs
+## chromium with apt-get when missing).
+report-render:
+	scripts/install-chromium.sh
+	$(GO) vet -tags chromium ./cmd/mlxbench/
+	$(GO) test -count=1 -tags chromium -run Chromium -timeout 5m ./cmd/mlxbench/
 
 # The live stream for VeloBenchmark (config/live.yaml), when it has a receiver.
 LIVE_CONFIG := $(if $(MLX_LIVE_ENDPOINT),--config config/live.yaml)
@@ -62,7 +79,7 @@ demo: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE)
 ## the built binary, then the live VictoriaMetrics + vmalert + Alertmanager
 ## stack. Debian's VictoriaMetrics, Prometheus (promtool) and Alertmanager
 ## are installed first when missing.
-test: rules-deps unit obs-check e2e fault e2e-stack
+test: rules-deps unit obs-check report-render e2e fault e2e-stack
 
 include rules/rules.mk
 

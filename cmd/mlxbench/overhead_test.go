@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"math"
+	"net"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy"
+)
+
+// startProxy runs the project's proxy in front of the engine at upstream
+// (a base URL without /v1) until the test ends.
+func startProxy(t *testing.T, upstream string) string {
+	t.Helper()
+	cfg := proxy.DefaultConfig()
+	cfg.Upstream = upstream
+	cfg.Model = simModel
+	cfg.ProbeInterval = time.Hour
+	p, err := proxy.New(cfg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Serve(ln)
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return "http://" + ln.Addr().String() + "/v1"
+}
+
+// Direct and through the proxy, interleaved against one engine: both paths
+// get the same share of requests, and the proxy's added TTFT and latency
+// come out small against the engine's own times.
+func TestOverheadThroughTheProxy(t *testing.T) {
+	sim := startSim(t, mlxsim.Options{PrefillTPS: 2000, DecodeTPS: 200})
+	via := startProxy(t, sim.URL[:len(sim.URL)-len("/v1")])
+	dir := t.TempDir()
+	res := runCmd(t, context.Background(), append([]string{"overhead", "--base-url", via, "--direct", sim.URL,
+		"--concurrency", "2", "--duration", "1500ms", "--settle", "200ms", "--max-tokens", "16"}, quiet(dir)...)...)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	_, r, _ := onlyReport(t, dir)
+	if len(r.Levels) != 2 || r.Levels[0].Name != "direct" || r.Levels[1].Name != "proxy" {
+		t.Fatalf("levels %+v", r.Levels)
+	}
+	d, p := r.Levels[0].Summary, r.Levels[1].Summary
+	if d.OK == 0 || p.OK == 0 || d.Requests+p.Requests < 8 || math.Abs(float64(d.Requests-p.Requests)) > 2 || d.ErrorRate > 0 || p.ErrorRate > 0 {
+		t.Fatalf("direct %+v\nproxy %+v", d, p)
+	}
+	if len(r.Overhead) != 6 {
+		t.Fatalf("overhead rows %+v", r.Overhead)
+	}
+	for _, o := range r.Overhead {
+		if math.Abs(o.Added) > 100 || o.Direct <= 0 || o.Proxy <= 0 {
+			t.Errorf("%s: direct %.2f proxy %.2f added %.2f ms", o.Metric, o.Direct, o.Proxy, o.Added)
+		}
+		t.Logf("%s: direct %.2f ms, proxy %.2f ms, added %+.2f ms", o.Metric, o.Direct, o.Proxy, o.Added)
+	}
+	// Every request went through the proxy's or the engine's path with the
+	// trace header; the proxy passes it on.
+	for _, h := range sim.completionHeaders() {
+		if h.Get("X-Mlx-Trace") != "1" {
+			t.Fatalf("headers %v", h)
+		}
+	}
+}
