@@ -22,13 +22,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth/loghealthtest"
 )
 
 func newTestExporter(t *testing.T, edit func(*Config)) (exporter.Logs, *Config) {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Path = filepath.Join(t.TempDir(), "logs", "engine.jsonl")
-	cfg.HealthKey = loghealth.TestKey(t)
+	cfg.HealthKey = loghealthtest.Key(t)
 	if edit != nil {
 		edit(cfg)
 	}

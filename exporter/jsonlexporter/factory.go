@@ -36,7 +36,7 @@ func createDefaultConfig() component.Config {
 		Rotation:    RotationConfig{MaxMegabytes: 50, MaxBackups: 5},
 		QueueConfig: configoptional.Some(queue),
 		RetryConfig: configretry.NewDefaultBackOffConfig(),
-		HealthKey:   "default",
+		HealthKey:   loghealth.DefaultKey,
 	}
 }
 

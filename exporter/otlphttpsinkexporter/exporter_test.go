@@ -18,13 +18,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth/loghealthtest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/otlptest"
 )
 
 func newTestExporter(t *testing.T, edit func(*Config)) (exporter.Logs, *loghealth.Stats) {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
-	cfg.HealthKey = loghealth.TestKey(t)
+	cfg.HealthKey = loghealthtest.Key(t)
 	cfg.RetryConfig.InitialInterval, cfg.RetryConfig.MaxInterval = 10*time.Millisecond, 50*time.Millisecond
 	edit(cfg)
 	require.NoError(t, cfg.Validate())

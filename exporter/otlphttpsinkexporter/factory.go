@@ -40,7 +40,7 @@ func createDefaultConfig() component.Config {
 	queue.QueueSize = 100_000
 	queue.NumConsumers = 1 // records reach the destination in order
 	base.QueueConfig = configoptional.Some(queue)
-	return &Config{Config: base, HealthKey: "default"}
+	return &Config{Config: base, HealthKey: loghealth.DefaultKey}
 }
 
 func createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {

@@ -44,7 +44,8 @@ type sinkSetup struct {
 // newTestSink builds an exporter the way the log pipeline's sinks do.
 func newTestSink(t *testing.T, s sinkSetup) (exporter.Logs, *Stats) {
 	t.Helper()
-	stats := For(TestKey(t))
+	stats := For(t.Name())
+	t.Cleanup(func() { Forget(t.Name()) })
 	set := exportertest.NewNopSettings(sinkType)
 	if s.set != nil {
 		set = *s.set
@@ -173,7 +174,8 @@ func TestSeverityOf(t *testing.T) {
 }
 
 func TestProcessorDropsAndUp(t *testing.T) {
-	s := For(TestKey(t))
+	s := For(t.Name())
+	t.Cleanup(func() { Forget(t.Name()) })
 	s.ProcessorStarted()
 	s.AddDropped(ReasonHTTPFilter, "", 3)
 	s.AddDropped(ReasonHTTPFilter, "", 0)
@@ -186,4 +188,41 @@ func TestProcessorDropsAndUp(t *testing.T) {
 	s.ProcessorStopped()
 	assert.False(t, s.Snapshot().Up)
 	assert.Same(t, s, For(t.Name()), "one Stats per key")
+}
+
+// metertap.go reads three of the exporter helper's instruments by name. A
+// collector upgrade that renames one would make the health series go
+// quiet, not fail: this test fails loudly instead. A queue fills and a
+// send fails permanently, and every name the tap reads must be among the
+// instruments the helper reported.
+func TestTheHelpersInstrumentNamesAreTheOnesTheTapReads(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	set := exportertest.NewNopSettings(sinkType)
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	release := make(chan struct{})
+	exp, _ := newTestSink(t, sinkSetup{queueSize: 2, set: &set, push: func() error {
+		<-release
+		return consumererror.NewPermanent(errors.New("400"))
+	}})
+	ctx := context.Background()
+	reported := map[string]bool{}
+	collect := func() {
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, reader.Collect(ctx, &rm))
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				reported[m.Name] = true
+			}
+		}
+	}
+	require.NoError(t, exp.ConsumeLogs(ctx, batch("info")))         // the consumer takes it and waits
+	require.NoError(t, exp.ConsumeLogs(ctx, batch("info", "info"))) // queued behind it
+	require.NoError(t, exp.ConsumeLogs(ctx, batch("info", "info", "info")), "over the bound")
+	collect() // the queue size is reported while the queue runs
+	close(release)
+	require.NoError(t, exp.Shutdown(ctx))
+	collect()
+	for _, name := range []string{instEnqueueFailed, instSendFailed, instQueueSize} {
+		assert.True(t, reported[name], "the exporter helper no longer reports %s: metertap.go reads it by that name (reported: %v)", name, reported)
+	}
 }

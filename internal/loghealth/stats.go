@@ -91,17 +91,9 @@ func Forget(key string) {
 	registryMu.Unlock()
 }
 
-// TestKey is a health key of one test's own, forgotten when the test ends,
-// so that a test run again in the same process (go test -count=N) starts
-// from zero.
-func TestKey(t interface {
-	Name() string
-	Cleanup(func())
-}) string {
-	key := t.Name()
-	t.Cleanup(func() { Forget(key) })
-	return key
-}
+// DefaultKey is the health_key of every log pipeline component that does
+// not set one: the engine's log.
+const DefaultKey = "default"
 
 // ProcessorStarted and ProcessorStopped bracket the life of a classification
 // processor: the pipeline is up while at least one runs.

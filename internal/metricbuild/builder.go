@@ -116,3 +116,11 @@ func (b *Builder) fill(dp pmetric.NumberDataPoint, value float64, attrs []string
 		dp.Attributes().PutStr(attrs[i], attrs[i+1])
 	}
 }
+
+// Bool is a gauge's value for a condition: 1 when it holds, else 0.
+func Bool(v bool) float64 {
+	if v {
+		return 1
+	}
+	return 0
+}

@@ -15,13 +15,11 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
 )
 
 var componentType = component.MustNewType("mlx_log_classify")
-
-// DefaultHealthKey is the health_key of every log pipeline component that
-// does not set one.
-const DefaultHealthKey = "default"
 
 // NewFactory returns the factory of the mlx_log_classify processor.
 func NewFactory() processor.Factory {
@@ -34,7 +32,7 @@ func createDefaultConfig() component.Config {
 		Project:   "mlx",
 		Source:    "mlx_lm.server",
 		Timezone:  "Local",
-		HealthKey: DefaultHealthKey,
+		HealthKey: loghealth.DefaultKey,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth/loghealthtest"
 )
 
 func logsOf(bodies ...string) plog.Logs {
@@ -46,7 +47,7 @@ func newTestProcessor(t *testing.T, edit func(*Config)) (processor.Logs, *consum
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Timezone = "UTC"
-	cfg.HealthKey = loghealth.TestKey(t)
+	cfg.HealthKey = loghealthtest.Key(t)
 	if edit != nil {
 		edit(cfg)
 	}
@@ -148,7 +149,7 @@ func TestBatchWithNothingLeftGoesNoFurther(t *testing.T) {
 func TestRateLimitDropsAndCountsWhatIsOver(t *testing.T) {
 	clock := time.Date(2026, 8, 22, 0, 0, 0, 0, time.UTC)
 	cfg := createDefaultConfig().(*Config)
-	cfg.Timezone, cfg.HealthKey = "UTC", loghealth.TestKey(t)
+	cfg.Timezone, cfg.HealthKey = "UTC", loghealthtest.Key(t)
 	cfg.RateLimit = RateLimitConfig{LinesPerSecond: 10, Burst: 5}
 	c, err := newClassifier(cfg, func() time.Time { return clock })
 	require.NoError(t, err)
@@ -178,7 +179,7 @@ func TestRateLimitDropsAndCountsWhatIsOver(t *testing.T) {
 
 func TestUpWhileRunning(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.HealthKey = loghealth.TestKey(t)
+	cfg.HealthKey = loghealthtest.Key(t)
 	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(componentType), cfg, consumertest.NewNop())
 	require.NoError(t, err)
 	stats := loghealth.For(cfg.HealthKey)

@@ -48,7 +48,7 @@ func buildMetrics(s *sample, o emitOptions, start, now time.Time) pmetric.Metric
 
 	e.gauge("mlx_hw_up", "1 while the hardware receiver runs.", fp(1))
 	for _, src := range sortedKeys(s.sources) {
-		e.gauge("mlx_hw_source_up", "1 if the source worked at the last scrape, 0 if it was tried and failed.", fp(boolf(s.sources[src])), "source", src)
+		e.gauge("mlx_hw_source_up", "1 if the source worked at the last scrape, 0 if it was tried and failed.", fp(metricbuild.Bool(s.sources[src])), "source", src)
 	}
 
 	e.gauge("mlx_hw_uptime_seconds", "Seconds since the host booted.", s.uptimeSeconds)
@@ -151,9 +151,3 @@ func ringCounters(s *sample, configured []string) []netCounters {
 	return out
 }
 
-func boolf(v bool) float64 {
-	if v {
-		return 1
-	}
-	return 0
-}

@@ -31,7 +31,7 @@ type snapshot struct {
 // is unknown: a zero would claim an empty cache.
 func buildMetrics(s snapshot, start, now time.Time) pmetric.Metrics {
 	b := metricbuild.New(scopeName, start, now)
-	b.Gauge("mlx_kv_agent_up", "1 if the engine log could be read at the last collection, else 0.", boolf(s.logReadable))
+	b.Gauge("mlx_kv_agent_up", "1 if the engine log could be read at the last collection, else 0.", metricbuild.Bool(s.logReadable))
 	b.Gauge("mlx_kv_cache_max_sequences", "The engine's prompt cache limit in sequences (--prompt-cache-size).", float64(s.maxSequences))
 	if s.hasMaxBytes {
 		b.Gauge("mlx_kv_cache_max_bytes", "The engine's prompt cache limit in bytes (--prompt-cache-bytes).", float64(s.maxBytes))
@@ -76,9 +76,3 @@ func utilization(u usage, s snapshot) (float64, bool) {
 	return r, ok
 }
 
-func boolf(v bool) float64 {
-	if v {
-		return 1
-	}
-	return 0
-}

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
 )
 
 var componentType = component.MustNewType("mlx_log_health")
@@ -28,7 +30,7 @@ func createDefaultConfig() component.Config {
 	cc := scraperhelper.NewDefaultControllerConfig()
 	cc.CollectionInterval = 5 * time.Second
 	cc.InitialDelay = 0
-	return &Config{ControllerConfig: cc, HealthKey: "default"}
+	return &Config{ControllerConfig: cc, HealthKey: loghealth.DefaultKey}
 }
 
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {

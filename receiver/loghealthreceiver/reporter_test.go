@@ -18,6 +18,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth/loghealthtest"
 )
 
 // points flattens metrics into "name{k=v,...}" -> value, labels in order.
@@ -51,7 +52,7 @@ func points(t *testing.T, md pmetric.Metrics) (map[string]float64, []string) {
 }
 
 func busyStats(t *testing.T) *loghealth.Stats {
-	s := loghealth.For(loghealth.TestKey(t))
+	s := loghealth.For(loghealthtest.Key(t))
 	s.ProcessorStarted()
 	s.AddLines(map[loghealth.LineKey]uint64{{Severity: "info", Category: "cache"}: 40, {Severity: "info", Category: "http"}: 10, {Severity: "error", Category: "gpu"}: 1})
 	s.AddDropped(loghealth.ReasonHTTPFilter, "", 10)
@@ -101,7 +102,7 @@ func TestSeriesOfABusyPipeline(t *testing.T) {
 }
 
 func TestAnIdlePipelineIsDown(t *testing.T) {
-	p, _ := points(t, buildMetrics(loghealth.For(loghealth.TestKey(t)).Snapshot(), 0, time.Now()))
+	p, _ := points(t, buildMetrics(loghealth.For(loghealthtest.Key(t)).Snapshot(), 0, time.Now()))
 	assert.Equal(t, 0.0, p["mlx_log_tailer_up{}"])
 	assert.Equal(t, 0.0, p["mlx_log_tailer_dropped_total{reason=http_filter,sink=,}"])
 }
@@ -110,7 +111,7 @@ func TestReceiverEmitsTheFileSize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.log")
 	require.NoError(t, os.WriteFile(path, make([]byte, 4321), 0o600))
 	cfg := createDefaultConfig().(*Config)
-	cfg.FilePath, cfg.HealthKey = path, loghealth.TestKey(t)
+	cfg.FilePath, cfg.HealthKey = path, loghealthtest.Key(t)
 	cfg.CollectionInterval = 10 * time.Millisecond
 	require.NoError(t, cfg.Validate())
 	sink := &consumertest.MetricsSink{}

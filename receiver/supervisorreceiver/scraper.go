@@ -20,9 +20,9 @@ var healthResults = []string{"ok", "fail"}
 func buildMetrics(snap snapshot, model string, start, now time.Time) pmetric.Metrics {
 	b := metricbuild.New(scopeName, start, now)
 	b.Gauge("mlx_server_state", "Engine state: 0 idle, 1 running, 2 starting, 3 backoff.", float64(snap.state))
-	b.Gauge("mlx_server_up", "1 if the engine process is running (attach mode: its /health answers).", boolf(snap.up))
-	b.Gauge("mlx_server_ready", "1 if the last readiness probe succeeded.", boolf(snap.ready))
-	b.Gauge("mlx_model_loaded", "1 while the probe sees the model served.", boolf(snap.ready), "model", model)
+	b.Gauge("mlx_server_up", "1 if the engine process is running (attach mode: its /health answers).", metricbuild.Bool(snap.up))
+	b.Gauge("mlx_server_ready", "1 if the last readiness probe succeeded.", metricbuild.Bool(snap.ready))
+	b.Gauge("mlx_model_loaded", "1 while the probe sees the model served.", metricbuild.Bool(snap.ready), "model", model)
 	b.Counter("mlx_server_restarts_total", "Engine restarts performed by the supervisor.", float64(snap.restarts))
 	for _, r := range crashReasons {
 		b.Counter("mlx_server_crashes_total", "Engine exits not asked for by the supervisor, by reason.", float64(snap.crashes[r]), "reason", r)
@@ -30,7 +30,7 @@ func buildMetrics(snap snapshot, model string, start, now time.Time) pmetric.Met
 	b.Gauge("mlx_server_uptime_seconds", "Seconds since the running engine started; 0 when it is down.", snap.uptime.Seconds())
 	b.Gauge("mlx_server_last_exit_code", "Exit code of the last engine exit; minus the signal number when a signal ended it.", float64(snap.lastExit))
 	for _, r := range crashReasons {
-		b.Gauge("mlx_server_last_crash_reason", "1 for the reason of the most recent crash, 0 for the others.", boolf(r == snap.lastReason), "reason", r)
+		b.Gauge("mlx_server_last_crash_reason", "1 for the reason of the most recent crash, 0 for the others.", metricbuild.Bool(r == snap.lastReason), "reason", r)
 	}
 	for _, r := range healthResults {
 		b.Counter("mlx_server_health_checks_total", "Health probe outcomes.", float64(snap.checks[r]), "result", r)
@@ -43,9 +43,3 @@ func buildMetrics(snap snapshot, model string, start, now time.Time) pmetric.Met
 	return b.Emit()
 }
 
-func boolf(v bool) float64 {
-	if v {
-		return 1
-	}
-	return 0
-}
