@@ -150,4 +150,3 @@ func ringCounters(s *sample, configured []string) []netCounters {
 	sort.Slice(out, func(i, j int) bool { return out[i].iface < out[j].iface })
 	return out
 }
-

@@ -75,4 +75,3 @@ func utilization(u usage, s snapshot) (float64, bool) {
 	}
 	return r, ok
 }
-

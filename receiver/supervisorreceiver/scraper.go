@@ -42,4 +42,3 @@ func buildMetrics(snap snapshot, model string, start, now time.Time) pmetric.Met
 	}
 	return b.Emit()
 }
-
