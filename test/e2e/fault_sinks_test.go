@@ -203,10 +203,18 @@ func TestFaultDiskFullJSONLSink(t *testing.T) {
 			"exporters::mlx_jsonl::retry_on_failure::max_interval=1s",
 		},
 	})
-	f.mark()
+	// Warm-up: the pipeline's goroutines (the file reader, the sinks'
+	// connections) start with the first lines, before the baseline.
 	w := newEngineLogWriter(t, f.dataDir)
-	const lines = 4_000
-	w.write(0, lines)
+	const warm, lines = 100, 4_000
+	w.write(0, warm)
+	warmed, _ := w.expected(warm)
+	f.waitFor("prometheus/logs", 30*time.Second, "the warm-up lines in both sinks", func(sc *promtext.Scrape) bool {
+		return sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http") == float64(len(warmed)) &&
+			sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl") == float64(len(warmed))
+	})
+	f.mark()
+	w.write(warm, lines)
 	delivered, _ := w.expected(lines)
 
 	// Full: the writes fail and are counted; the OTLP sink goes on.
