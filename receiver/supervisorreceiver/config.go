@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
@@ -50,7 +51,8 @@ type Config struct {
 
 	// RunFile is where the running engine's process group is recorded, so
 	// that the next start ends an engine a killed collector left behind
-	// (runrecord.go). Default: engine.run.json beside log.path.
+	// (runrecord.go). Default: log.path with .run.json for its extension
+	// (server.log: server.run.json).
 	RunFile string `mapstructure:"run_file"`
 
 	Log         LogConfig         `mapstructure:"log"`
@@ -161,12 +163,13 @@ func notNegative(name string, d time.Duration) error {
 	return nil
 }
 
-// runFile is RunFile, or its default beside the server log.
+// runFile is RunFile, or its default named after the server log, so that
+// supervisors with logs of their own have records of their own.
 func (c *Config) runFile() string {
 	if c.RunFile != "" || c.Log.Path == "" {
 		return c.RunFile
 	}
-	return filepath.Join(filepath.Dir(c.Log.Path), "engine.run.json")
+	return strings.TrimSuffix(c.Log.Path, filepath.Ext(c.Log.Path)) + ".run.json"
 }
 
 // modelName is the model label: the configured model, else --model from the

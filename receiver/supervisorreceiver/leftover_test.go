@@ -104,6 +104,7 @@ func TestRunRecordIsWrittenWhileTheEngineRuns(t *testing.T) {
 		return ok && err == nil
 	}, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []string{"sleep", "600"}, rec.Argv)
+	assert.Equal(t, self(), rec.Owner, "the record names this collector as its owner")
 	assert.Len(t, liveInGroup(rec.PGID), 1)
 	env, err := os.ReadFile("/proc/" + strconv.Itoa(rec.PGID) + "/environ")
 	require.NoError(t, err)
@@ -112,4 +113,62 @@ func TestRunRecordIsWrittenWhileTheEngineRuns(t *testing.T) {
 	require.NoError(t, s.shutdown(context.Background()))
 	_, err = os.Stat(cfg.runFile())
 	assert.True(t, os.IsNotExist(err), "a stopped engine leaves no record")
+}
+
+// A record whose owner still runs is not a leftover: another collector's
+// engine is left alone, and so is its record.
+func TestARecordOfARunningCollectorIsLeftAlone(t *testing.T) {
+	argv := []string{"sh", "-c", "sleep 306 & sleep 307 & wait"}
+	pgid := startGroup(t, argv, runTokenEnv+"=tok4")
+	owner := exec.Command("sleep", "300") // stands in for the other collector
+	require.NoError(t, owner.Start())
+	t.Cleanup(func() { _ = owner.Process.Kill(); _ = owner.Wait() })
+	cfg := fastConfig(t, "http://127.0.0.1:1", "sleep", "600")
+	rec := runRecord{PGID: pgid, Argv: argv, Token: "tok4", Owner: processID{PID: owner.Process.Pid, Start: processStart(owner.Process.Pid)}}
+	require.NoError(t, writeRunRecord(cfg.runFile(), rec))
+
+	startSupervisor(t, cfg)
+	time.Sleep(500 * time.Millisecond)
+	assert.Len(t, liveInGroup(pgid), 3, "the other collector's engine runs on")
+	got, ok, err := readRunRecord(cfg.runFile())
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "tok4", got.Token, "its record is untouched")
+
+	// Once that collector is gone, its engine is a leftover.
+	require.NoError(t, owner.Process.Kill())
+	_ = owner.Wait()
+	assert.False(t, ownerRuns(rec))
+}
+
+// Two supervisors of one collector on one run file: the second keeps no
+// record and never ends the first one's engine.
+func TestTwoSupervisorsOnOneRunFile(t *testing.T) {
+	first := fastConfig(t, "http://127.0.0.1:1", "sleep", "601")
+	startSupervisor(t, first)
+	var rec runRecord
+	require.Eventually(t, func() bool {
+		r, ok, _ := readRunRecord(first.runFile())
+		rec = r
+		return ok
+	}, 5*time.Second, 10*time.Millisecond)
+
+	second := fastConfig(t, "http://127.0.0.1:1", "sleep", "602")
+	second.RunFile = first.runFile()
+	startSupervisor(t, second)
+	time.Sleep(500 * time.Millisecond)
+	assert.Len(t, liveInGroup(rec.PGID), 1, "the first engine runs on")
+	got, _, _ := readRunRecord(first.runFile())
+	assert.Equal(t, rec.Token, got.Token, "the first engine's record stays")
+}
+
+// The default run file is named after the server log, so supervisors with
+// logs of their own have records of their own.
+func TestDefaultRunFileFollowsTheLog(t *testing.T) {
+	c := &Config{Log: LogConfig{Path: "/data/a/server.log"}}
+	assert.Equal(t, "/data/a/server.run.json", c.runFile())
+	c.Log.Path = "/data/a/rank1.log"
+	assert.Equal(t, "/data/a/rank1.run.json", c.runFile())
+	c.RunFile = "/elsewhere.json"
+	assert.Equal(t, "/elsewhere.json", c.runFile())
 }

@@ -4,6 +4,7 @@ package supervisorreceiver
 
 import (
 	"context"
+	"os"
 	"slices"
 	"syscall"
 	"time"
@@ -38,6 +39,26 @@ func leftoverMembers(ctx context.Context, rec runRecord) []int32 {
 	return ours
 }
 
+// processStart is a process's start time in Unix milliseconds, 0 when it
+// cannot be read (it is gone).
+func processStart(pid int) int64 {
+	ms, err := (&process.Process{Pid: int32(pid)}).CreateTime()
+	if err != nil {
+		return 0
+	}
+	return ms
+}
+
+// ownerRuns says whether the collector that wrote rec still runs (and is
+// not this one): its engine is then no leftover.
+func ownerRuns(rec runRecord) bool {
+	o := rec.Owner
+	if o.PID == 0 || o.PID == os.Getpid() {
+		return false
+	}
+	return o.Start != 0 && processStart(o.PID) == o.Start
+}
+
 // endLeftover ends what is left of a recorded engine group: SIGTERM to each
 // proven member, SIGKILL to those still there after grace. It returns how
 // many processes it found.
@@ -54,9 +75,9 @@ func endLeftover(ctx context.Context, rec runRecord, grace time.Duration) int {
 	signal(syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
 	found := len(members)
-	for time.Now().Before(deadline) && len(members) > 0 {
+	for time.Now().Before(deadline) && len(members) > 0 && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
-		members = leftoverMembers(ctx, rec)
+		members = leftoverMembers(context.WithoutCancel(ctx), rec)
 	}
 	// Listed again just now: a pid that ended is not signalled twice.
 	signal(syscall.SIGKILL)

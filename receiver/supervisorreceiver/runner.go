@@ -24,9 +24,20 @@ type runner struct {
 	// forced is the reason of a stop the supervisor itself asked for (a hung
 	// engine), so the exit is not classified as a signal.
 	forced string
+	// shared: the run file holds another running collector's record; this
+	// runner neither reads nor writes it again.
+	shared bool
 }
 
 func (r *runner) run(ctx context.Context) {
+	if path := r.cfg.runFile(); path != "" {
+		if _, taken := runFilesInUse.LoadOrStore(path, r); taken {
+			r.logger.Error("Another supervisor of this collector uses the same run file; this one keeps no record (give each its own log.path or run_file)", zap.String("run_file", path))
+			r.shared = true
+		} else {
+			defer runFilesInUse.Delete(path)
+		}
+	}
 	r.endLeftover(ctx)
 	crashesInRow := 0
 	for first := true; ctx.Err() == nil; first = false {
@@ -56,7 +67,7 @@ func (r *runner) run(ctx context.Context) {
 			case <-ctx.Done():
 				st = proc.stop(r.cfg.ShutdownGracePeriod)
 				r.clearProcess(st)
-				r.forget()
+				r.forget(token)
 				r.logger.Info("Engine stopped", zap.Int("exit_code", st.Code))
 				return
 			}
@@ -65,7 +76,7 @@ func (r *runner) run(ctx context.Context) {
 				reason = classifyCrash(r.tail.Bytes(), st)
 			}
 			r.clearProcess(st)
-			r.forget() // the group is gone: its leader's exit took it down
+			r.forget(token) // the group is gone: its leader's exit took it down
 		}
 		if r.cfg.Restart.ResetAfter > 0 && time.Since(started) >= r.cfg.Restart.ResetAfter {
 			crashesInRow = 0
@@ -147,10 +158,16 @@ func (r *runner) setBackoff(on bool, d time.Duration) {
 	r.st.mu.Unlock()
 }
 
+// runFilesInUse are the run files of this process's running supervisors.
+var runFilesInUse sync.Map
+
 // endLeftover ends the engine group an earlier collector recorded and did
 // not stop (it was killed), before a new engine wants the same port and GPU.
 func (r *runner) endLeftover(ctx context.Context) {
 	path := r.cfg.runFile()
+	if r.shared {
+		return
+	}
 	rec, ok, err := readRunRecord(path)
 	if err != nil {
 		r.logger.Warn("Cannot read the engine run record; not looking for a leftover engine", zap.Error(err))
@@ -158,23 +175,38 @@ func (r *runner) endLeftover(ctx context.Context) {
 	if !ok {
 		return
 	}
+	if ownerRuns(rec) {
+		// Not a leftover: another collector (or supervisor) writes its
+		// record here and runs that engine. Left alone, and its record too.
+		r.logger.Error("Another collector runs the engine recorded in the run file; not touching it (give each supervisor its own log.path or run_file)",
+			zap.String("run_file", path), zap.Int("owner_pid", rec.Owner.PID), zap.Int("pgid", rec.PGID))
+		r.shared = true
+		return
+	}
 	if n := endLeftover(ctx, rec, r.cfg.ShutdownGracePeriod); n > 0 {
 		r.logger.Warn("Ended a leftover engine from an earlier run of the collector",
 			zap.Int("pgid", rec.PGID), zap.Int("processes", n), zap.Strings("command", rec.Argv), zap.Time("started", rec.Started))
 	}
-	r.forget()
+	r.forget(rec.Token)
 }
 
 func (r *runner) record(rec runRecord) {
-	if path := r.cfg.runFile(); path != "" {
+	if path := r.cfg.runFile(); path != "" && !r.shared {
+		rec.Owner = self()
 		if err := writeRunRecord(path, rec); err != nil {
 			r.logger.Warn("Cannot record the engine's process group; a collector killed now would leave it running", zap.String("path", path), zap.Error(err))
 		}
 	}
 }
 
-func (r *runner) forget() {
-	if path := r.cfg.runFile(); path != "" {
+// forget removes the record if it is still the one of the run with token
+// (a newer run may have replaced it).
+func (r *runner) forget(token string) {
+	path := r.cfg.runFile()
+	if path == "" || r.shared {
+		return
+	}
+	if rec, ok, _ := readRunRecord(path); ok && rec.Token == token {
 		_ = os.Remove(path)
 	}
 }

@@ -27,6 +27,21 @@ type runRecord struct {
 	Argv    []string  `json:"argv"`
 	Token   string    `json:"token"`
 	Started time.Time `json:"started"`
+	// Owner is the collector that runs the engine: a record whose owner
+	// still runs is not a leftover, whoever reads it.
+	Owner processID `json:"owner"`
+}
+
+// processID names a process beyond its pid, which the system reuses: the
+// pid and its start time (Unix milliseconds, as gopsutil reads it).
+type processID struct {
+	PID   int   `json:"pid"`
+	Start int64 `json:"start_ms"`
+}
+
+// self is this collector.
+func self() processID {
+	return processID{PID: os.Getpid(), Start: processStart(os.Getpid())}
 }
 
 // newRunToken is a random value for runTokenEnv.
