@@ -32,6 +32,7 @@ import (
 
 type options struct {
 	opikBase, project, jaegerURL, service, judgeURL, model, metricsURL string
+	metricsToken                                                       string
 	apiKey, workspace                                                  string
 	interval, lookback, timeout                                        time.Duration
 	limit                                                              int
@@ -84,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.judgeURL, "judge-url", env("JUDGE_URL", "http://127.0.0.1:8080/v1"), "the OpenAI-compatible endpoint that judges (the MLX proxy)")
 	fs.StringVar(&o.model, "model", env("JUDGE_MODEL", "default_model"), "the judge model (default_model: the one the engine serves)")
 	fs.StringVar(&o.metricsURL, "metrics-url", "", "the proxy's /metrics, for its in-flight count (default: the judge URL's host + /metrics)")
+	fs.StringVar(&o.metricsToken, "metrics-token", os.Getenv("MLX_METRICS_TOKEN"), "bearer token for the proxy's /metrics (default: $MLX_METRICS_TOKEN)")
 	fs.Int64Var(&o.maxInFlight, "max-in-flight", 1, "stop a pass while the proxy serves this many requests or more (1: any user's; 0: never)")
 	fs.Var(secondsOrDuration{&o.interval}, "interval", "time between passes, in seconds or as a duration")
 	fs.IntVar(&o.limit, "limit", 20, "traces to scan per pass")
@@ -152,7 +154,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Judge: judge.NewClient(o.judgeURL, o.model, "", o.timeout),
 	}
 	if o.metricsURL != "" {
-		loop.InFlight = judge.ScrapeInFlight(&http.Client{Timeout: 5 * time.Second}, o.metricsURL)
+		loop.InFlight = judge.ScrapeInFlight(&http.Client{Timeout: 5 * time.Second}, o.metricsURL, o.metricsToken)
 	}
 	if api != nil {
 		loop.Source, loop.Scores = judge.OpikSource{API: api}, api

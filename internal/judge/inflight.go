@@ -14,13 +14,18 @@ import (
 // ScrapeInFlight reads mlx_in_flight, summed over its models, from the
 // proxy's /metrics (metricsURL): how cmd/mlxjudge, outside the collector,
 // knows the proxy is busy. A target without the series is never busy.
-func ScrapeInFlight(hc *http.Client, metricsURL string) func() (int64, error) {
+// token, when set, is sent as a bearer token (the proxy's
+// metrics_bearer_token).
+func ScrapeInFlight(hc *http.Client, metricsURL, token string) func() (int64, error) {
 	return func() (int64, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
 		if err != nil {
 			return 0, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := hc.Do(req)
 		if err != nil {

@@ -198,11 +198,20 @@ func (l *Loop) write(ctx context.Context, p *Pass, groups []scoreGroup) {
 	}
 }
 
-// refusedTrace says whether the judge refused this request itself (a 4xx:
-// the prompt is too long for its context, say) rather than being down.
+// refusedTrace says whether the judge refused this trace's request itself
+// (400, 413, 422: the prompt is too long for its context, say), which it
+// would do again. Any other error (401 and 403 a key, 404 a model, 408 and
+// 429 load, 5xx, no answer) is the judge's state, not the trace's.
 func refusedTrace(err error) bool {
 	var apiErr *openai.Error
-	return errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500 && apiErr.StatusCode != 408 && apiErr.StatusCode != 429
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.StatusCode {
+	case 400, 413, 422:
+		return true
+	}
+	return false
 }
 
 func (l *Loop) judge(ctx context.Context, c Candidate) Judgement {
@@ -228,14 +237,29 @@ func (l *Loop) judge(ctx context.Context, c Candidate) Judgement {
 }
 
 // busy asks the proxy how many requests it serves. Not knowing is not
-// busy: a judge without a proxy in front still works.
+// busy: a judge without a proxy in front still works. A busy answer is
+// asked again a moment later: the proxy counts a request until its
+// handler returns, just after the client has the whole answer, so right
+// after a judgement the judge's own request may still be counted.
 func (l *Loop) busy() bool {
 	if l.InFlight == nil || l.Settings.MaxInFlight <= 0 {
 		return false
 	}
-	n, err := l.InFlight()
-	return err == nil && n >= l.Settings.MaxInFlight
+	for i := 0; ; i++ {
+		n, err := l.InFlight()
+		if err != nil || n < l.Settings.MaxInFlight {
+			return false
+		}
+		if i == 1 {
+			return true
+		}
+		time.Sleep(ownRequestSettles)
+	}
 }
+
+// ownRequestSettles is how long the loop gives the proxy to stop counting
+// the judge's own finished request.
+const ownRequestSettles = 50 * time.Millisecond
 
 // remembered reports whether a trace was judged already: scored, from a
 // source that keeps no scores (Jaeger), or failed for good (a reply that

@@ -274,3 +274,44 @@ func TestBatchesKeepATracesScoresTogether(t *testing.T) {
 		t.Errorf("written %d in batches of %d and %d", p.Written, len(w.batches[0]), len(w.batches[len(w.batches)-1]))
 	}
 }
+
+// Right after a judgement the proxy may still count the judge's own
+// request for a moment: that is not a user, and the pass goes on.
+func TestTheJudgesOwnRequestIsNotABusyProxy(t *testing.T) {
+	var cands []Candidate
+	for i := range 3 {
+		cands = append(cands, opikCand(fmt.Sprint("t", i), "q"))
+	}
+	j := &fakeJudge{}
+	reads := 0
+	l := &Loop{Settings: settings(), Source: fakeSource{cands: cands}, Judge: j, Scores: &fakeWriter{},
+		InFlight: func() (int64, error) {
+			reads++
+			if reads%2 == 1 && len(j.asked) > 0 {
+				return 1, nil // the judge's last request, not yet uncounted
+			}
+			return 0, nil
+		}}
+	l.Settings.MaxInFlight = 1
+	p := l.Run(context.Background())
+	if p.BackedOff || p.Count(ResultScored) != 3 {
+		t.Errorf("backed off %v, scored %d", p.BackedOff, p.Count(ResultScored))
+	}
+}
+
+// A judge that refuses every request for its own reasons (a wrong key or
+// model) is the judge's state: no trace is remembered as failed.
+func TestAMisconfiguredJudgeForgetsNoTrace(t *testing.T) {
+	c := opikCand("t-auth", "q")
+	l := &Loop{Settings: settings(), Source: fakeSource{cands: []Candidate{c}}, Judge: errJudge{&openai.Error{StatusCode: 401}}}
+	if p := l.Run(context.Background()); p.Count(ResultJudgeError) != 1 || !p.JudgeDown {
+		t.Fatalf("first pass: %+v", p.Judgements)
+	}
+	if l.remembered(c) {
+		t.Error("a 401 made the trace a failed one for good")
+	}
+}
+
+type errJudge struct{ err error }
+
+func (j errJudge) Ask(context.Context, string) (string, error) { return "", j.err }

@@ -3,6 +3,7 @@ package supervisorreceiver
 import (
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -52,10 +53,17 @@ var passedEnv = []string{
 	"OMP_", "TOKENIZERS_",
 }
 
+// neverPassed are the collector's own secrets among the allowed prefixes:
+// the proxy's metrics token is an MLX_ variable, but not the engine's.
+var neverPassed = []string{"MLX_METRICS_TOKEN"}
+
 // engineEnv is the engine's environment: the allowed part of environ, the
 // passthrough names, then env (which wins).
 func engineEnv(environ []string, passthrough []string, env map[string]string) []string {
 	allowed := func(name string) bool {
+		if slices.Contains(neverPassed, name) && !slices.Contains(passthrough, name) {
+			return false
+		}
 		for _, a := range append(passedEnv, passthrough...) {
 			if name == a || (strings.HasSuffix(a, "_") && strings.HasPrefix(name, a)) || (a == "PYTHON" && strings.HasPrefix(name, a)) {
 				return true

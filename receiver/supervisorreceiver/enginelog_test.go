@@ -45,13 +45,13 @@ func TestLogWriteErrorsKeepTheEnginesPipe(t *testing.T) {
 func TestEngineEnvironmentIsAnAllowlist(t *testing.T) {
 	environ := []string{
 		"PATH=/usr/bin", "HOME=/Users/me", "HF_HOME=/hf", "MLX_METAL_DEBUG=1", "LC_ALL=C", "PYTHONPATH=/p",
-		"OPIK_API_KEY=secret", "MLX_OTELCOL_TOKEN=x", "AWS_SECRET_ACCESS_KEY=y", "GRAFANA_TOKEN=z", "MY_TOOL=1",
+		"OPIK_API_KEY=secret", "MLX_OTELCOL_TOKEN=x", "MLX_METRICS_TOKEN=m", "AWS_SECRET_ACCESS_KEY=y", "GRAFANA_TOKEN=z", "MY_TOOL=1",
 	}
 	got := engineEnv(environ, []string{"MY_TOOL"}, map[string]string{"HF_HOME": "/override", "EXTRA": "2"})
 	for _, want := range []string{"PATH=/usr/bin", "HOME=/Users/me", "HF_HOME=/override", "MLX_METAL_DEBUG=1", "LC_ALL=C", "PYTHONPATH=/p", "MY_TOOL=1", "EXTRA=2"} {
 		assert.Contains(t, got, want)
 	}
-	for _, secret := range []string{"OPIK_API_KEY=secret", "AWS_SECRET_ACCESS_KEY=y", "GRAFANA_TOKEN=z", "HF_HOME=/hf"} {
+	for _, secret := range []string{"OPIK_API_KEY=secret", "AWS_SECRET_ACCESS_KEY=y", "GRAFANA_TOKEN=z", "HF_HOME=/hf", "MLX_METRICS_TOKEN=m"} {
 		assert.NotContains(t, got, secret)
 	}
 	assert.True(t, slices.Contains(got, "MLX_OTELCOL_TOKEN=x"), "MLX_ is a prefix the engine's own settings use")
