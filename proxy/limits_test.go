@@ -71,6 +71,19 @@ func TestMalformedChunkedBodyGets400(t *testing.T) {
 	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_http_refusals_total", "route", "chat_completions", "status", "400"))
 }
 
+// A body cut short by a client that half-closes its side and waits for
+// the answer gets 400, not an empty 200; it counts as a client gone.
+func TestTruncatedBodyGets400(t *testing.T) {
+	var reached atomic.Int64
+	r := rigWithUpstream(t, countingEngine(&reached), served())
+	c := rawRequest(t, r.url, 1000, `{"messages": [`)
+	require.NoError(t, c.(*net.TCPConn).CloseWrite())
+	resp, b := rawAnswer(t, c)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(b), "incomplete_body")
+	assert.Zero(t, reached.Load())
+}
+
 // Clients that declare large bodies and send little pin memory for what
 // they sent, not for what they declared: 32 slow clients declaring 32 MiB
 // each (1 GiB) hold a few MiB.

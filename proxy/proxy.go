@@ -191,6 +191,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "malformed_body",
 				"the request body could not be read: "+err.Error())
+		default:
+			// Most often nobody reads this; a client that only half-closed
+			// its side gets an answer instead of an empty 200.
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "incomplete_body",
+				"the request body ended before its declared length")
 		}
 		if rec != nil {
 			switch {
