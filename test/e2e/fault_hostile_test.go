@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -129,7 +128,11 @@ func (o *hostileOutcome) sendBody(ctx context.Context, client *http.Client, url 
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := client.Do(req)
+	o.tally(client.Do(req))
+}
+
+// tally counts an answer by its status, or a request that got none.
+func (o *hostileOutcome) tally(resp *http.Response, err error) {
 	if err != nil {
 		o.noAnswer.Add(1)
 		return
@@ -150,24 +153,15 @@ func (o *hostileOutcome) raw(addr string, payload []byte, closeAfter bool) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(15 * time.Second))
-	if _, err := c.Write(payload); err != nil && !errors.Is(err, net.ErrClosed) {
-		// The server may close before all of a huge payload is written;
-		// its answer can still be read.
-		_ = err
-	}
+	// The server may close before all of a huge payload is written; its
+	// answer can still be read.
+	_, _ = c.Write(payload)
 	if closeAfter {
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.CloseWrite()
 		}
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		o.noAnswer.Add(1)
-		return
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	o.answered(resp.StatusCode)
+	o.tally(http.ReadResponse(bufio.NewReader(c), nil))
 }
 
 // 10,000 malformed, oversized, slow and odd requests, and slowloris
