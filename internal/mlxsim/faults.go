@@ -8,10 +8,11 @@ import (
 )
 
 // Fault injection (--sim-exit-after, --sim-metal-fault-after,
-// --sim-hang-after). Completion requests are counted when their handling
-// ends, whatever the outcome. A hang is latched before the Nth answer's
-// connection closes, so a client that has read that answer always finds the
-// engine hung; exit and the metal fault fire right after it has closed.
+// --sim-hang-after). Completion requests are counted as their handling
+// starts. The Nth is answered in full whatever the fault; a hang is
+// latched as it starts, so a client that has read the Nth answer (the
+// engine writes each part at once) always finds the engine hung; exit and
+// the metal fault fire right after the Nth answer's connection has closed.
 //
 //   - exit: a Python traceback of an uncaught exception in the main thread,
 //     then exit status 1;
@@ -24,9 +25,9 @@ import (
 // MetalFaultLine is what a GPU timeout prints before the process aborts.
 const MetalFaultLine = "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)."
 
-// completionAnswered counts a completion whose answer is written and latches
-// the hang fault; it runs before the connection closes.
-func (e *Engine) completionAnswered() int {
+// completionStarted counts a completion request and latches the hang
+// fault for the ones after it; it runs before any of its answer is written.
+func (e *Engine) completionStarted() int {
 	n := int(e.completions.Add(1))
 	if e.opts.HangAfter > 0 && n >= e.opts.HangAfter {
 		e.hung.Store(true)

@@ -133,6 +133,10 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Python checks the Content-Length header; net/http has already framed
 	// the body (a chunked body has ContentLength -1 and no header).
 	hasCL := r.ContentLength >= 0 && (len(r.Header.Values("Content-Length")) > 0 || r.ContentLength > 0)
+	n := 0
+	if route != "" {
+		n = e.completionStarted()
+	}
 	c := newPyConn(e, w, r)
 	var body []byte
 	if route != "" && hasCL {
@@ -148,10 +152,6 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = c.endHeaders()
 	default:
 		c.sendError(501, fmt.Sprintf("Unsupported method (%s)", pyStrRepr(r.Method)), "Server does not support this operation")
-	}
-	n := 0
-	if route != "" {
-		n = e.completionAnswered()
 	}
 	c.finish()
 	if route != "" {
