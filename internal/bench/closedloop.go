@@ -25,35 +25,45 @@ type ClosedLoop struct {
 
 // Run runs the level and returns its measured window.
 func (cl ClosedLoop) Run(ctx context.Context, t *Target, rec *Recorder) (window [2]int64) {
+	return runClosed(ctx, rec, cl.Workers, cl.Settle, cl.Duration, cl.MaxRequests,
+		func(w, _, n int, now time.Time) (Result, int) { return t.Do(ctx, cl.Call(w, n), now), cl.Level })
+}
+
+// runClosed is the closed loop of ClosedLoop and Interleaved: workers that
+// each send their k-th request (the n-th of the run) once the previous one
+// is answered, until the time or count bound. send sends it and says under
+// which level it is recorded.
+func runClosed(ctx context.Context, rec *Recorder, workers int, settle, duration time.Duration, maxRequests int,
+	send func(w, k, n int, now time.Time) (Result, int)) (window [2]int64) {
 	start := time.Now()
-	settleEnd := start.Add(cl.Settle)
-	end := settleEnd.Add(cl.Duration)
-	if cl.Duration <= 0 && cl.MaxRequests <= 0 {
+	settleEnd := start.Add(settle)
+	end := settleEnd.Add(duration)
+	if duration <= 0 && maxRequests <= 0 {
 		return [2]int64{rec.US(start), rec.US(start)} // unbounded: nothing is sent
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := range cl.Workers {
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			for k := 0; ctx.Err() == nil; k++ {
 				now := time.Now()
-				if cl.Duration > 0 && !now.Before(end) {
+				if duration > 0 && !now.Before(end) {
 					return
 				}
 				n := int(next.Add(1)) - 1
-				if cl.MaxRequests > 0 && n >= cl.MaxRequests {
+				if maxRequests > 0 && n >= maxRequests {
 					return
 				}
-				res := t.Do(ctx, cl.Call(w, n), now)
-				rec.Add(res, cl.Level, w, func(s *Sample) { s.Warmup = now.Before(settleEnd) })
+				res, level := send(w, k, n, now)
+				rec.Add(res, level, w, func(s *Sample) { s.Warmup = now.Before(settleEnd) })
 			}
 		}()
 	}
 	wg.Wait()
 	stop := time.Now()
-	if cl.Duration > 0 && stop.After(end) {
+	if duration > 0 && stop.After(end) {
 		stop = end
 	}
 	return [2]int64{rec.US(settleEnd), rec.US(stop)}
