@@ -303,11 +303,7 @@ func (f *follower) sameTail() (bool, error) {
 	if len(f.tail) == 0 {
 		return true, nil
 	}
-	b := f.fpBuf[:0]
-	if cap(b) < len(f.tail) {
-		b = make([]byte, len(f.tail))
-	}
-	b = b[:len(f.tail)]
+	b := f.fpBuf[:len(f.tail)] // fingerprintBytes > tailCheckBytes: no allocation
 	n, err := f.file.ReadAt(b, f.offset-int64(len(f.tail)))
 	if err != nil && !errors.Is(err, io.EOF) {
 		return false, err

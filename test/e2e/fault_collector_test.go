@@ -61,21 +61,29 @@ func numberedLines(ctx context.Context, t *testing.T, dataDir string, n, rate in
 	return done
 }
 
-// numberedInJSONL counts, per line number, the records in the JSONL file.
-func numberedInJSONL(t *testing.T, dataDir string) map[int]int {
-	seen := map[int]int{}
-	for _, r := range readJSONL(t, dataDir) {
-		if m := faultLine.FindStringSubmatch(r.Body); m != nil {
+// tallyNumbers counts, per number, the bodies that carry one (number
+// finds it; nil for a body without).
+func tallyNumbers(seen map[int]int, number *regexp.Regexp, bodies ...string) {
+	for _, b := range bodies {
+		if m := number.FindStringSubmatch(b); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			seen[n]++
 		}
 	}
+}
+
+// numberedInJSONL counts, per line number, the records in the JSONL file.
+func numberedInJSONL(t *testing.T, dataDir string) map[int]int {
+	seen := map[int]int{}
+	for _, r := range readJSONL(t, dataDir) {
+		tallyNumbers(seen, faultLine, r.Body)
+	}
 	return seen
 }
 
-// lostAndDuplicated compares what arrived with lines [0, written).
-func lostAndDuplicated(seen map[int]int, written int) (lost, dup int) {
-	for i := 0; i < written; i++ {
+// lostAndDuplicated compares what arrived with the numbers that had to.
+func lostAndDuplicated(seen map[int]int, want []int) (lost, dup int) {
+	for _, i := range want {
 		switch c := seen[i]; {
 		case c == 0:
 			lost++
@@ -84,6 +92,15 @@ func lostAndDuplicated(seen map[int]int, written int) (lost, dup int) {
 		}
 	}
 	return lost, dup
+}
+
+// upTo is 0, 1, ... n-1.
+func upTo(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // The collector is killed with SIGKILL mid-traffic and started again on
@@ -145,7 +162,7 @@ func TestFaultCollectorKilledAndRestarted(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		seen = numberedInJSONL(t, dataDir)
 	}
-	lost, dup := lostAndDuplicated(seen, written)
+	lost, dup := lostAndDuplicated(seen, upTo(written))
 	t.Logf("requests sent %d, failed %d; lines written %d, lost %d, duplicated %d (lost: %s, twice: %s)", load.sent.Load(), load.failed.Load(),
 		written, lost, dup, numberRanges(seen, written, func(c int) bool { return c == 0 }), numberRanges(seen, written, func(c int) bool { return c > 1 }))
 	assert.Zero(t, lost, "no line lost")

@@ -287,7 +287,7 @@ func TestFaultHostileRequests(t *testing.T) {
 	assert.Zero(t, o.noAnswer.Load(), "every request was answered (a limit answers too)")
 	assert.Equal(t, 0.0, supervisorValue(f, "mlx_server_restarts_total"), "nothing a client sent brought the engine down")
 	assert.False(t, completion(context.Background(), base+"/v1/chat/completions", true, 8), "a normal request is still served")
-	sc, err := f.scrapeProxy()
+	sc, err := f.scrape("mlx_proxy")
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(labelValues(sc, "mlx_requests_total", "model")), 8, "model label values stay bounded")
 	client.CloseIdleConnections()

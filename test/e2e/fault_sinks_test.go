@@ -132,14 +132,8 @@ func TestFaultSinksDownForAMinuteUnderLoad(t *testing.T) {
 			sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http") > 0
 	})
 	seen := map[int]int{}
-	for _, b := range sink.Bodies() {
-		if m := faultLine.FindStringSubmatch(b); m != nil {
-			var n int
-			_, _ = fmt.Sscan(m[1], &n)
-			seen[n]++
-		}
-	}
-	lost, dup := lostAndDuplicated(seen, written)
+	tallyNumbers(seen, faultLine, sink.Bodies()...)
+	lost, dup := lostAndDuplicated(seen, upTo(written))
 	assert.Zero(t, lost, "every line reached the OTLP sink")
 	assert.Zero(t, dup, "none twice")
 	f.finish(t, faultRow{name: "OTLP log sink and Opik down for 60 s, 4 clients", sent: load.sent.Load(), failed: load.failed.Load(), hasFailed: true,
@@ -179,11 +173,7 @@ func readJSONLFile(t *testing.T, path string) (seen map[int]int, torn int) {
 			torn++
 			continue
 		}
-		if m := lineNumber.FindStringSubmatch(r.Body); m != nil {
-			var n int
-			_, _ = fmt.Sscan(m[1], &n)
-			seen[n]++
-		}
+		tallyNumbers(seen, lineNumber, r.Body)
 	}
 	require.NoError(t, sc.Err())
 	return seen, torn
@@ -232,15 +222,7 @@ func TestFaultDiskFullJSONLSink(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		seen, torn = readJSONLFile(t, path)
 	}
-	lost, dup := 0, 0
-	for _, n := range delivered {
-		switch c := seen[n]; {
-		case c == 0:
-			lost++
-		case c > 1:
-			dup += c - 1
-		}
-	}
+	lost, dup := lostAndDuplicated(seen, delivered)
 	assert.Zero(t, lost, "every record arrived once there was room")
 	assert.Zero(t, dup, "none twice")
 	assert.Zero(t, torn, "no torn line")

@@ -26,10 +26,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
 )
 
-// faultRow is one case's figures; -1 is "not applicable".
+// faultRow is one case's figures; the has* flags say which columns apply.
 type faultRow struct {
 	name                        string
 	sent, failed                int64
@@ -151,9 +150,9 @@ func (f *faultStack) mark() {
 
 // panics counts recovered panics (mlx_proxy_panics_total) and any panic
 // the collector printed.
-func (f *faultStack) panics(t *testing.T) int {
+func (f *faultStack) panics() int {
 	n := strings.Count(f.out.String(), "panic")
-	if sc, err := f.scrapeProxy(); err == nil {
+	if sc, err := f.scrape("mlx_proxy"); err == nil {
 		if v := int(sum(sc, "mlx_proxy_panics_total")); v > n {
 			n = v
 		}
@@ -188,7 +187,7 @@ func (f *faultStack) finish(t *testing.T, row faultRow) {
 		t.Errorf("the collector exited during the case")
 	default:
 	}
-	row.panics = f.panics(t)
+	row.panics = f.panics()
 	row.goroutinesLeft, row.rssGrowthMiB = f.leftovers()
 	row.hasMem = true
 	row.elapsed = time.Since(f.began)
@@ -199,10 +198,6 @@ func (f *faultStack) finish(t *testing.T, row faultRow) {
 	// Jaeger that is not there wait in the exporter's queue, and the
 	// hostile case's large bodies make large spans.
 	assert.Less(t, row.rssGrowthMiB, 400.0, "memory stays bounded")
-}
-
-func (f *faultStack) scrapeProxy() (*promtext.Scrape, error) {
-	return f.scrape("mlx_proxy")
 }
 
 // load runs workers that call do until ctx ends or max requests were
