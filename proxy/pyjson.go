@@ -2,7 +2,10 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
+	stdjson "encoding/json"
+	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
 )
 
 // decodeCompletion decodes an answer or a chunk. Python's json.dumps
@@ -10,8 +13,17 @@ import (
 // logprob of -inf, for one); encoding/json refuses those, and a whole
 // answer would go unread for one such number. When plain decoding fails,
 // they are read as null.
+//
+// It decodes with goccy/go-json, which reads JSON as encoding/json does,
+// three to four times faster (a chunk is decoded for every token), except
+// that it keeps invalid UTF-8 in strings where encoding/json makes it
+// U+FFFD: a body that is not valid UTF-8 goes to encoding/json.
 func decodeCompletion(b []byte, c *completionJSON) error {
-	err := json.Unmarshal(b, c)
+	unmarshal := json.Unmarshal
+	if !utf8.Valid(b) {
+		unmarshal = stdjson.Unmarshal
+	}
+	err := unmarshal(b, c)
 	if err == nil {
 		return nil
 	}
@@ -20,7 +32,7 @@ func decodeCompletion(b []byte, c *completionJSON) error {
 		return err
 	}
 	*c = completionJSON{}
-	return json.Unmarshal(fixed, c)
+	return unmarshal(fixed, c)
 }
 
 // nullPythonLiterals returns b with every NaN, Infinity and -Infinity

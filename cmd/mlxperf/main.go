@@ -1,0 +1,84 @@
+// Command mlxperf is `make bench`'s runner: the proxy beside Debian's nginx
+// and beside no proxy, under the same load in one run, and the whole
+// distribution's footprint idle and under a realistic load (internal/perf).
+// It prints tables of figures and judges them against issue 13's goals;
+// it is a benchmark and exits 0 whatever the figures are.
+//
+//	mlxperf [-mode proxy,footprint] [-cell 3s] [-footprint 60s]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/perf"
+)
+
+func main() {
+	o := perf.Options{}
+	mode := flag.String("mode", "proxy,footprint", "what to measure: proxy, footprint, or both")
+	flag.StringVar(&o.Collector, "collector", "_build/mlx-otelcol", "the built distribution")
+	flag.StringVar(&o.Mlxsim, "mlxsim", "bin/mlxsim", "the simulated engine")
+	flag.StringVar(&o.Nginx, "nginx", perf.NginxPath, "nginx, the no-telemetry baseline")
+	flag.StringVar(&o.RepoDir, "repo", ".", "the repository, where config/ is")
+	flag.DurationVar(&o.Cell, "cell", 3*time.Second, "how long each load runs on each path")
+	flag.DurationVar(&o.Footprint, "footprint", 60*time.Second, "how long the footprint watches, idle and under load each")
+	flag.StringVar(&o.ProfileDir, "profile", "", "save the collector's CPU and allocation profiles under load in this directory (config/profile.yaml)")
+	flag.Parse()
+	if err := run(o, *mode); err != nil {
+		fmt.Fprintln(os.Stderr, "mlxperf:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o perf.Options, mode string) error {
+	var err error
+	for _, p := range []*string{&o.Collector, &o.Mlxsim, &o.RepoDir, &o.ProfileDir} {
+		if *p == "" {
+			continue
+		}
+		if *p, err = filepath.Abs(*p); err != nil {
+			return err
+		}
+	}
+	if o.ProfileDir != "" {
+		if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
+			return err
+		}
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	var (
+		table  perf.ProxyTable
+		chunks perf.ChunkTable
+		fp     *perf.Footprint
+	)
+	if strings.Contains(mode, "proxy") {
+		if table, chunks, err = perf.RunProxy(o, logf); err != nil {
+			return err
+		}
+	}
+	if strings.Contains(mode, "footprint") {
+		f, err := perf.RunFootprint(o, logf)
+		if err != nil {
+			return err
+		}
+		fp = &f
+	}
+	fmt.Printf("\nmlx-otelcol benchmark: %d-token answers, logprob injection top 3 unless off, %s per load and path\n\n", perf.AnswerTokens, o.Cell)
+	if table != nil {
+		perf.WriteProxyTable(os.Stdout, table)
+		fmt.Println()
+		perf.WriteChunkTable(os.Stdout, chunks)
+		fmt.Println()
+	}
+	if fp != nil {
+		perf.WriteFootprint(os.Stdout, *fp)
+		fmt.Println()
+	}
+	perf.WriteGoals(os.Stdout, perf.Goals(table, chunks, fp))
+	return nil
+}

@@ -1,0 +1,106 @@
+package perf
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// The original agents' footprint, as issue 13 measured it (the mlx_lm
+// proxy, hardware, KV and supervisor agents in Python beside the simulated
+// engine; their log tailer left out). The agents are not in this
+// repository, so these figures are quoted, not measured here.
+var OriginalAgents = struct{ Idle, Load Usage }{
+	Idle: Usage{Cores: 0.0050, RSSKiB: 97 << 10},
+	Load: Usage{Cores: 0.037, RSSKiB: 98 << 10},
+}
+
+// Footprint is the distribution's cost with the shipped config and the
+// simulated engine: idle, then under the realistic load.
+type Footprint struct{ Idle, Load Usage }
+
+// The realistic load: this many concurrent streamed chats, each of
+// footprintTokens tokens at the engine's 40 tokens per second (the demo
+// overlay's speed).
+const (
+	footprintStreams = 4
+	footprintTokens  = 128
+)
+
+// RunFootprint starts the collector as `make demo` does (shipped config,
+// simulated engine), lets it settle, and watches it from /proc: idle for
+// o.Footprint, then for as long under footprintStreams streamed chats. Only
+// the collector's process is counted, not the engine it runs.
+func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
+	var fp Footprint
+	dir, err := os.MkdirTemp("", "mlxperf-fp-")
+	if err != nil {
+		return fp, err
+	}
+	defer os.RemoveAll(dir)
+	sinkAddr, err := freeAddr()
+	if err != nil {
+		return fp, err
+	}
+	sink, err := StartSpanSink(sinkAddr)
+	if err != nil {
+		return fp, err
+	}
+	defer sink.Stop()
+	col, err := StartCollector(o.Collector, o.RepoDir, shippedConfigs, collectorEnv(filepath.Join(dir, "data"), o.Mlxsim, sinkAddr))
+	if err != nil {
+		return fp, err
+	}
+	defer col.Stop()
+	client := NewClient()
+	// The engine is ready when a chat through the proxy is answered.
+	deadline := time.Now().Add(time.Minute)
+	for post(client, ProxyURL+"/v1/chat/completions", ChatBody(false), false) != nil {
+		if time.Now().After(deadline) {
+			return fp, fmt.Errorf("the engine did not answer through the proxy within a minute:\n%s", col.Output())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	log("footprint: settling for 15 s")
+	time.Sleep(15 * time.Second)
+	log("footprint: idle for %s", o.Footprint)
+	if fp.Idle, err = Watch(col.Pid(), o.Footprint, time.Second); err != nil {
+		return fp, err
+	}
+	log("footprint: %d streamed chats of %d tokens at 40 tok/s for %s", footprintStreams, footprintTokens, o.Footprint)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var failed int
+	var mu sync.Mutex
+	body := fmt.Sprintf(`{"messages":[{"role":"user","content":"Tell me about the sea"}],"max_tokens":%d,"stream":true}`, footprintTokens)
+	for range footprintStreams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := post(client, ProxyURL+"/v1/chat/completions", body, true); err != nil {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	time.Sleep(2 * time.Second) // all streams under way
+	fp.Load, err = Watch(col.Pid(), o.Footprint, time.Second)
+	close(stop)
+	wg.Wait()
+	if failed > 0 {
+		log("footprint: %d chats failed under load", failed)
+	}
+	log("footprint: spans exported %d", sink.Spans())
+	return fp, err
+}
