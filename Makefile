@@ -59,8 +59,11 @@ report-render:
 	$(GO) vet -tags chromium ./cmd/mlxbench/
 	$(GO) test -count=1 -tags chromium -run Chromium -timeout 5m ./cmd/mlxbench/
 
-# The live stream for VeloBenchmark (config/live.yaml), when it has a receiver.
-LIVE_CONFIG := $(if $(MLX_LIVE_ENDPOINT),--config config/live.yaml)
+# Overlays make run and make demo add: the live stream for VeloBenchmark
+# (config/live.yaml), when it has a receiver; the engine's log and the
+# judge's events by OTLP (config/otlp-logs.yaml), when they have a place.
+OVERLAYS := $(if $(MLX_LIVE_ENDPOINT),--config config/live.yaml)
+OVERLAYS += $(if $(MLX_LOG_OTLP_ENDPOINT),--config config/otlp-logs.yaml)
 
 ## jaeger: Jaeger v2, the trace store, built from the Go module proxy.
 jaeger:
@@ -69,11 +72,11 @@ jaeger:
 ## run: the distribution with the real engine (mlx_lm.server on a Mac), and
 ## Jaeger beside it for the traces.
 run: $(COLLECTOR) $(MLXJUDGE)
-	scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) $(LIVE_CONFIG)
+	scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) $(OVERLAYS)
 
 ## demo: the distribution with the simulated engine in place of mlx_lm.server.
 demo: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE)
-	MLXSIM=$(MLXSIM) scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml $(LIVE_CONFIG)
+	MLXSIM=$(MLXSIM) scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml $(OVERLAYS)
 
 ## test: unit tests, the rule and config checks, end-to-end tests against
 ## the built binary, then the live VictoriaMetrics + vmalert + Alertmanager

@@ -46,6 +46,9 @@ type Proxy struct {
 	// engineActivity is when the engine last sent stream bytes through the
 	// proxy (Unix nanoseconds).
 	engineActivity atomic.Int64
+	// engineAnswered is when the engine last gave a whole 2xx answer to a
+	// completion request (Unix nanoseconds).
+	engineAnswered atomic.Int64
 	// admitted counts completion requests from arrival (before their body
 	// is read) to the end, against MaxConcurrentRequests.
 	admitted atomic.Int64
@@ -430,6 +433,17 @@ func (p *Proxy) LastEngineActivity() time.Time {
 	return time.Time{}
 }
 
+// LastEngineAnswer is when the engine last gave a whole successful answer
+// to a completion request through the proxy; zero if never. A user's answer
+// proves the engine ready as well as the supervisor's completion probe
+// does, so the supervisor probes only when there has been none for a while.
+func (p *Proxy) LastEngineAnswer() time.Time {
+	if n := p.engineAnswered.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
 // InFlight is how many completion requests are in progress, all models
 // together (the judge loop backs off on it).
 func (p *Proxy) InFlight() int64 { return p.active.Load() }
@@ -443,6 +457,9 @@ func (p *Proxy) begin(rec *Record) {
 
 func (p *Proxy) end(rec *Record) {
 	rec.End = time.Now()
+	if rec.Outcome == OutcomeComplete && rec.Status >= 200 && rec.Status < 300 {
+		p.engineAnswered.Store(rec.End.UnixNano())
+	}
 	if rec.Outcome == OutcomePending {
 		// The relay stopped without reaching the end of the answer and
 		// without an upstream error: writing to the client failed.

@@ -123,6 +123,15 @@ func (e *proxyExtension) LastEngineActivity() time.Time {
 	return time.Time{}
 }
 
+// LastEngineAnswer is when the engine last gave a whole successful answer
+// through the proxy (zero when it never did, or the proxy is not running).
+func (e *proxyExtension) LastEngineAnswer() time.Time {
+	if p, err := e.running(); err == nil {
+		return p.LastEngineAnswer()
+	}
+	return time.Time{}
+}
+
 // BaseURL is the proxy's OpenAI API base as this host reaches it
 // (http://127.0.0.1:8080/v1 when it listens on every address).
 func (e *proxyExtension) BaseURL() (string, error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -49,7 +50,11 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 		return fp, err
 	}
 	defer sink.Stop()
-	col, err := StartCollector(o.Collector, o.RepoDir, shippedConfigs, collectorEnv(filepath.Join(dir, "data"), o.Mlxsim, sinkAddr))
+	configs := slices.Clone(shippedConfigs)
+	if o.ProfileDir != "" {
+		configs = append(configs, "config/profile.yaml")
+	}
+	col, err := StartCollector(o.Collector, o.RepoDir, configs, collectorEnv(filepath.Join(dir, "data"), o.Mlxsim, sinkAddr))
 	if err != nil {
 		return fp, err
 	}
@@ -66,7 +71,7 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 	log("footprint: settling for 15 s")
 	time.Sleep(15 * time.Second)
 	log("footprint: idle for %s", o.Footprint)
-	if fp.Idle, err = Watch(col.Pid(), o.Footprint, time.Second); err != nil {
+	if fp.Idle, err = watchProfiled(o, col.Pid(), "idle", log); err != nil {
 		return fp, err
 	}
 	log("footprint: %d streamed chats of %d tokens at 40 tok/s for %s", footprintStreams, footprintTokens, o.Footprint)
@@ -95,7 +100,7 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 		}()
 	}
 	time.Sleep(2 * time.Second) // all streams under way
-	fp.Load, err = Watch(col.Pid(), o.Footprint, time.Second)
+	fp.Load, err = watchProfiled(o, col.Pid(), "load", log)
 	close(stop)
 	wg.Wait()
 	if failed > 0 {
@@ -103,4 +108,24 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 	}
 	log("footprint: spans exported %d", sink.Spans())
 	return fp, err
+}
+
+// watchProfiled watches pid for o.Footprint and, with o.ProfileDir, saves
+// the CPU profile of that window as footprint-<name>.pprof.
+func watchProfiled(o Options, pid int, name string, log func(string, ...any)) (Usage, error) {
+	var saved chan error
+	if o.ProfileDir != "" {
+		saved = make(chan error, 1)
+		go func() {
+			secs := max(1, int(o.Footprint.Seconds())-1)
+			saved <- fetchProfile(fmt.Sprintf("%sprofile?seconds=%d", PprofURL, secs), filepath.Join(o.ProfileDir, "footprint-"+name+".pprof"))
+		}()
+	}
+	u, err := Watch(pid, o.Footprint, time.Second)
+	if saved != nil {
+		if perr := <-saved; perr != nil {
+			log("profile: %v", perr)
+		}
+	}
+	return u, err
 }

@@ -30,6 +30,9 @@ type prober struct {
 	// proxyActivity, when set, is when the proxy last relayed engine
 	// stream bytes.
 	proxyActivity func() time.Time
+	// proxyAnswer, when set, is when the proxy last relayed a whole
+	// successful answer of the engine.
+	proxyAnswer func() time.Time
 	// busyWarned: the current failing streak has been logged as busy.
 	busyWarned bool
 }
@@ -62,9 +65,23 @@ func (p *prober) run(ctx context.Context) {
 	}
 }
 
-// check runs one probe and records what it found.
+// check runs one probe and records what it found. While the engine is
+// ready and has answered a user through the proxy within the interval, the
+// probe is skipped (result "skipped"): that answer proved it ready, and a
+// completion probe would cost the engine a generation.
 func (p *prober) check(ctx context.Context) {
 	now := time.Now()
+	if p.proxyAnswer != nil {
+		answered := p.proxyAnswer()
+		p.st.mu.Lock()
+		if p.st.ready && now.Sub(answered) < p.cfg.HealthCheck.Interval {
+			p.st.checks["skipped"]++
+			p.st.failingFor = time.Time{}
+			p.st.mu.Unlock()
+			return
+		}
+		p.st.mu.Unlock()
+	}
 	httpUp := p.cfg.SpawnMode() || p.get(ctx, "/health", nil) == nil
 	err := p.probe(ctx)
 	if ctx.Err() != nil {

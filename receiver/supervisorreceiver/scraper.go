@@ -13,7 +13,7 @@ const scopeName = "github.com/mlx-otelcol/mlx-otelcol/receiver/supervisorreceive
 
 // healthResults are the values of the result label, all emitted from the
 // start so rate() sees the first failure.
-var healthResults = []string{"ok", "fail"}
+var healthResults = []string{"ok", "fail", "skipped"}
 
 // buildMetrics turns a status snapshot into the supervisor's series; names,
 // types and labels are those of mlx_server_supervisor.py (documentation.md).

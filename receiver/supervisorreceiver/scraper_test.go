@@ -46,7 +46,8 @@ func TestMetricsOfACrashedEngine(t *testing.T) {
 	assert.Equal(t, 0.0, points["mlx_model_loaded{model=qwen}"])
 	assert.Equal(t, 2.0, points["mlx_server_restarts_total"])
 	assert.Equal(t, 0.0, points["mlx_server_log_write_errors_total"])
-	assert.Len(t, points, 12+2*len(crashReasons)-2+1+len(loops))
+	assert.Equal(t, 0.0, points["mlx_server_health_checks_total{result=skipped}"])
+	assert.Len(t, points, 10+len(healthResults)+2*len(crashReasons)-2+1+len(loops))
 }
 
 // flatPoints maps "name{label=value}" to each data point's value; sums must

@@ -32,6 +32,9 @@ func newSupervisor(cfg *Config, logger *zap.Logger) *supervisor {
 // activitySource is what the mlx_proxy extension offers the supervisor.
 type activitySource interface{ LastEngineActivity() time.Time }
 
+// answerSource is what it offers for probing only when idle.
+type answerSource interface{ LastEngineAnswer() time.Time }
+
 func (s *supervisor) start(_ context.Context, host component.Host) error {
 	// The engine outlives the Start call: its context is the component's own.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -45,8 +48,12 @@ func (s *supervisor) start(_ context.Context, host component.Host) error {
 		model:  s.model,
 	}
 	if host != nil {
-		if src, ok := host.GetExtensions()[s.cfg.HealthCheck.ProgressFrom].(activitySource); ok {
+		ext := host.GetExtensions()[s.cfg.HealthCheck.ProgressFrom]
+		if src, ok := ext.(activitySource); ok {
 			p.proxyActivity = src.LastEngineActivity
+		}
+		if src, ok := ext.(answerSource); ok {
+			p.proxyAnswer = src.LastEngineAnswer
 		}
 	}
 	if s.cfg.SpawnMode() {

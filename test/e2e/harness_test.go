@@ -74,6 +74,11 @@ type collectorOptions struct {
 	// enginePort is the engine's port; default: a free one. A restart
 	// that must meet what the last run left passes the same.
 	enginePort int
+	// noOTLPLogs runs the shipped config as it is. By default the tests
+	// add config/otlp-logs.yaml, sending the engine's log and the judge's
+	// events to this collector's own otlp receiver, so that the OTLP sink
+	// is exercised too.
+	noOTLPLogs bool
 }
 
 // startCollector runs the built collector with the shipped config files,
@@ -104,7 +109,11 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 		s.ports[name] = p
 	}
 	args := []string{}
-	for _, c := range opts.configs {
+	configs := opts.configs
+	if !opts.noOTLPLogs && len(configs) > 0 && configs[0] == "config/mlx.yaml" {
+		configs = append(slices.Clone(configs), "config/otlp-logs.yaml")
+	}
+	for _, c := range configs {
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(repoRoot, c)
 		}

@@ -541,3 +541,18 @@ func TestLogPipelineClassifiesTheSimulatedEngine(t *testing.T) {
 	assert.Positive(t, categories["startup"])
 	assert.Zero(t, categories["http"], "the access log is not shipped")
 }
+
+// The shipped config alone keeps the engine's log in the JSON lines file
+// and sends nothing to its own otlp receiver: that loop would be work with
+// no result (issue 13). config/otlp-logs.yaml adds the OTLP sink.
+func TestShippedConfigSendsNoLogsToItself(t *testing.T) {
+	s := startCollector(t, collectorOptions{configs: []string{"config/mlx.yaml", logOnlyOverlay(t)}, noOTLPLogs: true})
+	w := newEngineLogWriter(t, s.dataDir)
+	w.write(0, 50)
+	sc := s.waitFor("prometheus/logs", 60*time.Second, "every line in the JSON lines file", func(sc *promtext.Scrape) bool {
+		return sum(sc, "mlx_log_tailer_lines_total") == 50 && sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl") == 50
+	})
+	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{sink="mlx_jsonl"}`}, sc.Series("mlx_log_tailer_queue_depth"),
+		"no OTLP sink without config/otlp-logs.yaml")
+	assert.Len(t, readJSONL(t, s.dataDir), 50)
+}

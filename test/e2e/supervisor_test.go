@@ -123,7 +123,7 @@ func TestScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 	sort.Strings(documented)
 	assert.Equal(t, documented, sc.Names())
 	// Labels are the data points' own: no scope or resource labels leak in.
-	assert.Equal(t, []string{`mlx_server_health_checks_total{result="fail"}`, `mlx_server_health_checks_total{result="ok"}`},
+	assert.Equal(t, []string{`mlx_server_health_checks_total{result="fail"}`, `mlx_server_health_checks_total{result="ok"}`, `mlx_server_health_checks_total{result="skipped"}`},
 		sc.Series("mlx_server_health_checks_total"))
 	assert.Equal(t, []string{`mlx_server_state{}`}, sc.Series("mlx_server_state"))
 	assert.Equal(t, "COUNTER", sc.Families["mlx_server_crashes_total"].GetType().String())

@@ -1,0 +1,72 @@
+package supervisorreceiver
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension"
+	"go.uber.org/zap/zaptest"
+)
+
+// answerHost offers an mlx_proxy extension that reports the engine's last
+// whole answer to a user.
+type answerHost struct{ last *atomic.Int64 }
+
+type answerExt struct {
+	extension.Extension
+	last *atomic.Int64
+}
+
+func (e answerExt) LastEngineAnswer() time.Time { return time.Unix(0, e.last.Load()) }
+
+func (h answerHost) GetExtensions() map[component.ID]component.Component {
+	return map[component.ID]component.Component{component.MustNewID("mlx_proxy"): answerExt{last: h.last}}
+}
+
+// While users' answers flow through the proxy, the engine is not sent
+// completion probes (each costs it a generation); they are counted as
+// skipped, and probing starts again when the traffic stops.
+func TestProbesOnlyWhenNoUserWasAnswered(t *testing.T) {
+	var probes atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			probes.Add(1)
+		}
+		_, _ = w.Write([]byte(`{"id": "chatcmpl-1", "choices": [{"index": 0, "finish_reason": "length"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	cfg := fastConfig(t, srv.URL, "sleep", "300")
+	var last atomic.Int64
+	s := newSupervisor(cfg, zaptest.NewLogger(t))
+	require.NoError(t, s.start(context.Background(), answerHost{last: &last}))
+	t.Cleanup(func() { _ = s.shutdown(context.Background()) })
+	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
+
+	// Users are answered every 10 ms for half a second: ten intervals.
+	answering := make(chan struct{})
+	go func() {
+		defer close(answering)
+		for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			last.Store(time.Now().UnixNano())
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // the probe in flight, if any, is done
+	before := probes.Load()
+	<-answering
+	assert.LessOrEqual(t, probes.Load()-before, int64(1), "probed an engine that was answering users")
+	assert.GreaterOrEqual(t, s.snap().checks["skipped"], int64(5))
+	assert.True(t, s.snap().ready)
+
+	// No more answers: after one interval, the probes come back.
+	time.Sleep(2 * cfg.HealthCheck.Interval)
+	skipped := s.snap().checks["skipped"]
+	require.Eventually(t, func() bool { return probes.Load()-before >= 5 }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, skipped, s.snap().checks["skipped"])
+}
