@@ -9,6 +9,9 @@
 # container refuses; that is harmless (policy-rc.d is not touched).
 #   scripts/install-deps.sh            install what is missing
 #   scripts/install-deps.sh --check    exit 1 (and list them) if any is missing
+#   scripts/install-deps.sh --bench    the same for make bench's own:
+#                                      nginx-light (nginx, the no-telemetry
+#                                      baseline)
 set -euo pipefail
 
 # package:binary that proves it is installed
@@ -19,11 +22,15 @@ WANT=(
 	"prometheus-alertmanager:prometheus-alertmanager"
 	"prometheus-alertmanager:amtool"
 )
+if [[ ${1-} == --bench ]]; then
+	WANT=("nginx-light:nginx")
+	shift
+fi
 
 missing=()
 for w in "${WANT[@]}"; do
 	pkg=${w%%:*} bin=${w#*:}
-	if ! command -v "$bin" >/dev/null 2>&1 && ! [[ -x /usr/bin/$bin ]]; then
+	if ! command -v "$bin" >/dev/null 2>&1 && ! [[ -x /usr/bin/$bin || -x /usr/sbin/$bin ]]; then
 		[[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
 	fi
 done
@@ -60,7 +67,7 @@ export DEBIAN_FRONTEND=noninteractive
 still=()
 for w in "${WANT[@]}"; do
 	bin=${w#*:}
-	command -v "$bin" >/dev/null 2>&1 || [[ -x /usr/bin/$bin ]] || still+=("$bin")
+	command -v "$bin" >/dev/null 2>&1 || [[ -x /usr/bin/$bin || -x /usr/sbin/$bin ]] || still+=("$bin")
 done
 if ((${#still[@]})); then
 	echo "install-deps: still missing after apt-get: ${still[*]}" >&2

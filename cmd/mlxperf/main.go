@@ -28,6 +28,10 @@ func main() {
 	flag.DurationVar(&o.Cell, "cell", 3*time.Second, "how long each load runs on each path")
 	flag.DurationVar(&o.Footprint, "footprint", 60*time.Second, "how long the footprint watches, idle and under load each")
 	flag.StringVar(&o.ProfileDir, "profile", "", "save the collector's CPU and allocation profiles under load in this directory (config/profile.yaml)")
+	flag.Func("config", "one more config file for the collector, after the shipped ones (repeatable)", func(v string) error {
+		o.Overlays = append(o.Overlays, v)
+		return nil
+	})
 	flag.Parse()
 	if err := run(o, *mode); err != nil {
 		fmt.Fprintln(os.Stderr, "mlxperf:", err)
@@ -52,12 +56,11 @@ func run(o perf.Options, mode string) error {
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 	var (
-		table  perf.ProxyTable
-		chunks perf.ChunkTable
-		fp     *perf.Footprint
+		run = &perf.ProxyRun{}
+		fp  *perf.Footprint
 	)
 	if strings.Contains(mode, "proxy") {
-		if table, chunks, err = perf.RunProxy(o, logf); err != nil {
+		if run, err = perf.RunProxy(o, logf); err != nil {
 			return err
 		}
 	}
@@ -68,17 +71,18 @@ func run(o perf.Options, mode string) error {
 		}
 		fp = &f
 	}
-	fmt.Printf("\nmlx-otelcol benchmark: %d-token answers, logprob injection top 3 unless off, %s per load and path\n\n", perf.AnswerTokens, o.Cell)
-	if table != nil {
-		perf.WriteProxyTable(os.Stdout, table)
+	if run.Table != nil {
+		fmt.Printf("\nThe proxy: %d-token answers, logprob injection top 3 unless off, %s per load and path\n\n", run.Tokens, o.Cell)
+		perf.WriteProxyTable(os.Stdout, run.Table)
 		fmt.Println()
-		perf.WriteChunkTable(os.Stdout, chunks)
+		perf.WriteChunkTable(os.Stdout, run.Chunks)
 		fmt.Println()
 	}
 	if fp != nil {
+		fmt.Printf("\nThe distribution's footprint (the collector process; the engine it runs is not counted), %s idle and %s under load\n\n", o.Footprint, o.Footprint)
 		perf.WriteFootprint(os.Stdout, *fp)
 		fmt.Println()
 	}
-	perf.WriteGoals(os.Stdout, perf.Goals(table, chunks, fp))
+	perf.WriteGoals(os.Stdout, perf.Goals(run.Table, run.Chunks, fp))
 	return nil
 }

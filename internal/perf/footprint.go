@@ -50,7 +50,7 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 		return fp, err
 	}
 	defer sink.Stop()
-	configs := slices.Clone(shippedConfigs)
+	configs := append(slices.Clone(shippedConfigs), o.Overlays...)
 	if o.ProfileDir != "" {
 		configs = append(configs, "config/profile.yaml")
 	}

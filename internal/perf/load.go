@@ -126,7 +126,7 @@ func post(client *http.Client, url, body string, stream bool) error {
 
 // ChunkDelays streams n answers from c workers through base while the
 // upstream paces its events, and returns, for every event, the time from
-// the upstream's flush to the client reading the event's last byte (ms).
+// the upstream starting to write it to the client reading its last byte.
 func ChunkDelays(client *http.Client, up *Upstream, base string, c, n int) ([]time.Duration, error) {
 	var (
 		mu     sync.Mutex

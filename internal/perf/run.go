@@ -24,6 +24,9 @@ type Options struct {
 	// and saves its CPU and allocation profiles there, one per load on
 	// the full proxy.
 	ProfileDir string
+	// Overlays are more config files for the collector, after the shipped
+	// ones (to try a change before making it).
+	Overlays []string
 }
 
 // Path names, in the order the table prints them.
@@ -42,6 +45,13 @@ type ProxyTable map[string]map[Cell]Result
 
 // ChunkTable is each path's chunk delays at c=16 (ms): p50, p99, max.
 type ChunkTable map[string][3]float64
+
+// ProxyRun is what RunProxy measured.
+type ProxyRun struct {
+	Table  ProxyTable
+	Chunks ChunkTable
+	Tokens int // completion tokens of every answer
+}
 
 // env is the collector's environment in every run: its data in dir, its
 // ports on loopback, spans to the sink, and no trace store for the judge
@@ -80,34 +90,34 @@ const ProxyURL = "http://127.0.0.1:8080"
 // and nginx are measured while the full collector runs (idle for them),
 // each cell on the three paths back to back; the collector with injection
 // off runs after, on its own.
-func RunProxy(o Options, log func(string, ...any)) (ProxyTable, ChunkTable, error) {
+func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 	dir, err := os.MkdirTemp("", "mlxperf-")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	up, err := StartUpstream()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer up.Close()
 	upHost := mustHost(up.URL())
 	ngDir := filepath.Join(dir, "nginx")
 	if err := os.MkdirAll(ngDir, 0o755); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ng, err := StartNginx(o.Nginx, ngDir, upHost)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer ng.Stop()
 	sinkAddr, err := freeAddr()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	sink, err := StartSpanSink(sinkAddr)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer sink.Stop()
 
@@ -117,16 +127,16 @@ func RunProxy(o Options, log func(string, ...any)) (ProxyTable, ChunkTable, erro
 	for _, inject := range []bool{true, false} {
 		overlay, err := proxyOverlay(dir, up.URL(), inject)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		data := filepath.Join(dir, fmt.Sprintf("data-%v", inject))
-		configs := append(slices.Clone(shippedConfigs), overlay)
+		configs := append(append(slices.Clone(shippedConfigs), o.Overlays...), overlay)
 		if o.ProfileDir != "" {
 			configs = append(configs, "config/profile.yaml")
 		}
 		col, err := StartCollector(o.Collector, o.RepoDir, configs, collectorEnv(data, o.Mlxsim, sinkAddr))
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		paths := map[string]string{PathProxyNoLP: ProxyURL}
 		order := []string{PathProxyNoLP}
@@ -163,7 +173,7 @@ func RunProxy(o Options, log func(string, ...any)) (ProxyTable, ChunkTable, erro
 				d, err := ChunkDelays(client, up, paths[name], 16, 160)
 				if err != nil {
 					col.Stop()
-					return nil, nil, fmt.Errorf("chunk delays through %s: %w", name, err)
+					return nil, fmt.Errorf("chunk delays through %s: %w", name, err)
 				}
 				chunks[name] = [3]float64{loadgen.Percentile(d, 0.5), loadgen.Percentile(d, 0.99), loadgen.Percentile(d, 1)}
 				log("%-28s chunk delay p50 %.3f ms  p99 %.3f ms  max %.3f ms (%d chunks)", name, chunks[name][0], chunks[name][1], chunks[name][2], len(d))
@@ -173,7 +183,7 @@ func RunProxy(o Options, log func(string, ...any)) (ProxyTable, ChunkTable, erro
 		}
 		col.Stop()
 	}
-	return table, chunks, nil
+	return &ProxyRun{Table: table, Chunks: chunks, Tokens: up.Tokens()}, nil
 }
 
 func mustHost(u string) string {

@@ -17,7 +17,8 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
 )
 
-// AnswerTokens is the length of every answer the upstream gives.
+// AnswerTokens is the max_tokens of every request: the simulated engine
+// stops sooner at its end of sequence (Upstream.Tokens says where).
 const AnswerTokens = 32
 
 // Upstream is a fast OpenAI-shaped engine. It replays answers recorded once,
@@ -34,11 +35,12 @@ type Upstream struct {
 	pace atomic.Int64
 
 	answers map[answerKind]recorded
+	tokens  int // completion tokens of each answer
 	srv     *http.Server
 	ln      net.Listener
 
 	mu     sync.Mutex
-	writes map[string][]time.Time // X-Perf-Id -> when each event was flushed
+	writes map[string][]time.Time // X-Perf-Id -> when each event was written
 }
 
 type answerKind struct{ stream, logprobs bool }
@@ -113,11 +115,23 @@ func (u *Upstream) record() error {
 			}
 		} else {
 			rec.body = b
+			var usage struct {
+				Usage struct {
+					CompletionTokens int `json:"completion_tokens"`
+				} `json:"usage"`
+			}
+			if err := json.Unmarshal(b, &usage); err != nil {
+				return fmt.Errorf("recording an answer from mlxsim: %w", err)
+			}
+			u.tokens = usage.Usage.CompletionTokens
 		}
 		u.answers[k] = rec
 	}
 	return nil
 }
+
+// Tokens is how many tokens each answer has.
+func (u *Upstream) Tokens() int { return u.tokens }
 
 // ChatBody is the request every path is sent: a one-line chat asking for
 // AnswerTokens tokens, with no model named (the engine's own).
@@ -157,6 +171,9 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if pace := time.Duration(u.pace.Load()); pace > 0 && i > 0 && !sleepCtx(r.Context(), pace) {
 			return
 		}
+		// The event's time is when the engine starts writing it: the
+		// client may read it before Flush returns here.
+		at := time.Now()
 		if _, err := w.Write(ev); err != nil {
 			return
 		}
@@ -164,7 +181,7 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if id != "" {
-			times = append(times, time.Now())
+			times = append(times, at)
 		}
 	}
 	if id != "" {
@@ -174,7 +191,7 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Written takes the flush times recorded for the request with X-Perf-Id id.
+// Written takes the write times recorded for the request with X-Perf-Id id.
 // The handler stores them after its last flush, which the client may have
 // read already: it waits up to a second for them.
 func (u *Upstream) Written(id string) []time.Time {

@@ -1,0 +1,49 @@
+package perf
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	// A command name may hold spaces and parentheses: fields are counted
+	// from the last ')'. utime 250 and stime 50 ticks: 3 s.
+	line := "4242 (mlx (otel) col) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 50 0 0 20 0 12 0 100 1000000 2000 18446744073709551615\n"
+	cpu, err := parseStatCPU([]byte(line))
+	require.NoError(t, err)
+	assert.Equal(t, 3*time.Second, cpu)
+
+	_, err = parseStatCPU([]byte("4242 (x) S 1 2"))
+	assert.Error(t, err, "too few fields")
+	_, err = parseStatCPU([]byte("no name here"))
+	assert.Error(t, err)
+}
+
+func TestParseVmRSS(t *testing.T) {
+	kib, err := parseVmRSS([]byte("Name:\tmlx-otelcol\nVmPeak:\t  900000 kB\nVmRSS:\t   65932 kB\nRssAnon:\t   12160 kB\n"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(65932), kib)
+	_, err = parseVmRSS([]byte("Name:\tkthreadd\n"))
+	assert.Error(t, err, "a kernel thread has no VmRSS")
+}
+
+// This process, read from /proc, burning CPU for a while: the figures are
+// this process's own.
+func TestWatchReadsThisProcess(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+		}
+		close(done)
+	}()
+	u, err := Watch(os.Getpid(), 300*time.Millisecond, 50*time.Millisecond)
+	<-done
+	require.NoError(t, err)
+	assert.Greater(t, u.Cores, 0.3, "a goroutine spun for the whole window")
+	assert.Positive(t, u.RSSKiB)
+	assert.GreaterOrEqual(t, u.MaxRSSKiB, u.RSSKiB)
+}
