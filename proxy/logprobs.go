@@ -68,7 +68,7 @@ const maxRewrittenAnswer = 64 << 20
 // stream. An error makes the relay answer 502 (or nothing, when the
 // client went away).
 func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxRewrittenAnswer+1))
+	body, err := readAnswerBody(io.LimitReader(res.Body, maxRewrittenAnswer+1), res.ContentLength)
 	if err != nil {
 		res.Body.Close()
 		return fmt.Errorf("reading the answer: %w", err)
@@ -109,6 +109,19 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 	rec.responseRead = true
 	res.Body = newBodyTap(res.Request.Context(), io.NopCloser(bytes.NewReader(out)), rec)
 	return nil
+}
+
+// readAnswerBody reads the whole answer into one buffer sized by the engine's
+// Content-Length (up to 1 MiB; the engine is the proxy's own, but a size it
+// declares is not trusted further), instead of growing it from 512 bytes.
+func readAnswerBody(r io.Reader, contentLength int64) ([]byte, error) {
+	if contentLength <= 0 || contentLength > 1<<20 {
+		return io.ReadAll(r)
+	}
+	// ReadFrom grows the buffer when less than MinRead is free.
+	buf := bytes.NewBuffer(make([]byte, 0, contentLength+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // restreamError: the engine answered a destreamed request, but not with a
