@@ -37,6 +37,9 @@ type Result struct {
 	FirstErr error
 	RPS      float64
 	P50, P99 float64 // ms, until the whole answer was read
+	// RSSKiB is the collector's resident set right after the load (0 for
+	// the paths without it).
+	RSSKiB int64
 }
 
 // NewClient is the load generator's client: keep-alive, as many idle

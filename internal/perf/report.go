@@ -12,7 +12,7 @@ var pathOrder = []string{PathDirect, PathNginx, PathProxy, PathProxyNoLP}
 // p50 and p99, and the throughput and p99 as multiples of nginx's.
 func WriteProxyTable(w io.Writer, t ProxyTable) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\tpath\trps\tp50 ms\tp99 ms\trps / nginx\tp99 / nginx\tfailed\t")
+	fmt.Fprintln(tw, "load\tpath\trps\tp50 ms\tp99 ms\trps / nginx\tp99 / nginx\tfailed\tcollector RSS\t")
 	for _, cell := range Cells {
 		ng := t[PathNginx][cell]
 		for _, name := range pathOrder {
@@ -20,8 +20,12 @@ func WriteProxyTable(w io.Writer, t ProxyTable) {
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.2f\t%s\t%s\t%d\t\n", cell, name, r.RPS, r.P50, r.P99,
-				ratio(r.RPS, ng.RPS), ratio(r.P99, ng.P99), r.Failed)
+			rss := ""
+			if r.RSSKiB > 0 {
+				rss = mib(r.RSSKiB)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.2f\t%s\t%s\t%d\t%s\t\n", cell, name, r.RPS, r.P50, r.P99,
+				ratio(r.RPS, ng.RPS), ratio(r.P99, ng.P99), r.Failed, rss)
 		}
 	}
 	_ = tw.Flush()

@@ -152,6 +152,11 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 					go func() { saved <- saveCPUProfile(o.ProfileDir, cell, o.Cell) }()
 				}
 				r := Drive(client, paths[name], cell, o.Cell)
+				if paths[name] == ProxyURL {
+					if ps, err := ReadProc(col.Pid()); err == nil {
+						r.RSSKiB = ps.RSSKiB
+					}
+				}
 				if saved != nil {
 					if err := errors.Join(<-saved, saveAllocs(o.ProfileDir, cell)); err != nil {
 						log("profile: %v", err)
@@ -161,7 +166,7 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 					table[name] = map[Cell]Result{}
 				}
 				table[name][cell] = r
-				log("%-28s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  failed %d", name, cell, r.RPS, r.P50, r.P99, r.Failed)
+				log("%-28s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  failed %d  collector RSS %s", name, cell, r.RPS, r.P50, r.P99, r.Failed, mib(r.RSSKiB))
 				if r.FirstErr != nil {
 					log("  first error: %v", r.FirstErr)
 				}

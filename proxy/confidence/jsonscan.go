@@ -1,15 +1,12 @@
 package confidence
 
 import (
-	stdjson "encoding/json"
 	"errors"
 	"math"
 	"strconv"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
-
-	// goccy/go-json decodes as encoding/json does, several times faster
-	// (the string and key fallbacks here run for every escaped token).
-	json "github.com/goccy/go-json"
 )
 
 // A small JSON scanner that works on byte spans of the original text.
@@ -178,8 +175,8 @@ func keyIs(b []byte, m member, name string) bool {
 	if !m.escaped {
 		return string(b[m.ks+1:m.ke-1]) == name
 	}
-	var s string
-	return json.Unmarshal(b[m.ks:m.ke], &s) == nil && s == name
+	key, ok := appendString(nil, b[m.ks:m.ke])
+	return ok && string(key) == name
 }
 
 // number reads a JSON number (or Python's NaN, Infinity, -Infinity) and
@@ -227,7 +224,10 @@ func tokenID(b []byte) (int, bool) {
 }
 
 // appendString appends the contents of the JSON string b (with quotes) to
-// dst, unescaping it, and reports whether it was a well-formed string.
+// dst, unescaping it, and reports whether it was a well-formed string. It
+// reads a string as encoding/json does (FuzzAppendStringMatchesEncodingJSON
+// holds it to that), without its reflection and allocations: every token
+// of every logprobs list goes through here.
 func appendString(dst, b []byte) ([]byte, bool) {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return dst, false
@@ -238,23 +238,97 @@ func appendString(dst, b []byte) ([]byte, bool) {
 		if c < 0x20 {
 			return dst, false // JSON has no raw control characters in strings
 		}
-		if c == '\\' {
+		if c == '\\' || c >= utf8.RuneSelf {
 			plain = false
 		}
 	}
 	if plain {
 		return append(dst, inner...), true
 	}
-	var s string
-	if json.Unmarshal(b, &s) != nil {
-		return dst, false
-	}
-	if !utf8.ValidString(s) {
-		// goccy keeps invalid UTF-8 as it is; encoding/json, and so
-		// every other reader here, makes it U+FFFD.
-		if stdjson.Unmarshal(b, &s) != nil {
+	return appendUnescaped(dst, inner)
+}
+
+// appendUnescaped appends the unescaped JSON string body s (between its
+// quotes) to dst. As in encoding/json, invalid UTF-8 and a surrogate that
+// is not half of a pair become U+FFFD; a bad escape is an error.
+func appendUnescaped(dst, s []byte) ([]byte, bool) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return dst, false
+			}
+			switch e := s[i+1]; e {
+			case '"', '\\', '/':
+				dst = append(dst, e)
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r, ok := hex4(s[i:])
+				if !ok {
+					return dst, false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2, ok := hex4(s[i:])
+					if dec := utf16.DecodeRune(r, r2); ok && dec != unicode.ReplacementChar {
+						r = dec
+						i += 6
+					} else {
+						r = unicode.ReplacementChar
+					}
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default:
+				return dst, false
+			}
+			i += 2
+		case c < 0x20:
 			return dst, false
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, unicode.ReplacementChar)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
 		}
 	}
-	return append(dst, s...), true
+	return dst, true
+}
+
+// hex4 reads the escape \uXXXX at the start of s.
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(c)
+	}
+	return r, true
 }
