@@ -108,43 +108,62 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 // judge loop puts them on its evaluation events.
 func (ps *pendingSpan) metadata(h *heuristics.Result, sc *confidence.Score) string {
 	f := &ps.f
-	m := map[string]any{
-		"node":               ps.t.node,
-		"generation_seconds": round4(f.end.Sub(f.start).Seconds()),
-	}
+	m := spanMetadata{Node: ps.t.node, GenerationSeconds: round4(f.end.Sub(f.start).Seconds())}
 	if sc := ps.span.SpanContext(); sc.IsValid() {
-		m["otel_trace_id"] = sc.TraceID().String()
-		m["otel_span_id"] = sc.SpanID().String()
+		m.OtelTraceID, m.OtelSpanID = sc.TraceID().String(), sc.SpanID().String()
 	}
 	if ttft, ok := f.ttft(); ok {
-		m["ttft_seconds"] = round4(ttft)
+		m.TTFTSeconds = ptr(round4(ttft))
 	}
 	if h != nil {
-		m["hallucination_risk"] = h.Risk
-		m["hallucination_flagged"] = h.Flagged
+		m.HallucinationRisk, m.HallucinationFlagged = ptr(h.Risk), ptr(h.Flagged)
 	}
 	if sc != nil && sc.OK {
-		m["logprobs_source"] = f.source
-		m["scored_tokens"] = sc.Tokens
-		m["perplexity"] = round4(sc.Perplexity)
-		m["confidence_mean"] = round4(sc.ConfidenceMean)
-		m["confidence_min"] = round4(sc.ConfidenceMin)
-		m["confidence_std"] = round4(sc.ConfidenceStd)
-		m["low_confidence_token_ratio"] = round4(sc.LowConfidenceRatio)
+		m.LogprobsSource = f.source
+		m.ScoredTokens = ptr(sc.Tokens)
+		m.Perplexity = ptr(round4(sc.Perplexity))
+		m.ConfidenceMean = ptr(round4(sc.ConfidenceMean))
+		m.ConfidenceMin = ptr(round4(sc.ConfidenceMin))
+		m.ConfidenceStd = ptr(round4(sc.ConfidenceStd))
+		m.LowConfidenceTokenRatio = ptr(round4(sc.LowConfidenceRatio))
 		if sc.HasEntropy() {
-			m["token_entropy_nats"] = round4(sc.EntropyMean)
+			m.TokenEntropyNats = ptr(round4(sc.EntropyMean))
 		}
 		if sc.HasMargin() {
-			m["token_margin_mean"] = round4(sc.MarginMean)
+			m.TokenMarginMean = ptr(round4(sc.MarginMean))
 		}
 	}
-	b, err := json.Marshal(m)
+	b, err := json.Marshal(&m)
 	if err != nil { // an infinite perplexity
-		delete(m, "perplexity")
-		b, _ = json.Marshal(m)
+		m.Perplexity = nil
+		b, _ = json.Marshal(&m)
 	}
 	return string(b)
 }
+
+// spanMetadata is the span's metadata attribute. Its members are in the
+// order of their names, as they were when it was a map, and an absent
+// value is left out: the JSON is the same, without a map to sort per span.
+type spanMetadata struct {
+	ConfidenceMean          *float64 `json:"confidence_mean,omitempty"`
+	ConfidenceMin           *float64 `json:"confidence_min,omitempty"`
+	ConfidenceStd           *float64 `json:"confidence_std,omitempty"`
+	GenerationSeconds       float64  `json:"generation_seconds"`
+	HallucinationFlagged    *bool    `json:"hallucination_flagged,omitempty"`
+	HallucinationRisk       *float64 `json:"hallucination_risk,omitempty"`
+	LogprobsSource          string   `json:"logprobs_source,omitempty"`
+	LowConfidenceTokenRatio *float64 `json:"low_confidence_token_ratio,omitempty"`
+	Node                    string   `json:"node"`
+	OtelSpanID              string   `json:"otel_span_id,omitempty"`
+	OtelTraceID             string   `json:"otel_trace_id,omitempty"`
+	Perplexity              *float64 `json:"perplexity,omitempty"`
+	ScoredTokens            *int     `json:"scored_tokens,omitempty"`
+	TokenEntropyNats        *float64 `json:"token_entropy_nats,omitempty"`
+	TokenMarginMean         *float64 `json:"token_margin_mean,omitempty"`
+	TTFTSeconds             *float64 `json:"ttft_seconds,omitempty"`
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // maxParamsBytes bounds llm.invocation_parameters.
 const maxParamsBytes = 8 << 10
