@@ -166,7 +166,7 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 					table[name] = map[Cell]Result{}
 				}
 				table[name][cell] = r
-				log("%-28s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  failed %d  collector RSS %s", name, cell, r.RPS, r.P50, r.P99, r.Failed, mib(r.RSSKiB))
+				log("%-28s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  failed %d", name, cell, r.RPS, r.P50, r.P99, r.Failed)
 				if r.FirstErr != nil {
 					log("  first error: %v", r.FirstErr)
 				}
