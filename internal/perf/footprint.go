@@ -22,9 +22,9 @@ var OriginalAgents = struct{ Idle, Load Usage }{
 // simulated engine: idle, then under the realistic load.
 type Footprint struct{ Idle, Load Usage }
 
-// The realistic load: this many concurrent streamed chats, each of
-// footprintTokens tokens at the engine's 40 tokens per second (the demo
-// overlay's speed).
+// The realistic load: this many concurrent streamed chats, each of up to
+// footprintTokens tokens (the simulated model ends its answer sooner) at
+// the engine's 40 tokens per second (the demo overlay's speed).
 const (
 	footprintStreams = 4
 	footprintTokens  = 128
@@ -74,7 +74,7 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 	if fp.Idle, err = watchProfiled(o, col.Pid(), "idle", log); err != nil {
 		return fp, err
 	}
-	log("footprint: %d streamed chats of %d tokens at 40 tok/s for %s", footprintStreams, footprintTokens, o.Footprint)
+	log("footprint: %d streamed chats at a time (max_tokens %d, the engine at 40 tok/s) for %s", footprintStreams, footprintTokens, o.Footprint)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var failed int
