@@ -15,16 +15,16 @@ const PprofURL = "http://127.0.0.1:1777/debug/pprof/"
 
 // saveCPUProfile records the collector's CPU for the cell's run (less a
 // little at each end: the profile starts as the load does).
-func saveCPUProfile(dir string, cell Cell, d time.Duration) error {
+func saveCPUProfile(dir, prefix string, cell Cell, d time.Duration) error {
 	secs := max(1, int(d.Seconds())-1)
-	return fetchProfile(fmt.Sprintf("%sprofile?seconds=%d", PprofURL, secs), filepath.Join(dir, "cpu-"+cellFile(cell)+".pprof"))
+	return fetchProfile(fmt.Sprintf("%sprofile?seconds=%d", PprofURL, secs), filepath.Join(dir, prefix+"cpu-"+cellFile(cell)+".pprof"))
 }
 
 // saveAllocs saves the allocation profile (every allocation since start:
 // read it with -sample_index=alloc_space and compare two of them with
 // -diff_base).
-func saveAllocs(dir string, cell Cell) error {
-	return fetchProfile(PprofURL+"allocs", filepath.Join(dir, "allocs-"+cellFile(cell)+".pprof"))
+func saveAllocs(dir, prefix string, cell Cell) error {
+	return fetchProfile(PprofURL+"allocs", filepath.Join(dir, prefix+"allocs-"+cellFile(cell)+".pprof"))
 }
 
 func cellFile(c Cell) string { return strings.NewReplacer(" ", "-", "=", "").Replace(c.String()) }

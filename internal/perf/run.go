@@ -147,9 +147,13 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 		for _, cell := range Cells {
 			for _, name := range order {
 				var saved chan error
-				if o.ProfileDir != "" && name == PathProxy {
+				prefix := "" // the full proxy's profiles; injection off's are noinject-*
+				if name == PathProxyNoLP {
+					prefix = "noinject-"
+				}
+				if o.ProfileDir != "" && paths[name] == ProxyURL {
 					saved = make(chan error, 1)
-					go func() { saved <- saveCPUProfile(o.ProfileDir, cell, o.Cell) }()
+					go func() { saved <- saveCPUProfile(o.ProfileDir, prefix, cell, o.Cell) }()
 				}
 				r := Drive(client, paths[name], cell, o.Cell)
 				if paths[name] == ProxyURL {
@@ -158,7 +162,7 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 					}
 				}
 				if saved != nil {
-					if err := errors.Join(<-saved, saveAllocs(o.ProfileDir, cell)); err != nil {
+					if err := errors.Join(<-saved, saveAllocs(o.ProfileDir, prefix, cell)); err != nil {
 						log("profile: %v", err)
 					}
 				}
