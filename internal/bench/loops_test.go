@@ -18,17 +18,19 @@ import (
 // prompt tokens at PrefillTPS, then takes one token time more for the
 // first token (tokens/PrefillTPS + 1/DecodeTPS), then one token per
 // 1/DecodeTPS. Each step is a timer sleep, which can only run late (by
-// about a millisecond on a loaded machine): the bounds allow lateness, not
-// earliness.
+// several milliseconds while make test runs packages in parallel on 2
+// cores): the bounds are tight against earliness and allow lateness. The
+// sim decodes at 20 tok/s, so that a few milliseconds late are a small
+// share of a token's 50 ms.
 func TestTTFTAndTokensPerSecondMatchTheSim(t *testing.T) {
-	const prefill, decode = 200.0, 50.0
+	const prefill, decode = 200.0, 20.0
 	_, url := startSim(t, mlxsim.Options{PrefillTPS: prefill, DecodeTPS: decode})
 	tg := simTarget(t, url, 20*time.Second)
 	rec := NewRecorder()
 	text, _ := Prompt("short")
 	run := RunID()
 	ClosedLoop{Level: 0, Workers: 2, MaxRequests: 4, Call: func(_, n int) Call {
-		return userCall(Nonce(run, n)+text, true, 40)
+		return userCall(Nonce(run, n)+text, true, 20)
 	}}.Run(context.Background(), tg, rec)
 	samples := rec.Samples()
 	if len(samples) != 4 {
@@ -39,15 +41,15 @@ func TestTTFTAndTokensPerSecondMatchTheSim(t *testing.T) {
 			t.Fatalf("sample %+v", s)
 		}
 		want := (float64(s.PromptTokens-s.CachedTokens)/prefill + 1/decode) * 1000
-		if got := s.TTFTms(); got < want-2 || got > want*1.15+20 {
+		if got := s.TTFTms(); got < want-2 || got > want*1.2+40 {
 			t.Errorf("TTFT %.1f ms, the sim's settings say %.1f ms (%d prompt tokens)", got, want, s.PromptTokens)
 		}
-		if tps := s.TokensPerSecond(); tps > decode*1.02 || tps < decode*0.85 {
+		if tps := s.TokensPerSecond(); tps > decode*1.02 || tps < decode*0.75 {
 			t.Errorf("%.1f tok/s, the sim decodes at %v", tps, decode)
 		}
 	}
 	sum := Summarize(samples, SummaryOptions{})
-	if itl := sum.ITL.P50; itl < 1000/decode*0.98 || itl > 1000/decode*1.2 {
+	if itl := sum.ITL.P50; itl < 1000/decode*0.98 || itl > 1000/decode*1.3 {
 		t.Errorf("ITL p50 %.2f ms, want about %.1f", itl, 1000/decode)
 	}
 	if sum.OutTokPerS <= 0 || sum.ReqPerS <= 0 {
