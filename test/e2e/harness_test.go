@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -46,12 +47,69 @@ func binary(t testing.TB, env string) string {
 }
 
 // freePort returns a loopback port nobody listens on now.
+//
+// The port is drawn below the kernel's ephemeral range, and so is never one
+// the kernel hands out meanwhile: a port from that range (what listening on
+// port 0 gives) can become the local port of an outgoing connection before
+// the collector binds it, and the collector then fails with "address
+// already in use" (seen in the fault suite, after a case with thousands of
+// connections).
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	lo, hi := 20000, ephemeralPortsStart()
+	for range 200 {
+		port := lo + rand.IntN(hi-lo)
+		if handedOut.Contains(port) {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // in use
+		}
+		l.Close()
+		handedOut.Add(port)
+		return port
+	}
+	t.Fatalf("no free port in [%d, %d)", lo, hi)
+	return 0
+}
+
+// handedOut are the ports freePort gave this test binary, never given twice.
+var handedOut = &portSet{ports: map[int]bool{}}
+
+type portSet struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}
+
+func (s *portSet) Contains(p int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ports[p]
+}
+
+func (s *portSet) Add(p int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ports[p] = true
+}
+
+// ephemeralPortsStart is the first port of the kernel's ephemeral range
+// (32768 when it cannot be read).
+func ephemeralPortsStart() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n <= 20000+1000 {
+		return 32768
+	}
+	return n
 }
 
 // stack is one running collector with its own ports and data directory.
