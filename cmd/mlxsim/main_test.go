@@ -11,10 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
 )
 
 // binary builds cmd/mlxsim into the test's temporary directory (the build
@@ -28,26 +29,9 @@ func binary(t *testing.T) string {
 	return bin
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type proc struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	base   string
 	done   chan error
 }
@@ -73,7 +57,7 @@ func startBin(t *testing.T, bin string, args ...string) *proc {
 	t.Helper()
 	port := freePort(t)
 	args = append([]string{"--port", strconv.Itoa(port), "--sim-prefill-tokens-per-second", "1000000", "--sim-decode-tokens-per-second", "100000"}, args...)
-	p := &proc{cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}, base: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan error, 1)}
+	p := &proc{cmd: exec.Command(bin, args...), stderr: &syncbuf.Buffer{}, base: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan error, 1)}
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,20 +1,20 @@
 package perf
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
 )
 
 // Collector is the built distribution, running.
 type Collector struct {
 	cmd    *exec.Cmd
-	out    *lockedBuffer
+	out    *syncbuf.Buffer
 	exited chan struct{}
 }
 
@@ -29,7 +29,7 @@ func StartCollector(bin, dir string, configs, env []string) (*Collector, error) 
 	for _, c := range configs {
 		args = append(args, "--config", c)
 	}
-	c := &Collector{cmd: exec.Command(bin, args...), out: &lockedBuffer{}, exited: make(chan struct{})}
+	c := &Collector{cmd: exec.Command(bin, args...), out: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	c.cmd.Dir = dir
 	c.cmd.Env = append(os.Environ(), env...)
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
@@ -79,21 +79,4 @@ func (c *Collector) Stop() {
 		_ = c.cmd.Process.Kill()
 		<-c.exited
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
 }

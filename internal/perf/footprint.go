@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 )
@@ -41,20 +40,12 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 		return fp, err
 	}
 	defer os.RemoveAll(dir)
-	sinkAddr, err := freeAddr()
-	if err != nil {
-		return fp, err
-	}
-	sink, err := StartSpanSink(sinkAddr)
+	sink, err := StartSpanSink()
 	if err != nil {
 		return fp, err
 	}
 	defer sink.Stop()
-	configs := append(slices.Clone(shippedConfigs), o.Overlays...)
-	if o.ProfileDir != "" {
-		configs = append(configs, "config/profile.yaml")
-	}
-	col, err := StartCollector(o.Collector, o.RepoDir, configs, collectorEnv(filepath.Join(dir, "data"), o.Mlxsim, sinkAddr))
+	col, err := StartCollector(o.Collector, o.RepoDir, o.configs(), collectorEnv(filepath.Join(dir, "data"), o.Mlxsim, sink.Addr()))
 	if err != nil {
 		return fp, err
 	}

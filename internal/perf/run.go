@@ -83,6 +83,16 @@ func proxyOverlay(dir, upstream string, inject bool) (string, error) {
 // shippedConfigs are the shipped config and the simulated engine's overlay.
 var shippedConfigs = []string{"config/mlx.yaml", "config/demo.yaml"}
 
+// configs are the collector's config files: the shipped ones, the user's
+// overlays, then the run's own, and the profiling overlay with ProfileDir.
+func (o Options) configs(own ...string) []string {
+	c := append(append(slices.Clone(shippedConfigs), o.Overlays...), own...)
+	if o.ProfileDir != "" {
+		c = append(c, "config/profile.yaml")
+	}
+	return c
+}
+
 // ProxyURL is the shipped config's front door, with MLX_LISTEN_HOST=127.0.0.1.
 const ProxyURL = "http://127.0.0.1:8080"
 
@@ -111,11 +121,7 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 		return nil, err
 	}
 	defer ng.Stop()
-	sinkAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	sink, err := StartSpanSink(sinkAddr)
+	sink, err := StartSpanSink()
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +136,7 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 			return nil, err
 		}
 		data := filepath.Join(dir, fmt.Sprintf("data-%v", inject))
-		configs := append(append(slices.Clone(shippedConfigs), o.Overlays...), overlay)
-		if o.ProfileDir != "" {
-			configs = append(configs, "config/profile.yaml")
-		}
-		col, err := StartCollector(o.Collector, o.RepoDir, configs, collectorEnv(data, o.Mlxsim, sinkAddr))
+		col, err := StartCollector(o.Collector, o.RepoDir, o.configs(overlay), collectorEnv(data, o.Mlxsim, sink.Addr()))
 		if err != nil {
 			return nil, err
 		}

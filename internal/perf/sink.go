@@ -18,16 +18,17 @@ import (
 type SpanSink struct {
 	ptraceotlp.UnimplementedGRPCServer
 	srv   *grpc.Server
+	addr  string
 	spans atomic.Int64
 }
 
-// StartSpanSink listens on addr.
-func StartSpanSink(addr string) (*SpanSink, error) {
-	ln, err := net.Listen("tcp", addr)
+// StartSpanSink listens on a loopback port of its own.
+func StartSpanSink() (*SpanSink, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	s := &SpanSink{srv: grpc.NewServer()}
+	s := &SpanSink{srv: grpc.NewServer(), addr: ln.Addr().String()}
 	ptraceotlp.RegisterGRPCServer(s.srv, s)
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
@@ -38,6 +39,9 @@ func (s *SpanSink) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptra
 	s.spans.Add(int64(req.Traces().SpanCount()))
 	return ptraceotlp.NewExportResponse(), nil
 }
+
+// Addr is the sink's host:port, for MLX_JAEGER_OTLP.
+func (s *SpanSink) Addr() string { return s.addr }
 
 // Spans is how many spans arrived.
 func (s *SpanSink) Spans() int64 { return s.spans.Load() }

@@ -23,6 +23,7 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
 )
 
 // jaeger is a Jaeger v2 (the project's build, JAEGER) with the shipped
@@ -40,7 +41,7 @@ func startJaeger(t *testing.T) *jaeger {
 		"JAEGER_QUERY_HTTP="+j.query, "JAEGER_OTLP_GRPC="+j.otlp,
 		fmt.Sprintf("JAEGER_QUERY_GRPC=127.0.0.1:%d", freePort(t)),
 		fmt.Sprintf("JAEGER_OTLP_HTTP=127.0.0.1:%d", freePort(t)))
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	done := make(chan struct{})
