@@ -13,18 +13,28 @@ import (
 	"go.uber.org/zap/zaptest"
 )
 
-// proxyHost offers an mlx_proxy extension that reports engine activity.
-type proxyHost struct{ last *atomic.Int64 }
+// proxyHost offers an mlx_proxy extension that reports, as Unix
+// nanoseconds in the atomics given (none: never), when the engine last sent
+// stream bytes and last gave a whole answer.
+type proxyHost struct{ activity, answer *atomic.Int64 }
 
-type activityExt struct {
+type proxyExt struct {
 	extension.Extension
-	last *atomic.Int64
+	h proxyHost
 }
 
-func (e activityExt) LastEngineActivity() time.Time { return time.Unix(0, e.last.Load()) }
+func (e proxyExt) LastEngineActivity() time.Time { return unixNanos(e.h.activity) }
+func (e proxyExt) LastEngineAnswer() time.Time   { return unixNanos(e.h.answer) }
+
+func unixNanos(n *atomic.Int64) time.Time {
+	if n == nil {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Load())
+}
 
 func (h proxyHost) GetExtensions() map[component.ID]component.Component {
-	return map[component.ID]component.Component{component.MustNewID("mlx_proxy"): activityExt{last: h.last}}
+	return map[component.ID]component.Component{component.MustNewID("mlx_proxy"): proxyExt{h: h}}
 }
 
 // An engine whose probes fail while it prints progress lines is busy, not
@@ -64,7 +74,7 @@ func TestBusyEngineStreamingThroughTheProxyIsNotRestarted(t *testing.T) {
 		}
 	}()
 	s := newSupervisor(cfg, zaptest.NewLogger(t))
-	require.NoError(t, s.start(context.Background(), proxyHost{last: &last}))
+	require.NoError(t, s.start(context.Background(), proxyHost{activity: &last}))
 	t.Cleanup(func() { _ = s.shutdown(context.Background()) })
 	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
 	hung.Store(true)

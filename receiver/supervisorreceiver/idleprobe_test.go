@@ -10,25 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/extension"
 	"go.uber.org/zap/zaptest"
 )
-
-// answerHost offers an mlx_proxy extension that reports the engine's last
-// whole answer to a user.
-type answerHost struct{ last *atomic.Int64 }
-
-type answerExt struct {
-	extension.Extension
-	last *atomic.Int64
-}
-
-func (e answerExt) LastEngineAnswer() time.Time { return time.Unix(0, e.last.Load()) }
-
-func (h answerHost) GetExtensions() map[component.ID]component.Component {
-	return map[component.ID]component.Component{component.MustNewID("mlx_proxy"): answerExt{last: h.last}}
-}
 
 // While users' answers flow through the proxy, the engine is not sent
 // completion probes (each costs it a generation); they are counted as
@@ -45,7 +28,7 @@ func TestProbesOnlyWhenNoUserWasAnswered(t *testing.T) {
 	cfg := fastConfig(t, srv.URL, "sleep", "300")
 	var last atomic.Int64
 	s := newSupervisor(cfg, zaptest.NewLogger(t))
-	require.NoError(t, s.start(context.Background(), answerHost{last: &last}))
+	require.NoError(t, s.start(context.Background(), proxyHost{answer: &last}))
 	t.Cleanup(func() { _ = s.shutdown(context.Background()) })
 	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
 

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -26,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
 )
 
 // repoRoot is where the shipped configs are.
@@ -116,7 +116,7 @@ func ephemeralPortsStart() int {
 type stack struct {
 	t          testing.TB
 	cmd        *exec.Cmd
-	out        *syncBuffer
+	out        *syncbuf.Buffer
 	dataDir    string
 	enginePort int
 	ports      map[string]int // exporter or extension name -> port
@@ -145,7 +145,7 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 	t.Helper()
 	s := &stack{
 		t:          t,
-		out:        &syncBuffer{},
+		out:        &syncbuf.Buffer{},
 		dataDir:    opts.dataDir,
 		enginePort: freePort(t),
 		ports:      map[string]int{},
@@ -158,13 +158,7 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 		s.enginePort = opts.enginePort
 	}
 	for _, name := range []string{"prometheus/supervisor", "prometheus/kv", "prometheus/logs", "prometheus/hw", "health_check", "otlp_grpc", "otlp_http", "mlx_proxy", "otlp_jaeger", "jaeger_query"} {
-		// freePort closes its probe listener, so the kernel may hand out
-		// the same port twice: keep drawing until it is unused here.
-		p := freePort(t)
-		for p == s.enginePort || slices.Contains(slices.Collect(maps.Values(s.ports)), p) {
-			p = freePort(t)
-		}
-		s.ports[name] = p
+		s.ports[name] = freePort(t) // never one it gave before
 	}
 	args := []string{}
 	configs := opts.configs
@@ -318,23 +312,6 @@ func chat(ctx context.Context, url string) (*http.Response, error) {
 }
 
 // syncBuffer is a bytes.Buffer safe for the two writers of a process.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 func tailOf(b []byte, n int) string {
 	if len(b) > n {
 		b = b[len(b)-n:]
