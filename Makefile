@@ -19,7 +19,7 @@ CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render jaeger bench bench-profile
+.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render jaeger victorialogs bench bench-profile
 
 mlxsim: $(MLXSIM)
 ## mlxjudge: one-off judge passes (bin/mlxjudge --once --dry-run).
@@ -70,14 +70,18 @@ OVERLAYS += $(if $(MLX_LOG_OTLP_ENDPOINT),--config config/otlp-logs.yaml)
 jaeger:
 	scripts/install-jaeger.sh
 
+## victorialogs: VictoriaLogs, the log store, built from the Go module proxy.
+victorialogs:
+	scripts/install-victorialogs.sh
+
 ## run: the distribution with the real engine (mlx_lm.server on a Mac), and
 ## Jaeger beside it for the traces.
 run: $(COLLECTOR) $(MLXJUDGE)
-	scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) $(OVERLAYS)
+	scripts/with-stores.sh $(COLLECTOR) --config $(CONFIG) $(OVERLAYS)
 
 ## demo: the distribution with the simulated engine in place of mlx_lm.server.
 demo: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE)
-	MLXSIM=$(MLXSIM) scripts/with-jaeger.sh $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml $(OVERLAYS)
+	MLXSIM=$(MLXSIM) scripts/with-stores.sh $(COLLECTOR) --config $(CONFIG) --config config/demo.yaml $(OVERLAYS)
 
 ## test: unit tests, the rule and config checks, end-to-end tests against
 ## the built binary, then the live VictoriaMetrics + vmalert + Alertmanager
@@ -94,22 +98,22 @@ unit:
 	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	$(GO) test -count=1 ./...
 
-e2e: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE) jaeger
-	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) MLXJUDGE=$(MLXJUDGE) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...
+e2e: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE) jaeger victorialogs
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) MLXJUDGE=$(MLXJUDGE) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...
 
 ## fault: the fault suite: the built binary and the simulated engine under
 ## faults and hostile input (the engine killed, hung or busy, the collector
 ## killed, sinks down, a full disk, 10,000 hostile requests, junk model
 ## names), printing a table of figures per case (about 6 min; root, for the
 ## tmpfs of the full disk).
-fault: $(COLLECTOR) $(MLXSIM) jaeger
-	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -v -tags 'e2e fault' -timeout 15m -run TestFault ./test/e2e/...
+fault: $(COLLECTOR) $(MLXSIM) jaeger victorialogs
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -v -tags 'e2e fault' -timeout 15m -run TestFault ./test/e2e/...
 
 ## e2e-stack: the built collector in demo mode scraped by VictoriaMetrics
 ## with the shipped scrape config, vmalert with the shipped rules,
 ## Alertmanager with the shipped routing and a local webhook (about 2 min).
-e2e-stack: $(COLLECTOR) $(MLXSIM) rules-deps jaeger
-	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -tags 'e2e stack' -timeout 20m -run TestStack ./test/e2e/...
+e2e-stack: $(COLLECTOR) $(MLXSIM) rules-deps jaeger victorialogs
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags 'e2e stack' -timeout 20m -run TestStack ./test/e2e/...
 
 ## bench: the distribution measured as a user would run it (bin/mlxperf,
 ## docs/performance.md): the built collector with the shipped config beside
@@ -139,3 +143,17 @@ $(MLXPERF): $(shell find cmd/mlxperf internal/perf internal/loadgen internal/mlx
 
 clean:
 	rm -rf _build bin .data
+
+## install: the collector as a service (scripts/service.sh), enabled and
+## started: a systemd unit on Linux, the user's launchd LaunchAgent on
+## macOS. CONFIGS: its config files, passed as --config in this order
+## (make install CONFIGS=config/node.yaml on a ring member). DESTDIR stages
+## the files without starting anything; PREFIX as usual.
+## uninstall: stops it and removes what install put; the data stays.
+PREFIX  ?= /usr/local
+CONFIGS ?= config/mlx.yaml
+.PHONY: install uninstall
+install: $(COLLECTOR)
+	BINARY="$(COLLECTOR)" CONFIGS="$(CONFIGS)" PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/service.sh install
+uninstall:
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/service.sh uninstall

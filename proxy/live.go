@@ -56,8 +56,12 @@ type LiveConfig struct {
 	IncludeTokens bool `mapstructure:"include_tokens"`
 	// ModelID is model.id; "" is the served model (the proxy's `model`).
 	ModelID string `mapstructure:"model_id"`
-	// Topology is `topology`: single, or tpN for an N-rank ring.
+	// Topology is `topology`: single, or tpN for an N-rank ring. Empty:
+	// tpN from ring_hostfile when it is set, else single.
 	Topology string `mapstructure:"topology"`
+	// RingHostfile is the MLX ring's hostfile (mlx.launch --hostfile), which
+	// gives the number of ranks when topology is empty.
+	RingHostfile string `mapstructure:"ring_hostfile"`
 	// StatusInterval is how often a status record goes out.
 	StatusInterval time.Duration `mapstructure:"status_interval"`
 	// QueueSize is the ring the records wait in for the pipeline; past it

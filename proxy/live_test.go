@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -189,6 +191,28 @@ func TestLiveStatusRecords(t *testing.T) {
 		}
 		return false
 	}, 5*time.Second, 5*time.Millisecond)
+}
+
+// In an MLX ring the topology comes from the launcher's hostfile.
+func TestLiveTopologyFromTheRingHostfile(t *testing.T) {
+	hosts := filepath.Join(t.TempDir(), "hosts.json")
+	require.NoError(t, os.WriteFile(hosts, []byte(`[{"ssh":"a","ips":["10.0.0.1"]},{"ssh":"b","ips":["10.0.0.2"]},{"ssh":"c","ips":["10.0.0.3"]}]`), 0o600))
+	_, sink := liveRig(t, func(c *Config) {
+		c.Live.StatusInterval = 20 * time.Millisecond
+		c.Live.Topology = ""
+		c.Live.RingHostfile = hosts
+	})
+	require.Eventually(t, func() bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return len(sink.recs) > 0 && sink.recs[0].Topology == "tp3"
+	}, 5*time.Second, 5*time.Millisecond)
+
+	cfg := DefaultConfig()
+	cfg.Upstream = "http://127.0.0.1:1"
+	cfg.Live.RingHostfile = filepath.Join(t.TempDir(), "missing.json")
+	_, err := New(cfg, nil)
+	require.ErrorContains(t, err, "ring_hostfile", "a missing hostfile stops the start")
 }
 
 // Without a pipeline nothing is made; a full ring drops and counts, and

@@ -24,6 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/ringhosts"
 )
 
 // Proxy relays requests to the engine and records completions.
@@ -82,6 +84,13 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	p.tracer = newTracer(cfg.Traces, u.Host,
 		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
 	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
+	if cfg.Live.Topology == "" && cfg.Live.RingHostfile != "" {
+		hf, err := ringhosts.Read(cfg.Live.RingHostfile)
+		if err != nil {
+			return nil, fmt.Errorf("live: ring_hostfile: %w", err)
+		}
+		cfg.Live.Topology = hf.Topology()
+	}
 	liveWarn := &everyMinute{}
 	p.live = newLive(cfg.Live, cfg.modelLabel(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
 		func(reason string, n int) {

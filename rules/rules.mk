@@ -7,11 +7,13 @@
 #   make config-check   rendered configs up to date, and accepted by promtool,
 #                       VictoriaMetrics and amtool (default and loopback renders)
 #   make obs-check      all three
-#   make obs-render     re-render config/scrape/scrape.yml and
-#                       config/alertmanager/alertmanager.yml from their templates
-#   make obs-start      run VictoriaMetrics + vmalert + Alertmanager here with
-#                       these configs (scripts/obs-stack.sh; OBS_ENV=file adds
-#                       an env file, e.g. config/scrape/loopback.env)
+#   make obs-render     re-render config/scrape/scrape.yml,
+#                       config/alertmanager/alertmanager.yml and
+#                       config/ring/hosts.json from their templates
+#   make obs-start      run VictoriaMetrics + vmalert + Alertmanager, Jaeger and
+#                       VictoriaLogs here with these configs
+#                       (scripts/obs-stack.sh; OBS_ENV=file adds an env file,
+#                       e.g. config/scrape/loopback.env)
 #   make obs-stop       stop them
 
 PROMTOOL         ?= promtool

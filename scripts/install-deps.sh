@@ -4,6 +4,8 @@
 #   victoria-metrics         victoria-metrics, vmalert, vmagent
 #   prometheus               promtool
 #   prometheus-alertmanager  prometheus-alertmanager, amtool
+#   systemd                  systemd-analyze (deploy/'s test verifies the
+#                            service unit make install writes)
 # Idempotent and silent when everything is there. Runs apt-get as root, or
 # through sudo otherwise. The packages try to start their services, which a
 # container refuses; that is harmless (policy-rc.d is not touched).
@@ -21,6 +23,7 @@ WANT=(
 	"prometheus:promtool"
 	"prometheus-alertmanager:prometheus-alertmanager"
 	"prometheus-alertmanager:amtool"
+	"systemd:systemd-analyze"
 )
 if [[ ${1-} == --bench ]]; then
 	WANT=("nginx-light:nginx")

@@ -3,11 +3,14 @@
 # VictoriaMetrics scraping config/scrape (rendered), vmalert evaluating
 # rules/*.yml (recording rules and alert state written back to
 # VictoriaMetrics), and Alertmanager routing to the webhooks of
-# config/alertmanager (rendered), and Jaeger v2 storing traces in memory
+# config/alertmanager (rendered), Jaeger v2 storing traces in memory
 # (config/jaeger/jaeger.yaml; JAEGER_* there set its addresses; built from
-# the Go module proxy by scripts/install-jaeger.sh the first time).
+# the Go module proxy by scripts/install-jaeger.sh the first time), and
+# VictoriaLogs storing the engine's log and the proxy's access log, which
+# the collector sends it by OTLP (on OBS_ADDR:VLOGS_PORT, 9428; built by
+# scripts/install-victorialogs.sh; kept VLOGS_RETENTION, 7d).
 #
-#   scripts/obs-stack.sh start [-e ENVFILE]...   render the configs, start all three, wait for them
+#   scripts/obs-stack.sh start [-e ENVFILE]...   render the configs, start them all, wait for them
 #   scripts/obs-stack.sh stop                    stop what start started (by pid file)
 #   scripts/obs-stack.sh status                  print each process and its address
 #
@@ -23,6 +26,7 @@
 #   VMALERT_FLAGS   extra vmalert flags (default: -evaluationInterval=15s; each rule
 #                   group's own interval wins)
 #   AM_FLAGS        extra prometheus-alertmanager flags
+#   VLOGS_FLAGS     extra victoria-logs flags
 # The binaries come from the Debian packages (scripts/install-deps.sh).
 set -euo pipefail
 
@@ -31,6 +35,8 @@ OBS_DIR=${OBS_DIR:-$ROOT/.data/obs}
 VM_FLAGS=${VM_FLAGS:--search.latencyOffset=5s}
 VMALERT_FLAGS=${VMALERT_FLAGS:--evaluationInterval=15s}
 AM_FLAGS=${AM_FLAGS:-}
+VLOGS_FLAGS=${VLOGS_FLAGS:-}
+VLOGS_RETENTION=${VLOGS_RETENTION:-7d}
 
 die() { echo "obs-stack: $*" >&2; exit 1; }
 
@@ -73,7 +79,7 @@ start_one() { # name logfile command...
 
 stop_all() {
 	local name pid i
-	for name in vmalert alertmanager victoria-metrics jaeger; do
+	for name in vmalert alertmanager victoria-metrics jaeger victoria-logs; do
 		[[ -f $OBS_DIR/$name.pid ]] || continue
 		pid=$(cat "$OBS_DIR/$name.pid")
 		if kill -0 "$pid" 2>/dev/null; then
@@ -102,7 +108,8 @@ case $cmd in
 start)
 	"$ROOT/scripts/install-deps.sh"
 	"$ROOT/scripts/install-jaeger.sh"
-	mkdir -p "$OBS_DIR/victoria-metrics" "$OBS_DIR/alertmanager"
+	"$ROOT/scripts/install-victorialogs.sh"
+	mkdir -p "$OBS_DIR/victoria-metrics" "$OBS_DIR/alertmanager" "$OBS_DIR/victoria-logs"
 	args=()
 	for f in ${ENVFILES[@]+"${ENVFILES[@]}"}; do args+=(-e "$f"); done
 	"$ROOT/scripts/render-config.sh" ${args[@]+"${args[@]}"} -o "$OBS_DIR" >/dev/null
@@ -111,6 +118,7 @@ start)
 	vm_port=$(value VM_PORT)
 	vmalert_port=$(value VMALERT_PORT)
 	am_port=$(value ALERTMANAGER_PORT)
+	vlogs_port=$(value VLOGS_PORT)
 	vm=http://$host:$vm_port
 
 	# shellcheck disable=SC2086 # the *_FLAGS are word lists
@@ -139,10 +147,18 @@ start)
 	start_one jaeger "$OBS_DIR/jaeger.log" "$ROOT/bin/jaeger" --config "$ROOT/config/jaeger/jaeger.yaml"
 	wait_port "${jaeger_query%:*}" "${jaeger_query##*:}" jaeger "$OBS_DIR/jaeger.log" || { stop_all; exit 1; }
 
+	# shellcheck disable=SC2086
+	start_one victoria-logs "$OBS_DIR/victoria-logs.log" \
+		"$ROOT/bin/victoria-logs" -storageDataPath="$OBS_DIR/victoria-logs" \
+		-httpListenAddr="$host:$vlogs_port" -retentionPeriod="$VLOGS_RETENTION" \
+		-loggerLevel=WARN $VLOGS_FLAGS
+	wait_port "$host" "$vlogs_port" victoria-logs "$OBS_DIR/victoria-logs.log" || { stop_all; exit 1; }
+
 	echo "victoria-metrics $vm"
 	echo "vmalert          http://$host:$vmalert_port"
 	echo "alertmanager     http://$host:$am_port"
 	echo "jaeger           http://$jaeger_query (OTLP in: ${JAEGER_OTLP_GRPC:-127.0.0.1:14317})"
+	echo "victoria-logs    http://$host:$vlogs_port (OTLP logs in: /insert/opentelemetry/v1/logs; LogsQL: /select/logsql/query; UI: /select/vmui)"
 	echo "state and logs   $OBS_DIR"
 	;;
 stop)
@@ -150,7 +166,7 @@ stop)
 	;;
 status)
 	rc=0
-	for name in victoria-metrics vmalert alertmanager jaeger; do
+	for name in victoria-metrics vmalert alertmanager jaeger victoria-logs; do
 		if [[ -f $OBS_DIR/$name.pid ]] && kill -0 "$(cat "$OBS_DIR/$name.pid")" 2>/dev/null; then
 			echo "$name running (pid $(cat "$OBS_DIR/$name.pid"))"
 		else
@@ -161,7 +177,7 @@ status)
 	exit "$rc"
 	;;
 *)
-	sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	[[ $cmd == -h || $cmd == --help ]] || exit 2
 	;;
 esac

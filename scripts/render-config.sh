@@ -2,6 +2,7 @@
 # Renders the observability stack's configs from their templates:
 #   config/scrape/scrape.yml.tmpl             -> scrape.yml        (VictoriaMetrics / Prometheus)
 #   config/alertmanager/alertmanager.yml.tmpl -> alertmanager.yml  (Alertmanager)
+#   config/ring/hosts.json.tmpl               -> hosts.json        (mlx.launch's ring hostfile)
 #
 # Values come from, lowest to highest precedence:
 #   config/scrape/nodes.env, config/alertmanager/receivers.env  (the defaults)
@@ -12,7 +13,7 @@
 #
 # Usage:
 #   scripts/render-config.sh                  write both files next to their templates
-#   scripts/render-config.sh -o DIR           write DIR/scrape.yml and DIR/alertmanager.yml
+#   scripts/render-config.sh -o DIR           write DIR/scrape.yml, DIR/alertmanager.yml, DIR/hosts.json
 #   scripts/render-config.sh -e config/scrape/loopback.env -o /tmp/stack
 #   scripts/render-config.sh --check          exit 1 if the checked-in files differ from
 #                                             the templates rendered with the defaults only
@@ -22,12 +23,13 @@ shopt -u patsub_replacement 2>/dev/null || true # bash 5.2: keep '&' literal in 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRAPE_TMPL=$ROOT/config/scrape/scrape.yml.tmpl
 AM_TMPL=$ROOT/config/alertmanager/alertmanager.yml.tmpl
+HOSTS_TMPL=$ROOT/config/ring/hosts.json.tmpl
 DEFAULT_ENVS=("$ROOT/config/scrape/nodes.env" "$ROOT/config/alertmanager/receivers.env")
 
-VARS=(RANK0_ADDR RANK1_ADDR OBS_ADDR
+VARS=(RANK0_ADDR RANK1_ADDR RANK0_RING_IP RANK1_RING_IP OBS_ADDR
 	PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT
-	RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VMALERT_PORT ALERTMANAGER_PORT
-	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ALERT_GROUP_WAIT)
+	RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VLOGS_PORT VMALERT_PORT ALERTMANAGER_PORT
+	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL)
 
 die() { echo "render-config: $*" >&2; exit 1; }
 
@@ -99,12 +101,17 @@ validate() {
 	for v in RANK0_ADDR RANK1_ADDR OBS_ADDR; do
 		[[ ${VAL[$v]} =~ $host_re ]] || die "$v=${VAL[$v]}: not a host name or address"
 	done
+	local ip_re='^[0-9A-Fa-f.:]+$'
+	[[ ${VAL[RANK0_RING_IP]} =~ $ip_re ]] || die "RANK0_RING_IP=${VAL[RANK0_RING_IP]}: not an IP address"
+	if [[ -n ${VAL[RANK1_ADDR]} ]]; then
+		[[ ${VAL[RANK1_RING_IP]} =~ $ip_re ]] || die "RANK1_RING_IP=${VAL[RANK1_RING_IP]}: not an IP address"
+	fi
 	for v in PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT \
-		RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VMALERT_PORT ALERTMANAGER_PORT; do
+		RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VLOGS_PORT VMALERT_PORT ALERTMANAGER_PORT; do
 		[[ ${VAL[$v]} =~ ^[0-9]+$ ]] && ((10#${VAL[$v]} >= 1 && 10#${VAL[$v]} <= 65535)) ||
 			die "$v=${VAL[$v]}: not a port"
 	done
-	for v in SCRAPE_INTERVAL SCRAPE_TIMEOUT ALERT_GROUP_WAIT; do
+	for v in SCRAPE_INTERVAL SCRAPE_TIMEOUT ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL; do
 		[[ ${VAL[$v]} =~ ^[0-9]+(ms|s|m|h)$ ]] || die "$v=${VAL[$v]}: not a duration (10s, 1m...)"
 	done
 	for v in ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL; do
@@ -142,9 +149,11 @@ if ((CHECK)); then
 	trap 'rm -rf "$tmpdir"' EXIT
 	render "$SCRAPE_TMPL" "$tmpdir/scrape.yml"
 	render "$AM_TMPL" "$tmpdir/alertmanager.yml"
+	render "$HOSTS_TMPL" "$tmpdir/hosts.json"
 	status=0
 	diff -u "$ROOT/config/scrape/scrape.yml" "$tmpdir/scrape.yml" || status=1
 	diff -u "$ROOT/config/alertmanager/alertmanager.yml" "$tmpdir/alertmanager.yml" || status=1
+	diff -u "$ROOT/config/ring/hosts.json" "$tmpdir/hosts.json" || status=1
 	((status == 0)) || echo "render-config: checked-in configs are stale; run scripts/render-config.sh" >&2
 	exit "$status"
 fi
@@ -153,11 +162,15 @@ if [[ -n $OUT ]]; then
 	mkdir -p "$OUT"
 	render "$SCRAPE_TMPL" "$OUT/scrape.yml"
 	render "$AM_TMPL" "$OUT/alertmanager.yml"
+	render "$HOSTS_TMPL" "$OUT/hosts.json"
 	echo "$OUT/scrape.yml"
 	echo "$OUT/alertmanager.yml"
+	echo "$OUT/hosts.json"
 else
 	render "$SCRAPE_TMPL" "$ROOT/config/scrape/scrape.yml"
 	render "$AM_TMPL" "$ROOT/config/alertmanager/alertmanager.yml"
+	render "$HOSTS_TMPL" "$ROOT/config/ring/hosts.json"
 	echo "$ROOT/config/scrape/scrape.yml"
 	echo "$ROOT/config/alertmanager/alertmanager.yml"
+	echo "$ROOT/config/ring/hosts.json"
 fi

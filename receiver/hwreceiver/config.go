@@ -37,6 +37,12 @@ type Config struct {
 	// Empty: on macOS the members of bridge0 and the "Thunderbolt N"
 	// hardware ports; on Linux every interface but lo.
 	RingInterfaces []string `mapstructure:"ring_interfaces"`
+	// RingHostfile is the MLX ring's hostfile (mlx.launch --hostfile), read
+	// at start. This node's rank is the host whose ring address is one of
+	// this host's: it names the node (rankN) when node is empty. Unless
+	// ring_interfaces is set, the ring interfaces are the ones holding a
+	// ring address, looked up at every scrape.
+	RingHostfile string `mapstructure:"ring_hostfile"`
 
 	// Processes maps a component name (the component label) to a regular
 	// expression matched against each process's full command line.

@@ -46,7 +46,7 @@ func macOSSources(cfg *Config, run *commandRunner, procs *procMatcher) []*source
 		{name: "ps", collect: m.ps},
 		{name: "notifyutil", collect: m.notifyutil},
 	}
-	if len(cfg.RingInterfaces) == 0 {
+	if len(cfg.RingInterfaces) == 0 && cfg.RingHostfile == "" {
 		srcs = append(srcs, &source{name: "ring_discovery", collect: m.newRingDiscovery(ringDiscoveryTTL)})
 	}
 	if cfg.Temperatures.Enabled {

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/ringhosts"
 )
 
 // hwScraper is the receiver's scraper. At every collection_interval it runs
@@ -63,9 +65,39 @@ func nodeName(configured string) string {
 	return "unknown"
 }
 
-func (h *hwScraper) start(context.Context, component.Host) error {
+func (h *hwScraper) start(ctx context.Context, _ component.Host) error {
+	if err := h.startRing(ctx); err != nil {
+		return err
+	}
 	h.startTime = time.Now()
 	h.slow.start()
+	return nil
+}
+
+// startRing reads ring_hostfile: the node is named by its rank, and the
+// ring interfaces are found by their ring addresses. An unreadable or
+// malformed hostfile is a configuration error: the collector does not
+// start.
+func (h *hwScraper) startRing(ctx context.Context) error {
+	if h.cfg.RingHostfile == "" {
+		return nil
+	}
+	hf, rank, ok, err := ringRank(ctx, h.cfg.RingHostfile)
+	if hf == nil {
+		return err
+	}
+	switch {
+	case err != nil:
+		h.logger.Warn("Cannot tell this node's rank in the ring", zap.Error(err))
+	case !ok:
+		h.logger.Warn("No interface of this host holds a ring address of the hostfile: the node keeps its name, and mlx_net_* is empty until one does",
+			zap.String("ring_hostfile", h.cfg.RingHostfile), zap.String("node", h.opts.node))
+	case h.cfg.Node == "":
+		h.opts.node = ringhosts.NodeName(rank)
+	}
+	if len(h.cfg.RingInterfaces) == 0 {
+		h.fast = append(h.fast, &source{name: "ring_hostfile", collect: ringHostfileSource(hf)})
+	}
 	return nil
 }
 

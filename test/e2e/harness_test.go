@@ -137,6 +137,9 @@ type collectorOptions struct {
 	// events to this collector's own otlp receiver, so that the OTLP sink
 	// is exercised too.
 	noOTLPLogs bool
+	// vlogsURL is a VictoriaLogs the test started; by default the log
+	// store's sinks go to this collector's own otlp receiver.
+	vlogsURL string
 }
 
 // startCollector runs the built collector with the shipped config files,
@@ -171,6 +174,10 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 		}
 		args = append(args, "--config", c)
 	}
+	vlogs := fmt.Sprintf("http://127.0.0.1:%d", s.ports["otlp_http"])
+	if opts.vlogsURL != "" {
+		vlogs = opts.vlogsURL + "/insert/opentelemetry"
+	}
 	sets := []string{
 		fmt.Sprintf("exporters::prometheus/supervisor::endpoint=127.0.0.1:%d", s.ports["prometheus/supervisor"]),
 		fmt.Sprintf("exporters::prometheus/kv::endpoint=127.0.0.1:%d", s.ports["prometheus/kv"]),
@@ -179,6 +186,9 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 		// The log pipeline's OTLP sink goes to this collector's own otlp receiver.
 		fmt.Sprintf("exporters::mlx_otlp_http::endpoint=http://127.0.0.1:%d", s.ports["otlp_http"]),
 		fmt.Sprintf("exporters::mlx_otlp_http/judge::endpoint=http://127.0.0.1:%d", s.ports["otlp_http"]),
+		// So do the log store's (VictoriaLogs), unless the test runs one.
+		"exporters::mlx_otlp_http/vlogs::endpoint=" + vlogs,
+		"exporters::mlx_otlp_http/vlogs_access::endpoint=" + vlogs,
 		fmt.Sprintf("extensions::health_check::endpoint=127.0.0.1:%d", s.ports["health_check"]),
 		fmt.Sprintf("extensions::mlx_proxy::endpoint=127.0.0.1:%d", s.ports["mlx_proxy"]),
 		fmt.Sprintf("receivers::otlp::protocols::grpc::endpoint=127.0.0.1:%d", s.ports["otlp_grpc"]),

@@ -357,7 +357,7 @@ func TestLogHealthScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 	assert.Equal(t, documented, sc.Names())
 	assert.Equal(t, "COUNTER", sc.Families["mlx_log_tailer_shipped_total"].GetType().String())
 	assert.Equal(t, "GAUGE", sc.Families["mlx_log_tailer_queue_depth"].GetType().String())
-	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{sink="mlx_jsonl"}`, `mlx_log_tailer_queue_depth{sink="mlx_otlp_http"}`},
+	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{sink="mlx_jsonl"}`, `mlx_log_tailer_queue_depth{sink="mlx_otlp_http"}`, `mlx_log_tailer_queue_depth{sink="mlx_otlp_http/vlogs"}`},
 		sc.Series("mlx_log_tailer_queue_depth"), "only the data points' own labels")
 }
 
@@ -543,18 +543,24 @@ func TestLogPipelineClassifiesTheSimulatedEngine(t *testing.T) {
 }
 
 // The shipped config alone keeps the engine's log in the JSON lines file
-// and sends nothing to its own otlp receiver: that loop would be work with
-// no result (issue 13). config/otlp-logs.yaml adds the OTLP sink.
-func TestShippedConfigSendsNoLogsToItself(t *testing.T) {
-	s := startCollector(t, collectorOptions{configs: []string{"config/mlx.yaml", logOnlyOverlay(t)}, noOTLPLogs: true})
+// and in the log store (VictoriaLogs), and sends nothing to its own otlp
+// receiver: that loop would be work with no result (issue 13).
+// config/otlp-logs.yaml adds the OTLP sink.
+func TestShippedConfigSendsLogsToTheStoreNotItself(t *testing.T) {
+	vl := startVictoriaLogs(t)
+	s := startCollector(t, collectorOptions{configs: []string{"config/mlx.yaml", logOnlyOverlay(t)}, noOTLPLogs: true, vlogsURL: vl.url})
 	w := newEngineLogWriter(t, s.dataDir)
 	w.write(0, 50)
 	sc := s.waitFor("prometheus/logs", 60*time.Second, "every line read and shipped", func(sc *promtext.Scrape) bool {
-		return sum(sc, "mlx_log_tailer_lines_total") == 50 && sum(sc, "mlx_log_tailer_queue_depth") == 0
+		return sum(sc, "mlx_log_tailer_lines_total") == 50 && sum(sc, "mlx_log_tailer_queue_depth") == 0 &&
+			sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http/vlogs") == sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl")
 	})
-	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{sink="mlx_jsonl"}`}, sc.Series("mlx_log_tailer_queue_depth"),
-		"no OTLP sink without config/otlp-logs.yaml")
+	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{sink="mlx_jsonl"}`, `mlx_log_tailer_queue_depth{sink="mlx_otlp_http/vlogs"}`},
+		sc.Series("mlx_log_tailer_queue_depth"), "the file and the log store; no OTLP sink without config/otlp-logs.yaml")
 	shipped := sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl")
 	assert.Positive(t, shipped)
+	// The lines are of a fixed old date: no time filter.
+	vl.waitRow(t, `{service.name="mlx-lm-server"} | count() n`, "VictoriaLogs has every shipped record",
+		func(r map[string]string) bool { return r["n"] == fmt.Sprint(shipped) })
 	assert.Len(t, readJSONL(t, s.dataDir), int(shipped), "the JSON lines file has every shipped record")
 }

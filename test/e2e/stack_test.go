@@ -230,6 +230,7 @@ type liveObs struct {
 	vm         liveVM
 	dir        string
 	scrapeJobs []string // job_name of every scrape config, in file order
+	amURL      string   // Alertmanager's API
 }
 
 // startLiveObs renders the shipped configs for this collector's ports and
@@ -237,7 +238,6 @@ type liveObs struct {
 // (which installs the Debian packages when one is missing).
 func startLiveObs(t *testing.T, s *stack, otelcolPort int, hook *liveWebhook) *liveObs {
 	t.Helper()
-	dir := t.TempDir()
 	used := append(liveValues(s.ports), s.enginePort, otelcolPort, hook.port)
 	pick := func() int {
 		for {
@@ -248,26 +248,40 @@ func startLiveObs(t *testing.T, s *stack, otelcolPort int, hook *liveWebhook) *l
 			}
 		}
 	}
-	vmPort, vmalertPort, amPort := pick(), pick(), pick()
+	return runObsStack(t, hook, map[string]string{
+		"PROXY_PORT":      strconv.Itoa(s.ports["mlx_proxy"]),
+		"HW_PORT":         strconv.Itoa(s.ports["prometheus/hw"]),
+		"KV_PORT":         strconv.Itoa(s.ports["prometheus/kv"]),
+		"SUPERVISOR_PORT": strconv.Itoa(s.ports["prometheus/supervisor"]),
+		"LOGPIPE_PORT":    strconv.Itoa(s.ports["prometheus/logs"]),
+		"OTELCOL_PORT":    strconv.Itoa(otelcolPort),
+	}, pick, filepath.Join(repoRoot, "config/scrape/loopback.env"))
+}
 
-	env := map[string]string{
-		"PROXY_PORT":         strconv.Itoa(s.ports["mlx_proxy"]),
-		"HW_PORT":            strconv.Itoa(s.ports["prometheus/hw"]),
-		"KV_PORT":            strconv.Itoa(s.ports["prometheus/kv"]),
-		"SUPERVISOR_PORT":    strconv.Itoa(s.ports["prometheus/supervisor"]),
-		"LOGPIPE_PORT":       strconv.Itoa(s.ports["prometheus/logs"]),
-		"OTELCOL_PORT":       strconv.Itoa(otelcolPort),
+// runObsStack starts scripts/obs-stack.sh with the shipped configs rendered
+// with the env files and then env, the stack's own ports drawn by pick,
+// test timings, and hook's paths as the webhooks; it stops it at cleanup.
+func runObsStack(t *testing.T, hook *liveWebhook, env map[string]string, pick func() int, envFiles ...string) *liveObs {
+	t.Helper()
+	dir := t.TempDir()
+	vmPort, vmalertPort, amPort, vlogsPort := pick(), pick(), pick(), pick()
+	for k, v := range map[string]string{
 		"VM_PORT":            strconv.Itoa(vmPort),
 		"VMALERT_PORT":       strconv.Itoa(vmalertPort),
 		"ALERTMANAGER_PORT":  strconv.Itoa(amPort),
+		"VLOGS_PORT":         strconv.Itoa(vlogsPort),
 		"SCRAPE_INTERVAL":    "2s",
 		"SCRAPE_TIMEOUT":     "2s",
 		"ONCALL_WEBHOOK_URL": hook.url + "/oncall",
 		"ALERT_WEBHOOK_URL":  hook.url + "/alert",
 		"ALERT_GROUP_WAIT":   "1s",
+	} {
+		if _, set := env[k]; !set {
+			env[k] = v
+		}
 	}
 	var envFile strings.Builder
-	envFile.WriteString("# TestStack: this run's ports and test-only timings.\n")
+	envFile.WriteString("# " + t.Name() + ": this run's ports and test-only timings.\n")
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
@@ -281,14 +295,18 @@ func startLiveObs(t *testing.T, s *stack, otelcolPort int, hook *liveWebhook) *l
 
 	obsDir := filepath.Join(dir, "obs")
 	script := filepath.Join(repoRoot, "scripts", "obs-stack.sh")
+	jaegerEnv := []string{
+		fmt.Sprintf("JAEGER_QUERY_HTTP=127.0.0.1:%d", pick()), fmt.Sprintf("JAEGER_QUERY_GRPC=127.0.0.1:%d", pick()),
+		fmt.Sprintf("JAEGER_OTLP_GRPC=127.0.0.1:%d", pick()), fmt.Sprintf("JAEGER_OTLP_HTTP=127.0.0.1:%d", pick()),
+	}
 	run := func(ctx context.Context, args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, script, args...)
 		cmd.Dir = repoRoot
-		cmd.Env = liveObsEnv(obsDir)
+		cmd.Env = append(liveObsEnv(obsDir), jaegerEnv...)
 		return cmd.CombinedOutput()
 	}
 	logTails := func() {
-		for _, name := range []string{"victoria-metrics", "vmalert", "alertmanager"} {
+		for _, name := range []string{"victoria-metrics", "vmalert", "alertmanager", "victoria-logs", "jaeger"} {
 			if b, err := os.ReadFile(filepath.Join(obsDir, name+".log")); err == nil {
 				t.Logf("%s.log:\n%s", name, tailOf(b, 4000))
 			}
@@ -297,7 +315,11 @@ func startLiveObs(t *testing.T, s *stack, otelcolPort int, hook *liveWebhook) *l
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // apt-get may run first
 	defer cancel()
-	out, err := run(ctx, "start", "-e", filepath.Join(repoRoot, "config/scrape/loopback.env"), "-e", envPath)
+	args := []string{"start"}
+	for _, f := range envFiles {
+		args = append(args, "-e", f)
+	}
+	out, err := run(ctx, append(args, "-e", envPath)...)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -327,6 +349,7 @@ func startLiveObs(t *testing.T, s *stack, otelcolPort int, hook *liveWebhook) *l
 		vm:         liveVM{base: fmt.Sprintf("http://127.0.0.1:%d", vmPort), vmalert: fmt.Sprintf("http://127.0.0.1:%d", vmalertPort)},
 		dir:        obsDir,
 		scrapeJobs: jobs,
+		amURL:      fmt.Sprintf("http://127.0.0.1:%d", amPort),
 	}
 }
 
@@ -338,7 +361,7 @@ func liveObsEnv(obsDir string) []string {
 	for _, v := range []string{"RANK0_ADDR", "RANK1_ADDR", "OBS_ADDR", "PROXY_PORT", "HW_PORT", "KV_PORT",
 		"SUPERVISOR_PORT", "LOGPIPE_PORT", "OTELCOL_PORT", "RANK1_HW_PORT", "RANK1_OTELCOL_PORT", "VM_PORT",
 		"VMALERT_PORT", "ALERTMANAGER_PORT", "SCRAPE_INTERVAL", "SCRAPE_TIMEOUT", "ONCALL_WEBHOOK_URL",
-		"ALERT_WEBHOOK_URL", "ALERT_GROUP_WAIT"} {
+		"ALERT_WEBHOOK_URL", "ALERT_GROUP_WAIT", "ALERT_GROUP_INTERVAL", "RANK0_RING_IP", "RANK1_RING_IP", "VLOGS_PORT"} {
 		drop[v] = true
 	}
 	var env []string
