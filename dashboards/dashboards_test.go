@@ -385,12 +385,32 @@ func TestProvisioning(t *testing.T) {
 		} `yaml:"datasources"`
 	}
 	readYAML(t, "provisioning/datasources.yml", &ds)
-	if ds.APIVersion != 1 || len(ds.Datasources) != 1 {
-		t.Fatalf("datasources.yml: want apiVersion 1 and exactly one datasource, got %+v", ds)
+	if ds.APIVersion != 1 || len(ds.Datasources) != 3 {
+		t.Fatalf("datasources.yml: want apiVersion 1 and a datasource per signal, got %+v", ds)
 	}
 	d := ds.Datasources[0]
-	if d.UID != DatasourceUID || d.Name != DatasourceName || d.Type != "prometheus" || d.URL == "" || d.Access != "proxy" {
-		t.Errorf("datasources.yml: %+v: want type prometheus, uid %s, access proxy and a url", d, DatasourceUID)
+	if d.UID != DatasourceUID || d.Name != DatasourceName || d.Type != "prometheus" || d.Access != "proxy" || !d.IsDefault {
+		t.Errorf("datasources.yml: %+v: want type prometheus, uid %s, access proxy, the default", d, DatasourceUID)
+	}
+	// Each store on the port the obs stack runs it on.
+	nodes := readEnvFile(t, "../config/scrape/nodes.env")
+	want := map[string]string{
+		DatasourceUID:      "http://127.0.0.1:" + nodes["VM_PORT"],
+		"mlx-jaeger":       "http://127.0.0.1:16686",
+		"mlx-victorialogs": "http://127.0.0.1:" + nodes["VLOGS_PORT"],
+	}
+	types := map[string]string{DatasourceUID: "prometheus", "mlx-jaeger": "jaeger", "mlx-victorialogs": "victoriametrics-logs-datasource"}
+	for _, d := range ds.Datasources {
+		if d.URL != want[d.UID] || d.Type != types[d.UID] || d.Access != "proxy" {
+			t.Errorf("datasources.yml: %+v: want url %q, type %q", d, want[d.UID], types[d.UID])
+		}
+	}
+	jaeger, err := os.ReadFile("../config/jaeger/jaeger.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(jaeger), "${env:JAEGER_QUERY_HTTP:-127.0.0.1:16686}") {
+		t.Errorf("config/jaeger/jaeger.yaml no longer serves its query API on 127.0.0.1:16686 by default")
 	}
 
 	var prov struct {
@@ -406,6 +426,23 @@ func TestProvisioning(t *testing.T) {
 	if prov.APIVersion != 1 || len(prov.Providers) != 1 || prov.Providers[0].Type != "file" || prov.Providers[0].Options.Path == "" {
 		t.Errorf("dashboards.yml: want one file provider with a path, got %+v", prov)
 	}
+}
+
+// readEnvFile reads KEY=VALUE lines (render-config.sh's env files).
+func readEnvFile(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			out[k] = strings.Trim(v, `"'`)
+		}
+	}
+	return out
 }
 
 func readYAML(t *testing.T, path string, v any) {

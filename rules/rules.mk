@@ -5,7 +5,8 @@
 #   make rules-check    promtool check rules + vmalert -dryRun on rules/*.yml
 #   make rules-test     promtool test rules on rules/tests/*_test.yml
 #   make config-check   rendered configs up to date, and accepted by promtool,
-#                       VictoriaMetrics and amtool (default and loopback renders)
+#                       VictoriaMetrics, vmagent and amtool (default and
+#                       loopback renders)
 #   make obs-check      all three
 #   make obs-render     re-render config/scrape/scrape.yml,
 #                       config/alertmanager/alertmanager.yml and
@@ -20,6 +21,7 @@ PROMTOOL         ?= promtool
 VMALERT          ?= vmalert
 VICTORIA_METRICS ?= victoria-metrics
 AMTOOL           ?= amtool
+VMAGENT          ?= vmagent
 
 RULE_FILES := $(sort $(wildcard rules/*.yml))
 RULE_TESTS := $(sort $(wildcard rules/tests/*_test.yml))
@@ -40,6 +42,8 @@ config-check: rules-deps
 	scripts/render-config.sh --check
 	$(PROMTOOL) check config config/scrape/scrape.yml
 	$(VICTORIA_METRICS) -promscrape.config=config/scrape/scrape.yml -promscrape.config.dryRun -loggerLevel=ERROR
+	@# The same scrape config through vmagent, for a VictoriaMetrics cluster (docs/scaling.md).
+	$(VMAGENT) -promscrape.config=config/scrape/scrape.yml -promscrape.config.dryRun -loggerLevel=ERROR
 	$(AMTOOL) check-config config/alertmanager/alertmanager.yml
 	@# Routing: critical pages on-call, warning and info go to the alert hook.
 	@for case in oncall:critical alert:warning alert:info; do \
