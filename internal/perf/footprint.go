@@ -45,7 +45,7 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 		return fp, err
 	}
 	defer sink.Stop()
-	col, err := StartCollector(o.Collector, o.RepoDir, o.configs(), collectorEnv(filepath.Join(dir, "data"), o.Mlxsim, sink.Addr()))
+	col, err := StartCollector(o.Collector, o.RepoDir, o.configs(), collectorEnv(filepath.Join(dir, "data"), o.Mlxsim, sink))
 	if err != nil {
 		return fp, err
 	}
@@ -97,7 +97,7 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 	if failed > 0 {
 		log("footprint: %d chats failed under load", failed)
 	}
-	log("footprint: spans exported %d", sink.Spans())
+	log("footprint: spans exported %d, log records %d", sink.Spans(), sink.Records())
 	return fp, err
 }
 

@@ -54,15 +54,16 @@ type ProxyRun struct {
 }
 
 // env is the collector's environment in every run: its data in dir, its
-// ports on loopback, spans to the sink, and no trace store for the judge
-// to read (its requests would be load of their own).
-func collectorEnv(dir, mlxsim, sinkAddr string) []string {
+// ports on loopback, spans and log records to the sink, and no trace store
+// for the judge to read (its requests would be load of their own).
+func collectorEnv(dir, mlxsim string, sink *SpanSink) []string {
 	return []string{
 		"MLX_DATA_DIR=" + dir,
 		"MLX_LISTEN_HOST=127.0.0.1",
 		"MLXSIM=" + mlxsim,
 		"MLXSIM_LOAD_DELAY=0s",
-		"MLX_JAEGER_OTLP=" + sinkAddr,
+		"MLX_JAEGER_OTLP=" + sink.Addr(),
+		"MLX_VLOGS_URL=" + sink.LogsURL(),
 		"MLX_JAEGER_QUERY=http://127.0.0.1:1",
 	}
 }
@@ -136,7 +137,7 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 			return nil, err
 		}
 		data := filepath.Join(dir, fmt.Sprintf("data-%v", inject))
-		col, err := StartCollector(o.Collector, o.RepoDir, o.configs(overlay), collectorEnv(data, o.Mlxsim, sink.Addr()))
+		col, err := StartCollector(o.Collector, o.RepoDir, o.configs(overlay), collectorEnv(data, o.Mlxsim, sink))
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +191,7 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 				log("%-28s chunk delay p50 %.3f ms  p99 %.3f ms  max %.3f ms (%d chunks)", name, chunks[name][0], chunks[name][1], chunks[name][2], len(d))
 			}
 			up.SetPace(0)
-			log("spans exported to the sink so far: %d", sink.Spans())
+			log("spans exported to the sink so far: %d, log records %d", sink.Spans(), sink.Records())
 		}
 		col.Stop()
 	}
