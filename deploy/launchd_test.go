@@ -536,9 +536,10 @@ func TestLaunchAgentPlist(t *testing.T) {
 	}
 	vars := get("EnvironmentVariables").dict
 	for k, want := range map[string]string{
-		"MLX_DATA_DIR":  dataDir,
-		"MLX_MODEL":     "mlx-community/Other-4bit",
-		"MLX_NODE_NAME": "rank <0> & co",
+		"MLX_DATA_DIR":      dataDir,
+		"MLX_MODEL":         "mlx-community/Other-4bit",
+		"MLX_NODE_NAME":     "rank <0> & co",
+		"MLX_RING_HOSTFILE": confDir + "/hosts.json",
 	} {
 		if got := vars[k].str(); got != want {
 			t.Errorf("EnvironmentVariables %s=%q, want %q", k, got, want)

@@ -217,9 +217,14 @@ func TestSystemdUnit(t *testing.T) {
 	sameFile(t, destdir+configs[0], filepath.Join(root, "config", "mlx.yaml"))
 	sameFile(t, destdir+configs[1], overlay)
 	sameFile(t, destdir+envFile, filepath.Join(root, "deploy", name+".env"))
+	// The ring's hostfile beside the configs, the service's default one.
+	sameFile(t, destdir+linuxConfDir+"/hosts.json", filepath.Join(root, "config", "ring", "hosts.json"))
 
 	u := parseUnit(t, destdir+linuxUnit)
 	svc := func(key string) string { t.Helper(); return u.one(t, "Service", key) }
+	if got := u.env(t)["MLX_RING_HOSTFILE"]; got != linuxConfDir+"/hosts.json" {
+		t.Errorf("MLX_RING_HOSTFILE=%s, want the installed hostfile", got)
+	}
 
 	// ExecStart: the binary, then each config in CONFIGS' order.
 	want := []string{bin, "--config", configs[0], "--config", configs[1]}

@@ -87,6 +87,7 @@ else
 fi
 CONF_DIR=${SYSCONFDIR%/}/$NAME
 ENV_PATH=$CONF_DIR/$NAME.env
+HOSTFILE_PATH=$CONF_DIR/hosts.json
 
 # --- install ---------------------------------------------------------------
 
@@ -140,6 +141,11 @@ install_common() {
 	for ((i = 0; i < CONFIG_N; i++)); do
 		install -m 0644 "${CONFIG_SRC[i]}" "$DESTDIR${CONFIG_DST[i]}"
 	done
+	# The ring's hostfile, rendered from config/scrape/nodes.env, for
+	# config/node.yaml and config/ring.yaml (MLX_RING_HOSTFILE points here
+	# unless the env file says otherwise). make obs-render, then make
+	# install again, after changing the nodes.
+	install -m 0644 "$ROOT/config/ring/hosts.json" "$DESTDIR$HOSTFILE_PATH"
 	# The env file holds the site's settings (and maybe secrets): installed
 	# once, never overwritten.
 	if [[ ! -e $DESTDIR$ENV_PATH ]]; then
@@ -149,7 +155,7 @@ install_common() {
 
 # render TEMPLATE: the template with its @NAME@ placeholders replaced by the
 # values in T_* (already escaped for the file's syntax).
-PLACEHOLDERS="@SERVICE_USER@ @LABEL@ @STATE_NAME@ @ENV_FILE@ @EXEC_START@ @DATA_DIR@ @PROGRAM_ARGUMENTS@ @ENVIRONMENT_VARIABLES@"
+PLACEHOLDERS="@SERVICE_USER@ @LABEL@ @STATE_NAME@ @ENV_FILE@ @EXEC_START@ @DATA_DIR@ @PROGRAM_ARGUMENTS@ @ENVIRONMENT_VARIABLES@ @RING_HOSTFILE@"
 render() {
 	local text p
 	while read -r p; do
@@ -164,6 +170,7 @@ render() {
 	text=${text//@DATA_DIR@/${T_DATA_DIR-}}
 	text=${text//@PROGRAM_ARGUMENTS@/${T_PROGRAM_ARGUMENTS-}}
 	text=${text//@ENVIRONMENT_VARIABLES@/${T_ENVIRONMENT_VARIABLES-}}
+	text=${text//@RING_HOSTFILE@/$HOSTFILE_PATH}
 	printf '%s\n' "$text"
 }
 
@@ -272,6 +279,7 @@ install_darwin() {
 	fi
 	ENV_K=(PATH) ENV_V=("$path")
 	setenv MLX_DATA_DIR "$DATA_DIR"
+	setenv MLX_RING_HOSTFILE "$HOSTFILE_PATH"
 	load_env "$DESTDIR$ENV_PATH"
 
 	T_DATA_DIR=$(xml "$DATA_DIR")
