@@ -75,7 +75,7 @@ victorialogs:
 	scripts/install-victorialogs.sh
 
 ## run: the distribution with the real engine (mlx_lm.server on a Mac), and
-## Jaeger beside it for the traces.
+## its stores beside it: Jaeger for the traces, VictoriaLogs for the logs.
 run: $(COLLECTOR) $(MLXJUDGE)
 	scripts/with-stores.sh $(COLLECTOR) --config $(CONFIG) $(OVERLAYS)
 
@@ -147,13 +147,17 @@ clean:
 ## install: the collector as a service (scripts/service.sh), enabled and
 ## started: a systemd unit on Linux, the user's launchd LaunchAgent on
 ## macOS. CONFIGS: its config files, passed as --config in this order
-## (make install CONFIGS=config/node.yaml on a ring member). DESTDIR stages
-## the files without starting anything; PREFIX as usual.
+## (make install CONFIGS=config/node.yaml on a ring member). HOSTFILE: the
+## ring's hostfile (config/ring/hosts.json). DESTDIR stages the files
+## without starting anything; PREFIX as usual.
 ## uninstall: stops it and removes what install put; the data stays.
 PREFIX  ?= /usr/local
 CONFIGS ?= config/mlx.yaml
 .PHONY: install uninstall
-install: $(COLLECTOR)
-	BINARY="$(COLLECTOR)" CONFIGS="$(CONFIGS)" PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/service.sh install
+# install does not build: under sudo a rebuild would run as root, often
+# without go on PATH.
+install:
+	@test -x $(COLLECTOR) || { echo "install: no $(COLLECTOR): make build first" >&2; exit 1; }
+	BINARY="$(COLLECTOR)" CONFIGS="$(CONFIGS)" HOSTFILE="$(HOSTFILE)" PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/service.sh install
 uninstall:
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/service.sh uninstall

@@ -11,6 +11,7 @@
 #   make obs-render     re-render config/scrape/scrape.yml,
 #                       config/alertmanager/alertmanager.yml and
 #                       config/ring/hosts.json from their templates
+#                       (OBS_ENV=file adds an env file of the site's nodes)
 #   make obs-start      run VictoriaMetrics + vmalert + Alertmanager, Jaeger and
 #                       VictoriaLogs here with these configs
 #                       (scripts/obs-stack.sh; OBS_ENV=file adds an env file,
@@ -61,7 +62,7 @@ config-check: rules-deps
 obs-check: rules-check rules-test config-check
 
 obs-render:
-	scripts/render-config.sh
+	scripts/render-config.sh $(if $(OBS_ENV),-e $(OBS_ENV))
 
 OBS_ENV ?=
 obs-start:

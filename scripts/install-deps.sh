@@ -6,6 +6,7 @@
 #   prometheus-alertmanager  prometheus-alertmanager, amtool
 #   systemd                  systemd-analyze (deploy/'s test verifies the
 #                            service unit make install writes)
+#   iproute2                 ip (the two-node test's network namespaces)
 # Idempotent and silent when everything is there. Runs apt-get as root, or
 # through sudo otherwise. The packages try to start their services, which a
 # container refuses; that is harmless (policy-rc.d is not touched).
@@ -24,6 +25,8 @@ WANT=(
 	"prometheus-alertmanager:prometheus-alertmanager"
 	"prometheus-alertmanager:amtool"
 	"systemd:systemd-analyze"
+	"victoria-metrics:vmagent"
+	"iproute2:ip"
 )
 if [[ ${1-} == --bench ]]; then
 	WANT=("nginx-light:nginx")

@@ -12,7 +12,7 @@
 # and optional surrounding quotes allowed). Only bash and coreutils are used.
 #
 # Usage:
-#   scripts/render-config.sh                  write both files next to their templates
+#   scripts/render-config.sh                  write the three files next to their templates
 #   scripts/render-config.sh -o DIR           write DIR/scrape.yml, DIR/alertmanager.yml, DIR/hosts.json
 #   scripts/render-config.sh -e config/scrape/loopback.env -o /tmp/stack
 #   scripts/render-config.sh --check          exit 1 if the checked-in files differ from
@@ -33,7 +33,7 @@ VARS=(RANK0_ADDR RANK1_ADDR RANK0_RING_IP RANK1_RING_IP OBS_ADDR
 
 die() { echo "render-config: $*" >&2; exit 1; }
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 declare -A VAL=()
 

@@ -18,6 +18,8 @@
 # Environment:
 #   CONFIGS    config files, in order, each passed as --config (config/mlx.yaml)
 #   BINARY     the collector to install (MLX_OTELCOL, else _build/mlx-otelcol)
+#   HOSTFILE   the ring's hostfile to install beside the configs
+#              (config/ring/hosts.json)
 #   PREFIX     /usr/local; BINDIR ($PREFIX/bin), SYSCONFDIR, UNITDIR (Linux:
 #              /etc/systemd/system) override single places
 #   DESTDIR    stage the files under this directory: nothing is started, no
@@ -143,9 +145,12 @@ install_common() {
 	done
 	# The ring's hostfile, rendered from config/scrape/nodes.env, for
 	# config/node.yaml and config/ring.yaml (MLX_RING_HOSTFILE points here
-	# unless the env file says otherwise). make obs-render, then make
-	# install again, after changing the nodes.
-	install -m 0644 "$ROOT/config/ring/hosts.json" "$DESTDIR$HOSTFILE_PATH"
+	# unless the env file says otherwise); HOSTFILE names another, such as
+	# one make obs-start rendered from the site's env file. make obs-render,
+	# then make install again, after changing the nodes.
+	local hosts=${HOSTFILE:-$ROOT/config/ring/hosts.json}
+	[[ -f $hosts ]] || die "no hostfile $hosts (HOSTFILE)"
+	install -m 0644 "$hosts" "$DESTDIR$HOSTFILE_PATH"
 	# The env file holds the site's settings (and maybe secrets): installed
 	# once, never overwritten.
 	if [[ ! -e $DESTDIR$ENV_PATH ]]; then

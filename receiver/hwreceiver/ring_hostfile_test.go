@@ -45,14 +45,7 @@ func TestRingHostfileNamesTheNodeAndFindsTheRingInterface(t *testing.T) {
 	cfg := testConfig()
 	cfg.Node = ""
 	cfg.RingHostfile = hostfile(t, twoRanks)
-	netdev := &source{name: "netdev", collect: func(context.Context) (func(*sample), error) {
-		return func(s *sample) {
-			for _, n := range []string{"lo0", "en0", "en1"} {
-				s.net = append(s.net, netCounters{iface: n, rxBytes: fp(1), txBytes: fp(2)})
-			}
-			s.ringDefault = []string{"en0", "en1"} // the platform's guess
-		}, nil
-	}}
+	netdev := netdevLike("lo0", "en0", "en1")
 	h := newHWScraperWith(cfg, zap.NewNop(), newProcMatcher(cfg, 1), []*source{netdev}, nil)
 	require.NoError(t, h.start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { _ = h.shutdown(context.Background()) })
@@ -80,18 +73,34 @@ func TestRingHostfileKeepsWhatIsConfigured(t *testing.T) {
 	assert.NotContains(t, p, "mlx_hw_source_up{source=ring_hostfile}")
 }
 
-// The ring link not up yet: the node keeps its name, the source says why.
+// netdevLike reports every interface, with the platform's default ring:
+// all of them, as Linux's netdev source does.
+func netdevLike(ifaces ...string) *source {
+	return &source{name: "netdev", collect: func(context.Context) (func(*sample), error) {
+		return func(s *sample) {
+			for _, n := range ifaces {
+				s.net = append(s.net, netCounters{iface: n, rxBytes: fp(1), txBytes: fp(2)})
+			}
+			s.ringDefault = ifaces
+		}, nil
+	}}
+}
+
+// The ring link not up yet: the node keeps its name, the source says why,
+// and no interface is counted as the ring (not every one).
 func TestRingHostfileWithoutRingAddress(t *testing.T) {
 	withLocalAddrs(t, map[string][]string{"en0": {"192.168.1.20"}})
 	cfg := testConfig()
 	cfg.RingHostfile = hostfile(t, twoRanks)
-	h := newHWScraperWith(cfg, zap.NewNop(), newProcMatcher(cfg, 1), nil, nil)
+	h := newHWScraperWith(cfg, zap.NewNop(), newProcMatcher(cfg, 1), []*source{netdevLike("en0", "en1")}, nil)
 	require.NoError(t, h.start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { _ = h.shutdown(context.Background()) })
 	md, err := h.scrape(context.Background())
 	require.NoError(t, err)
 	p := points(t, md, "test-node")
 	assert.Equal(t, 0.0, p["mlx_hw_source_up{source=ring_hostfile}"])
+	assert.NotContains(t, p, "mlx_net_rx_bytes_total{iface=en0}")
+	assert.NotContains(t, p, "mlx_net_rx_bytes_total{iface=en1}")
 }
 
 // A missing or malformed hostfile stops the start: a configuration error.

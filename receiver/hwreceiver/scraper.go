@@ -127,6 +127,12 @@ func (h *hwScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	for name, err := range reports {
 		s.sources[name] = err == nil
 	}
+	// With a hostfile, the ring is the interfaces holding a ring address,
+	// and none while no interface does: not the platform's guess (on
+	// Linux, every interface).
+	if err, ok := reports["ring_hostfile"]; ok && err != nil {
+		s.ringDefault = nil
+	}
 	h.logChanges(reports)
 	// A failing source is no scrape error: mlx_hw_source_up carries it, and
 	// an error here would be logged by the scraper controller at every

@@ -22,14 +22,26 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
 )
 
-// The README's LogsQL queries, the same strings.
+// The README's queries, one per signal, the same strings (a test holds
+// them to the README).
 const (
+	// Memory in use per node (TestStackTwoNodes runs it).
+	readmeMetricQuery = `sum by (node) (mlx_hw_mem_used_bytes)`
 	// The proxy's access log: every request with its trace id.
 	readmeAccessQuery = `_time:15m {service.name="mlx-metrics-proxy"} url.path:="/v1/chat/completions" | fields _time, trace_id, http.response.status_code`
 	// The log lines of a crash: the engine's errors, a traceback as one
 	// record.
 	readmeCrashQuery = `_time:1h {service.name="mlx-lm-server"} mlx.log.severity:in(error,fatal) | fields _time, mlx.log.category, exception.type, _msg`
 )
+
+// The README shows the queries the tests run, not others.
+func TestREADMEShowsTheTestedQueries(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	for _, q := range []string{readmeMetricQuery, readmeAccessQuery, readmeCrashQuery} {
+		assert.Contains(t, string(b), "'query="+q+"'", "README.md shows the tested query")
+	}
+}
 
 // victoriaLogs is the project's build of VictoriaLogs (VLOGS) on a free
 // port, with its data in a temporary directory. Its retention is long:

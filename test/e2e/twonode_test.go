@@ -93,7 +93,12 @@ func startInNamespace(t *testing.T, ns string, env []string, configs ...string) 
 	// ip netns exec execs the collector: the pid is the collector's.
 	c := &nodeCollector{t: t, cmd: exec.Command("ip", args...), out: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	c.cmd.Dir = repoRoot
-	c.cmd.Env = append(os.Environ(), env...)
+	// Dies with the test, even when a timeout skips the cleanups.
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The original ports on every address of the namespace, whatever the
+	// developer's shell says.
+	c.cmd.Env = append(os.Environ(), "MLX_LISTEN_HOST=0.0.0.0", "MLX_METRICS_TOKEN=", "MLX_PROXY_METRICS_ENDPOINT=")
+	c.cmd.Env = append(c.cmd.Env, env...)
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
 	require.NoError(t, c.cmd.Start())
 	go func() { _ = c.cmd.Wait(); close(c.exited) }()
@@ -195,6 +200,15 @@ func TestStackTwoNodes(t *testing.T) {
 				return err == nil && len(res) == 1
 			}, 30*time.Second, time.Second, "mlx_hw_up of %s", rank)
 		}
+		// The README's metric query: a value per node.
+		res, err := vm.query(readmeMetricQuery)
+		require.NoError(t, err)
+		var nodes []string
+		for _, r := range res {
+			nodes = append(nodes, r.Metric["node"])
+			assert.NotEqual(t, "0", r.value())
+		}
+		assert.ElementsMatch(t, []string{"rank0", "rank1"}, nodes, "%s", readmeMetricQuery)
 		// No series twice: every series, its scrape target's labels aside,
 		// comes from one target.
 		series, err := vm.series(`{__name__=~"mlx_.+|otelcol_.+"}`, began)
@@ -224,11 +238,14 @@ func TestStackTwoNodes(t *testing.T) {
 		assert.Greater(t, len(targets), 100, "the check saw the series")
 
 		// Each node names itself as the scrape config names it, from the
-		// hostfile, and counts its ring interface only.
-		sc, err := scrapeNode(rank1, 9102)
-		require.NoError(t, err)
-		v, ok := sc.Value("mlx_hw_up", "node", "rank1")
-		assert.True(t, ok && v == 1, "rank1's receiver names itself rank1: %v", sc.Series("mlx_hw_up"))
+		// hostfile (the scrape puts the receiver's own name aside), and
+		// counts its ring interface only.
+		for _, n := range []struct{ ip, rank string }{{rank0, "rank0"}, {rank1, "rank1"}} {
+			sc, err := scrapeNode(n.ip, 9102)
+			require.NoError(t, err)
+			v, ok := sc.Value("mlx_hw_up", "node", n.rank)
+			assert.True(t, ok && v == 1, "%s's receiver names itself %s: %v", n.ip, n.rank, sc.Series("mlx_hw_up"))
+		}
 		require.Eventually(t, func() bool {
 			sc, err := scrapeNode(rank1, 9102)
 			if err != nil {
@@ -253,6 +270,18 @@ func TestStackTwoNodes(t *testing.T) {
 				nodes = append(nodes, r.Metric["node"])
 			}
 			assert.Equal(t, []string{"rank0"}, nodes, "job %s", job)
+		}
+		// Whatever VictoriaMetrics has from rank1's targets is hardware and
+		// the collector's own health.
+		res, err := vm.query(fmt.Sprintf(`count by (__name__) ({instance=~%q})`, rank1+":.*"))
+		require.NoError(t, err)
+		require.NotEmpty(t, res)
+		for _, r := range res {
+			name := r.Metric["__name__"]
+			ok := strings.HasPrefix(name, "mlx_hw_") || strings.HasPrefix(name, "mlx_net_") ||
+				strings.HasPrefix(name, "mlx_proc_") || strings.HasPrefix(name, "mlx_worker_") ||
+				strings.HasPrefix(name, "otelcol_") || strings.HasPrefix(name, "scrape_") || name == "up" || name == "target_info"
+			assert.True(t, ok, "rank1 serves %s", name)
 		}
 		// rank1 serves none of the engine's ports.
 		for _, port := range []int{8080, 9104, 9105, 9106} {
