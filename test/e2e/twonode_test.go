@@ -280,7 +280,8 @@ func TestStackTwoNodes(t *testing.T) {
 			name := r.Metric["__name__"]
 			ok := strings.HasPrefix(name, "mlx_hw_") || strings.HasPrefix(name, "mlx_net_") ||
 				strings.HasPrefix(name, "mlx_proc_") || strings.HasPrefix(name, "mlx_worker_") ||
-				strings.HasPrefix(name, "otelcol_") || strings.HasPrefix(name, "scrape_") || name == "up" || name == "target_info"
+				strings.HasPrefix(name, "otelcol_") || strings.HasPrefix(name, "promhttp_") || strings.HasPrefix(name, "scrape_") ||
+				name == "up" || name == "target_info"
 			assert.True(t, ok, "rank1 serves %s", name)
 		}
 		// rank1 serves none of the engine's ports.
