@@ -179,6 +179,14 @@ render() {
 	printf '%s\n' "$text"
 }
 
+# put_rendered TEMPLATE DEST: the rendered template at DEST, mode 0644,
+# replaced by a rename (a reader never sees half a file).
+put_rendered() {
+	render "$1" >"$2.new"
+	chmod 0644 "$2.new"
+	mv -f "$2.new" "$2"
+}
+
 # systemd's unit syntax gives meaning to blanks, quotes, '%', '$' and '\':
 # install paths must not hold any.
 unit_safe() {
@@ -197,9 +205,7 @@ install_linux() {
 	for c in "${CONFIG_DST[@]}"; do T_EXEC_START+=" --config $c"; done
 	T_ENV_FILE=$ENV_PATH
 	mkdir -p "$DESTDIR$UNITDIR"
-	render "$ROOT/deploy/systemd/$NAME.service.tmpl" >"$DESTDIR$UNIT_PATH.new"
-	chmod 0644 "$DESTDIR$UNIT_PATH.new"
-	mv -f "$DESTDIR$UNIT_PATH.new" "$DESTDIR$UNIT_PATH"
+	put_rendered "$ROOT/deploy/systemd/$NAME.service.tmpl" "$DESTDIR$UNIT_PATH"
 	say "installed $DESTDIR$BIN_PATH, $DESTDIR$UNIT_PATH, configs and env file in $DESTDIR$CONF_DIR"
 
 	if [[ -n $DESTDIR ]]; then
@@ -299,9 +305,7 @@ install_darwin() {
 	done
 
 	mkdir -p "$DESTDIR${PLIST_PATH%/*}" "$DESTDIR$DATA_DIR"
-	render "$ROOT/deploy/launchd/$LABEL.plist.tmpl" >"$DESTDIR$PLIST_PATH.new"
-	chmod 0644 "$DESTDIR$PLIST_PATH.new"
-	mv -f "$DESTDIR$PLIST_PATH.new" "$DESTDIR$PLIST_PATH"
+	put_rendered "$ROOT/deploy/launchd/$LABEL.plist.tmpl" "$DESTDIR$PLIST_PATH"
 	say "installed $DESTDIR$BIN_PATH, $DESTDIR$PLIST_PATH, configs and env file in $DESTDIR$CONF_DIR"
 
 	if [[ -n $DESTDIR ]]; then

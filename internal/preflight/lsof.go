@@ -20,14 +20,8 @@ func ParseLsofF(b []byte) []Holder {
 	var out []Holder
 	seen := map[int]bool{}
 	cur := -1 // index in out of the current process, -1 for none
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
+	for line := range bytes.Lines(b) {
+		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 {
 			continue
 		}

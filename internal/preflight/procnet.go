@@ -40,13 +40,7 @@ func (s Socket) Listening() bool { return s.State == tcpListen }
 // line it cannot read (the header, a truncated line) is skipped.
 func ParseProcNetTCP(b []byte) []Socket {
 	var out []Socket
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
+	for line := range bytes.Lines(b) {
 		if s, ok := parseProcNetLine(string(line)); ok {
 			out = append(out, s)
 		}

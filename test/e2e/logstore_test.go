@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
 )
 
 // The README's queries, one per signal, the same strings (a test holds
@@ -54,26 +53,7 @@ func startVictoriaLogs(t *testing.T) *victoriaLogs {
 	v := &victoriaLogs{url: fmt.Sprintf("http://127.0.0.1:%d", freePort(t))}
 	cmd := exec.Command(binary(t, "VLOGS"), "-storageDataPath="+filepath.Join(t.TempDir(), "vlogs"),
 		"-httpListenAddr="+strings.TrimPrefix(v.url, "http://"), "-loggerLevel=WARN", "-retentionPeriod=100y")
-	out := &syncbuf.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-		if t.Failed() {
-			t.Logf("victoria-logs output:\n%s", tailOf([]byte(out.String()), 3000))
-		}
-	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(v.url + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 30*time.Second, 50*time.Millisecond, "victoria-logs answers")
+	startStore(t, "victoria-logs", cmd, v.url+"/health")
 	return v
 }
 

@@ -41,6 +41,15 @@ func startJaeger(t *testing.T) *jaeger {
 		"JAEGER_QUERY_HTTP="+j.query, "JAEGER_OTLP_GRPC="+j.otlp,
 		fmt.Sprintf("JAEGER_QUERY_GRPC=127.0.0.1:%d", freePort(t)),
 		fmt.Sprintf("JAEGER_OTLP_HTTP=127.0.0.1:%d", freePort(t)))
+	startStore(t, "jaeger", cmd, "http://"+j.query+"/api/services")
+	return j
+}
+
+// startStore runs a store the tests send to (Jaeger, VictoriaLogs) until
+// the test ends, and waits until ready answers 200. Its output is logged
+// when the test failed.
+func startStore(t *testing.T, name string, cmd *exec.Cmd, ready string) {
+	t.Helper()
 	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
@@ -50,18 +59,17 @@ func startJaeger(t *testing.T) *jaeger {
 		_ = cmd.Process.Kill()
 		<-done
 		if t.Failed() {
-			t.Logf("jaeger output:\n%s", tailOf([]byte(out.String()), 3000))
+			t.Logf("%s output:\n%s", name, tailOf([]byte(out.String()), 3000))
 		}
 	})
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + j.query + "/api/services")
+		resp, err := http.Get(ready)
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
-	}, 30*time.Second, 50*time.Millisecond, "jaeger answers")
-	return j
+	}, 30*time.Second, 50*time.Millisecond, "%s answers", name)
 }
 
 // jaegerSpan is a span as Jaeger's query API returns it.
