@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
 )
 
 // fullSample has every value set, as no single host would.
@@ -44,7 +45,7 @@ func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 	documented, err := doccheck.MetricNames("documentation.md")
 	require.NoError(t, err)
 	md := buildMetrics(fullSample(), defaultEmit, time.Now(), time.Now())
-	assert.Equal(t, documented, metricNames(md))
+	assert.Equal(t, documented, metrictest.Names(md))
 }
 
 func TestMetadataListsTheDocumentedMetrics(t *testing.T) {
@@ -62,7 +63,7 @@ func TestMetadataListsTheDocumentedMetrics(t *testing.T) {
 
 func TestCountersAreMonotonicAndTheRestGauges(t *testing.T) {
 	md := buildMetrics(fullSample(), defaultEmit, time.Now(), time.Now())
-	forEachPoint(md, func(m pmetric.Metric, _ pmetric.NumberDataPoint) {
+	for _, m := range metrictest.Metrics(md) {
 		if strings.HasPrefix(m.Name(), "mlx_net_") {
 			require.Equal(t, pmetric.MetricTypeSum, m.Type(), m.Name())
 			assert.True(t, m.Sum().IsMonotonic(), m.Name())
@@ -71,7 +72,7 @@ func TestCountersAreMonotonicAndTheRestGauges(t *testing.T) {
 		} else {
 			assert.Equal(t, pmetric.MetricTypeGauge, m.Type(), m.Name())
 		}
-	})
+	}
 }
 
 func TestEmptySampleEmitsOnlyUp(t *testing.T) {

@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zaptest"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
 )
@@ -67,6 +67,7 @@ func engine(t *testing.T, noise bool) *httptest.Server {
 }
 
 type running struct {
+	t       *testing.T
 	logs    *consumertest.LogsSink
 	metrics *consumertest.MetricsSink
 }
@@ -78,7 +79,7 @@ func start(t *testing.T, cfg *Config) running {
 	f := NewFactory()
 	set := receivertest.NewNopSettings(componentType)
 	set.Logger = zaptest.NewLogger(t)
-	r := running{logs: new(consumertest.LogsSink), metrics: new(consumertest.MetricsSink)}
+	r := running{t: t, logs: new(consumertest.LogsSink), metrics: new(consumertest.MetricsSink)}
 	lr, err := f.CreateLogs(context.Background(), set, cfg, r.logs)
 	require.NoError(t, err)
 	mr, err := f.CreateMetrics(context.Background(), set, cfg, r.metrics)
@@ -104,51 +105,13 @@ func fastConfig(opik *opiktest.Server, judgeURL string) *Config {
 	return cfg
 }
 
-// lastValue is the newest value of a series name{attrs} the metrics sink got.
-func (r running) lastValue(name string, attrs ...string) (float64, bool) {
+// lastValue is the newest value of a series, keyed as metrictest keys it,
+// the metrics sink got.
+func (r running) lastValue(key string) (float64, bool) {
 	all := r.metrics.AllMetrics()
 	for i := len(all) - 1; i >= 0; i-- {
-		if v, ok := valueIn(all[i], name, attrs...); ok {
+		if v, ok := metrictest.Points(r.t, all[i])[key]; ok {
 			return v, true
-		}
-	}
-	return 0, false
-}
-
-func valueIn(md pmetric.Metrics, name string, attrs ...string) (float64, bool) {
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				if m.Name() != name {
-					continue
-				}
-				match := func(a pcommon.Map) bool {
-					for n := 0; n+1 < len(attrs); n += 2 {
-						if v, ok := a.Get(attrs[n]); !ok || v.Str() != attrs[n+1] {
-							return false
-						}
-					}
-					return true
-				}
-				switch m.Type() {
-				case pmetric.MetricTypeSum:
-					for d := 0; d < m.Sum().DataPoints().Len(); d++ {
-						if dp := m.Sum().DataPoints().At(d); match(dp.Attributes()) {
-							return dp.DoubleValue(), true
-						}
-					}
-				case pmetric.MetricTypeHistogram:
-					for d := 0; d < m.Histogram().DataPoints().Len(); d++ {
-						if dp := m.Histogram().DataPoints().At(d); match(dp.Attributes()) {
-							return float64(dp.Count()), true
-						}
-					}
-				}
-			}
 		}
 	}
 	return 0, false
@@ -218,11 +181,11 @@ func TestJudgesOpikTracesAndEmitsEvents(t *testing.T) {
 	assert.Len(t, names, 3)
 
 	// Later passes skip it, and nothing is judged twice.
-	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_traces_total", "result", "skipped"); return v >= 2 },
+	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_traces_total{result=skipped}"); return v >= 2 },
 		5*time.Second, 20*time.Millisecond)
-	v, _ := r.lastValue("mlx_judge_traces_total", "result", "scored")
+	v, _ := r.lastValue("mlx_judge_traces_total{result=scored}")
 	assert.Equal(t, 1.0, v)
-	n, _ := r.lastValue("mlx_judge_score", "name", "correctness", "model", "mlx-community/Qwen3-4B-4bit")
+	n, _ := r.lastValue("mlx_judge_score_count{model=mlx-community/Qwen3-4B-4bit,name=correctness}")
 	assert.Equal(t, 1.0, n)
 	assert.Len(t, events(r.logs), 3)
 }
@@ -237,9 +200,9 @@ func TestUnparseableRepliesWriteNothing(t *testing.T) {
 	tr := opiktest.ProxyTrace{TraceID: pcommon.TraceID{9}, SpanID: pcommon.SpanID{9}, Start: time.Now(), Question: "q?", Answer: "a."}
 	sendTrace(t, opik, tr)
 	r := start(t, fastConfig(opik, engine(t, true).URL))
-	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_traces_total", "result", "skipped"); return v >= 2 },
+	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_traces_total{result=skipped}"); return v >= 2 },
 		5*time.Second, 20*time.Millisecond, "later passes skip it")
-	v, _ := r.lastValue("mlx_judge_traces_total", "result", "parse_failed")
+	v, _ := r.lastValue("mlx_judge_traces_total{result=parse_failed}")
 	assert.Equal(t, 1.0, v, "asked once")
 	assert.Empty(t, opik.Scores(tr.OpikID()))
 	assert.Empty(t, events(r.logs))
@@ -256,7 +219,7 @@ func TestFaultsAreCountedAndTheLoopGoesOn(t *testing.T) {
 	sendTrace(t, opik, tr)
 	opik.Down()
 	r := start(t, fastConfig(opik, engine(t, false).URL))
-	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_passes_total", "result", "read_failed"); return v >= 3 },
+	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_passes_total{result=read_failed}"); return v >= 3 },
 		5*time.Second, 20*time.Millisecond)
 	require.NoError(t, opik.Up())
 	require.Eventually(t, func() bool { return len(opik.Scores(tr.OpikID())) == 3 }, 10*time.Second, 20*time.Millisecond)
@@ -269,7 +232,7 @@ func TestFaultsAreCountedAndTheLoopGoesOn(t *testing.T) {
 	t.Cleanup(opik2.Close)
 	sendTrace(t, opik2, tr)
 	r2 := start(t, fastConfig(opik2, deadURL))
-	require.Eventually(t, func() bool { v, _ := r2.lastValue("mlx_judge_traces_total", "result", "judge_error"); return v >= 2 },
+	require.Eventually(t, func() bool { v, _ := r2.lastValue("mlx_judge_traces_total{result=judge_error}"); return v >= 2 },
 		5*time.Second, 20*time.Millisecond)
 	assert.Empty(t, opik2.Scores(tr.OpikID()))
 }

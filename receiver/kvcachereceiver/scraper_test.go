@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -12,46 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
 )
 
 // qwen3-4B (testdata/model): 36 layers x 2 x 8 KV heads x 128 x 2 bytes
 // per token, 40960 tokens of context.
 const qwenBytesMaxContext = 147456 * 40960
-
-// points flattens metrics to "name{k=v}" -> value.
-func points(md pmetric.Metrics) map[string]float64 {
-	out := map[string]float64{}
-	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-	for i := 0; i < ms.Len(); i++ {
-		m := ms.At(i)
-		dps := m.Gauge().DataPoints()
-		for j := 0; j < dps.Len(); j++ {
-			key := m.Name()
-			dps.At(j).Attributes().Range(func(k string, v pcommon.Value) bool {
-				key += "{" + k + "=" + v.Str() + "}"
-				return true
-			})
-			out[key] = dps.At(j).DoubleValue()
-		}
-	}
-	return out
-}
-
-func names(md pmetric.Metrics) []string {
-	var out []string
-	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-	for i := 0; i < ms.Len(); i++ {
-		out = append(out, ms.At(i).Name())
-	}
-	sort.Strings(out)
-	return out
-}
 
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 	documented, err := doccheck.MetricNames("documentation.md")
@@ -62,12 +31,12 @@ func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 		maxSequences: 10, maxBytes: 8e9, hasMaxBytes: true,
 		estBytesMaxContext: qwenBytesMaxContext, hasEst: true,
 	}, readAt, readAt)
-	assert.Equal(t, documented, names(md))
+	assert.Equal(t, documented, metrictest.Names(md))
 }
 
 func TestNoCacheSeriesUntilAStateIsSeen(t *testing.T) {
 	md := buildMetrics(snapshot{logReadable: true, maxSequences: 10}, readAt, readAt)
-	assert.Equal(t, map[string]float64{"mlx_kv_agent_up": 1, "mlx_kv_cache_max_sequences": 10}, points(md),
+	assert.Equal(t, map[string]float64{"mlx_kv_agent_up": 1, "mlx_kv_cache_max_sequences": 10}, metrictest.Points(t, md),
 		"no zeros claiming an empty cache, no age of nothing")
 }
 
@@ -83,7 +52,7 @@ func TestTheOlderFormatGivesTotalsOnly(t *testing.T) {
 		"mlx_kv_cache_bytes{type=total}":     1.27e9,
 		"mlx_kv_cache_utilization":           0.2,
 		"mlx_kv_cache_state_age_seconds":     3,
-	}, points(md))
+	}, metrictest.Points(t, md))
 }
 
 func TestUtilizationIsAgainstTheLimitCloserToEviction(t *testing.T) {
@@ -112,7 +81,7 @@ func TestUtilizationIsAgainstTheLimitCloserToEviction(t *testing.T) {
 
 func TestAgeIsNeverNegative(t *testing.T) {
 	md := buildMetrics(snapshot{known: true, state: cacheState{Format: formatKVCaches, SeenAt: readAt.Add(time.Hour)}}, readAt, readAt)
-	assert.Equal(t, 0.0, points(md)["mlx_kv_cache_state_age_seconds"], "a clock ahead of the collector's reads as just now")
+	assert.Equal(t, 0.0, metrictest.Points(t, md)["mlx_kv_cache_state_age_seconds"], "a clock ahead of the collector's reads as just now")
 }
 
 func startScraper(t *testing.T, cfg *Config, now *time.Time) *kvScraper {
@@ -129,7 +98,7 @@ func scrapePoints(t *testing.T, s *kvScraper) map[string]float64 {
 	t.Helper()
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err)
-	return points(md)
+	return metrictest.Points(t, md)
 }
 
 func TestScraperFollowsTheEngineLog(t *testing.T) {
@@ -227,7 +196,7 @@ func TestReceiverLifecycle(t *testing.T) {
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, r.Shutdown(context.Background()))
-	p := points(sink.AllMetrics()[0])
+	p := metrictest.Points(t, sink.AllMetrics()[0])
 	assert.Equal(t, 1.0, p["mlx_kv_agent_up"])
 	assert.Equal(t, 2.0, p["mlx_kv_cache_sequences{type=total}"])
 	assert.Equal(t, 1.27e9, p["mlx_kv_cache_bytes{type=total}"])

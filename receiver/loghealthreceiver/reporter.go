@@ -50,11 +50,7 @@ func fileSize(path string) int64 {
 
 func buildMetrics(snap loghealth.Snapshot, fileBytes int64, now time.Time) pmetric.Metrics {
 	b := metricbuild.New(scopeName, snap.Start, now)
-	up := 0.0
-	if snap.Up {
-		up = 1
-	}
-	b.Gauge("mlx_log_tailer_up", "1 while the log pipeline's classification processor runs.", up)
+	b.Gauge("mlx_log_tailer_up", "1 while the log pipeline's classification processor runs.", metricbuild.Bool(snap.Up))
 
 	lines := make([]loghealth.LineKey, 0, len(snap.Lines))
 	for k := range snap.Lines {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -12,44 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth/loghealthtest"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
 )
-
-// points flattens metrics into "name{k=v,...}" -> value, labels in order.
-func points(t *testing.T, md pmetric.Metrics) (map[string]float64, []string) {
-	t.Helper()
-	out := map[string]float64{}
-	var names []string
-	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-	for i := 0; i < ms.Len(); i++ {
-		m := ms.At(i)
-		names = append(names, m.Name())
-		var dps pmetric.NumberDataPointSlice
-		if m.Type() == pmetric.MetricTypeSum {
-			require.True(t, m.Sum().IsMonotonic(), m.Name())
-			require.Equal(t, pmetric.AggregationTemporalityCumulative, m.Sum().AggregationTemporality())
-			dps = m.Sum().DataPoints()
-		} else {
-			dps = m.Gauge().DataPoints()
-		}
-		for j := 0; j < dps.Len(); j++ {
-			key := m.Name() + "{"
-			dps.At(j).Attributes().Range(func(k string, v pcommon.Value) bool {
-				key += k + "=" + v.Str() + ","
-				return true
-			})
-			out[key+"}"] = dps.At(j).DoubleValue()
-		}
-	}
-	sort.Strings(names)
-	return out, names
-}
 
 func busyStats(t *testing.T) *loghealth.Stats {
 	s := loghealth.For(loghealthtest.Key(t))
@@ -68,30 +36,29 @@ func busyStats(t *testing.T) *loghealth.Stats {
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 	documented, err := doccheck.MetricNames("documentation.md")
 	require.NoError(t, err)
-	_, names := points(t, buildMetrics(busyStats(t).Snapshot(), 0, time.Now()))
-	assert.Equal(t, documented, names)
+	assert.Equal(t, documented, metrictest.Names(buildMetrics(busyStats(t).Snapshot(), 0, time.Now())))
 }
 
 func TestSeriesOfABusyPipeline(t *testing.T) {
-	p, _ := points(t, buildMetrics(busyStats(t).Snapshot(), 1234, time.Now()))
+	p := metrictest.Points(t, buildMetrics(busyStats(t).Snapshot(), 1234, time.Now()))
 	for key, want := range map[string]float64{
-		"mlx_log_tailer_up{}": 1,
-		"mlx_log_tailer_lines_total{severity=info,category=cache,}":           40,
-		"mlx_log_tailer_lines_total{severity=info,category=http,}":            10,
-		"mlx_log_tailer_lines_total{severity=error,category=gpu,}":            1,
-		"mlx_log_tailer_shipped_total{severity=info,sink=mlx_jsonl,}":         40,
-		"mlx_log_tailer_shipped_total{severity=error,sink=mlx_jsonl,}":        1,
-		"mlx_log_tailer_shipped_total{severity=warning,sink=mlx_jsonl,}":      0,
-		"mlx_log_tailer_shipped_total{severity=info,sink=mlx_otlp_http,}":     30,
-		"mlx_log_tailer_dropped_total{reason=http_filter,sink=,}":             10,
-		"mlx_log_tailer_dropped_total{reason=rate_limit,sink=,}":              0,
-		"mlx_log_tailer_dropped_total{reason=queue_full,sink=mlx_otlp_http,}": 11,
-		"mlx_log_tailer_dropped_total{reason=queue_full,sink=mlx_jsonl,}":     0,
-		"mlx_log_tailer_dropped_total{reason=export_failed,sink=mlx_jsonl,}":  0,
-		"mlx_log_tailer_errors_total{}":                                       3,
-		"mlx_log_tailer_file_bytes{}":                                         1234,
-		"mlx_log_tailer_queue_depth{sink=mlx_otlp_http,}":                     7,
-		"mlx_log_tailer_queue_depth{sink=mlx_jsonl,}":                         0,
+		"mlx_log_tailer_up": 1,
+		"mlx_log_tailer_lines_total{category=cache,severity=info}":           40,
+		"mlx_log_tailer_lines_total{category=http,severity=info}":            10,
+		"mlx_log_tailer_lines_total{category=gpu,severity=error}":            1,
+		"mlx_log_tailer_shipped_total{severity=info,sink=mlx_jsonl}":         40,
+		"mlx_log_tailer_shipped_total{severity=error,sink=mlx_jsonl}":        1,
+		"mlx_log_tailer_shipped_total{severity=warning,sink=mlx_jsonl}":      0,
+		"mlx_log_tailer_shipped_total{severity=info,sink=mlx_otlp_http}":     30,
+		"mlx_log_tailer_dropped_total{reason=http_filter,sink=}":             10,
+		"mlx_log_tailer_dropped_total{reason=rate_limit,sink=}":              0,
+		"mlx_log_tailer_dropped_total{reason=queue_full,sink=mlx_otlp_http}": 11,
+		"mlx_log_tailer_dropped_total{reason=queue_full,sink=mlx_jsonl}":     0,
+		"mlx_log_tailer_dropped_total{reason=export_failed,sink=mlx_jsonl}":  0,
+		"mlx_log_tailer_errors_total":                                        3,
+		"mlx_log_tailer_file_bytes":                                          1234,
+		"mlx_log_tailer_queue_depth{sink=mlx_otlp_http}":                     7,
+		"mlx_log_tailer_queue_depth{sink=mlx_jsonl}":                         0,
 	} {
 		got, ok := p[key]
 		if assert.True(t, ok, "missing %s", key) {
@@ -102,9 +69,9 @@ func TestSeriesOfABusyPipeline(t *testing.T) {
 }
 
 func TestAnIdlePipelineIsDown(t *testing.T) {
-	p, _ := points(t, buildMetrics(loghealth.For(loghealthtest.Key(t)).Snapshot(), 0, time.Now()))
-	assert.Equal(t, 0.0, p["mlx_log_tailer_up{}"])
-	assert.Equal(t, 0.0, p["mlx_log_tailer_dropped_total{reason=http_filter,sink=,}"])
+	p := metrictest.Points(t, buildMetrics(loghealth.For(loghealthtest.Key(t)).Snapshot(), 0, time.Now()))
+	assert.Equal(t, 0.0, p["mlx_log_tailer_up"])
+	assert.Equal(t, 0.0, p["mlx_log_tailer_dropped_total{reason=http_filter,sink=}"])
 }
 
 func TestReceiverEmitsTheFileSize(t *testing.T) {
@@ -120,8 +87,8 @@ func TestReceiverEmitsTheFileSize(t *testing.T) {
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	require.Eventually(t, func() bool { return len(sink.AllMetrics()) > 0 }, 5*time.Second, 5*time.Millisecond)
 	require.NoError(t, r.Shutdown(context.Background()))
-	p, _ := points(t, sink.AllMetrics()[0])
-	assert.Equal(t, 4321.0, p["mlx_log_tailer_file_bytes{}"])
+	p := metrictest.Points(t, sink.AllMetrics()[0])
+	assert.Equal(t, 4321.0, p["mlx_log_tailer_file_bytes"])
 }
 
 func TestConfigValidate(t *testing.T) {

@@ -1,29 +1,21 @@
 package supervisorreceiver
 
 import (
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
 )
 
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 	documented, err := doccheck.MetricNames("documentation.md")
 	require.NoError(t, err)
 	md := buildMetrics(newStatus().snapshot(true, time.Now()), "m", time.Now(), time.Now())
-	var emitted []string
-	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-	for i := 0; i < ms.Len(); i++ {
-		emitted = append(emitted, ms.At(i).Name())
-	}
-	sort.Strings(emitted)
-	assert.Equal(t, documented, emitted)
+	assert.Equal(t, documented, metrictest.Names(md))
 }
 
 func TestMetricsOfACrashedEngine(t *testing.T) {
@@ -33,7 +25,7 @@ func TestMetricsOfACrashedEngine(t *testing.T) {
 	st.restarts = 2
 	st.inBackoff, st.backoff = true, 6*time.Second
 	st.checks["fail"] = 4
-	points := flatPoints(t, buildMetrics(st.snapshot(true, time.Now()), "qwen", time.Now(), time.Now()))
+	points := metrictest.Points(t, buildMetrics(st.snapshot(true, time.Now()), "qwen", time.Now(), time.Now()))
 	assert.Equal(t, float64(stateBackoff), points["mlx_server_state"])
 	assert.Equal(t, 6.0, points["mlx_server_backoff_seconds"])
 	assert.Equal(t, 2.0, points["mlx_server_crashes_total{reason=oom}"])
@@ -48,30 +40,4 @@ func TestMetricsOfACrashedEngine(t *testing.T) {
 	assert.Equal(t, 0.0, points["mlx_server_log_write_errors_total"])
 	assert.Equal(t, 0.0, points["mlx_server_health_checks_total{result=skipped}"])
 	assert.Len(t, points, 10+len(healthResults)+2*len(crashReasons)-2+1+len(loops))
-}
-
-// flatPoints maps "name{label=value}" to each data point's value; sums must
-// be monotonic.
-func flatPoints(t *testing.T, md pmetric.Metrics) map[string]float64 {
-	points := map[string]float64{}
-	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-	for i := 0; i < ms.Len(); i++ {
-		m := ms.At(i)
-		var dps pmetric.NumberDataPointSlice
-		if m.Type() == pmetric.MetricTypeSum {
-			dps = m.Sum().DataPoints()
-			assert.True(t, m.Sum().IsMonotonic(), m.Name())
-		} else {
-			dps = m.Gauge().DataPoints()
-		}
-		for j := 0; j < dps.Len(); j++ {
-			key := m.Name()
-			dps.At(j).Attributes().Range(func(k string, v pcommon.Value) bool {
-				key += "{" + k + "=" + v.Str() + "}"
-				return true
-			})
-			points[key] = dps.At(j).DoubleValue()
-		}
-	}
-	return points
 }

@@ -21,6 +21,8 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
 )
 
 // fastConfig is a spawn or attach config with test-sized timings.
@@ -248,5 +250,5 @@ func TestAPanickingLoopIsRecoveredAndStartedAgain(t *testing.T) {
 	<-done
 	snap := s.st.snapshot(false, time.Now())
 	assert.Equal(t, int64(1), snap.panics[loopProber])
-	assert.Equal(t, 1.0, flatPoints(t, buildMetrics(snap, "m", time.Now(), time.Now()))["mlx_supervisor_panics_total{where=prober}"])
+	assert.Equal(t, 1.0, metrictest.Points(t, buildMetrics(snap, "m", time.Now(), time.Now()))["mlx_supervisor_panics_total{where=prober}"])
 }
