@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 // generation is one completion request from admission to the last byte:
@@ -31,10 +33,19 @@ type generation struct {
 // Line numbers of handle_completion in the simulated server.py.
 const (
 	lineHandleCompletion = 1150
+	lineStreamEndHeaders = 1402
 	lineChunkWrite       = 1466
 	lineFinalWrite       = 1482
 	lineIncludeUsage     = 1486
 	lineKeepalive        = 1365
+	lineResponseLoop     = 1455
+)
+
+// Line numbers of the generation side in the simulated server.py, where an
+// exception of the generation thread reaches the handler's loop.
+const (
+	lineControlTokens = 952 // _process_control_tokens: for tok in token_stream:
+	lineInnerRaise    = 948 // _inner: raise response
 )
 
 func modelNotFound(name string) *pyExc {
@@ -81,7 +92,7 @@ func (g *generation) loadModel() (*pyExc, bool) {
 		if ds, ok := g.q.draftModel.(string); ok {
 			return modelNotFound(ds), true
 		}
-		return &pyExc{typ: "TypeError", msg: "unhashable type: '" + pyTypeName(g.q.draftModel) + "'"}, true
+		return &pyExc{typ: "TypeError", msg: "unhashable type: '" + pyjson.TypeName(g.q.draftModel) + "'"}, true
 	}
 	if g.q.adapter != nil {
 		return &pyExc{typ: "FileNotFoundError", msg: fmt.Sprintf("[Errno 2] No such file or directory: '%s/adapter_config.json'", g.q.adapter)}, true
@@ -95,15 +106,15 @@ func (g *generation) loadModel() (*pyExc, bool) {
 
 // templateArgs merges chat_template_kwargs over --chat-template-args like
 // chat_template_args.copy().update(kwargs).
-func (g *generation) templateArgs() (*Dict, *pyExc) {
+func (g *generation) templateArgs() (*pyjson.Dict, *pyExc) {
 	args := g.e.opts.ChatTemplateArgs
 	kw := g.q.templateKw
-	if !pyTruthy(kw) {
+	if !pyjson.Truthy(kw) {
 		return args, nil
 	}
 	args = args.Copy()
 	switch x := kw.(type) {
-	case *Dict:
+	case *pyjson.Dict:
 		for _, k := range x.Keys() {
 			v, _ := x.Get(k)
 			args.Set(k, v)
@@ -114,7 +125,7 @@ func (g *generation) templateArgs() (*Dict, *pyExc) {
 			switch p := el.(type) {
 			case []any:
 				pair = p
-			case string, *Dict:
+			case string, *pyjson.Dict:
 				pair, _ = pyIterate(p)
 			default:
 				return nil, &pyExc{typ: "TypeError", msg: fmt.Sprintf("cannot convert dictionary update sequence element #%d to a sequence", i)}
@@ -125,14 +136,14 @@ func (g *generation) templateArgs() (*Dict, *pyExc) {
 			switch k := pair[0].(type) {
 			case string:
 				args.Set(k, pair[1])
-			case []any, *Dict:
-				return nil, &pyExc{typ: "TypeError", msg: "unhashable type: '" + pyTypeName(k) + "'"}
+			case []any, *pyjson.Dict:
+				return nil, &pyExc{typ: "TypeError", msg: "unhashable type: '" + pyjson.TypeName(k) + "'"}
 			}
 		}
 	case string:
 		return nil, &pyExc{typ: "ValueError", msg: fmt.Sprintf("dictionary update sequence element #0 has length %d; 2 is required", len([]rune(x[:1])))}
 	default:
-		return nil, &pyExc{typ: "TypeError", msg: "'" + pyTypeName(kw) + "' object is not iterable"}
+		return nil, &pyExc{typ: "TypeError", msg: "'" + pyjson.TypeName(kw) + "' object is not iterable"}
 	}
 	for _, k := range []string{"tools", "tokenize"} {
 		if _, ok := args.Get(k); ok {
@@ -160,7 +171,7 @@ func (g *generation) tokenize() *pyExc {
 		return exc
 	}
 	g.msgs = msgs
-	if t := body.GetDefault("tools", nil); pyTruthy(t) {
+	if t := body.GetDefault("tools", nil); pyjson.Truthy(t) {
 		tools, exc := pyIterate(t)
 		if exc != nil {
 			return exc
@@ -172,7 +183,7 @@ func (g *generation) tokenize() *pyExc {
 		return exc
 	}
 	if v, ok := args.Get("enable_thinking"); ok {
-		g.thinking = pyTruthy(v)
+		g.thinking = pyjson.Truthy(v)
 	} else {
 		g.thinking = g.e.opts.ThinkByDefault
 	}
@@ -330,7 +341,7 @@ func (g *generation) run() {
 		c.streamHeaders(200)
 		if err := c.endHeaders(); err != nil {
 			g.release(nil)
-			g.writeFailed(err, "self.end_headers()", 1402)
+			g.writeFailed(err, "self.end_headers()", lineStreamEndHeaders)
 			return
 		}
 		e.log.debug("Starting stream:")
@@ -345,14 +356,14 @@ func (g *generation) run() {
 		g.release(nil)
 		e.raise(c, &pyExc{typ: "ValueError", msg: "Either input_embeddings or prompt (or both) must be provided.", frames: []pyFrame{
 			{serverPy, lineHandleCompletion, "do_POST", "self.handle_completion(request, stop_words)", ""},
-			{serverPy, 1455, "handle_completion", "for gen in response:", ""},
-			{serverPy, 952, "_process_control_tokens", "for tok in token_stream:", ""},
-			{serverPy, 948, "_inner", "raise response", ""},
+			{serverPy, lineResponseLoop, "handle_completion", "for gen in response:", ""},
+			{serverPy, lineControlTokens, "_process_control_tokens", "for tok in token_stream:", ""},
+			{serverPy, lineInnerRaise, "_inner", "raise response", ""},
 		}})
 		return
 	}
-	var seed *PyInt
-	if s, ok := q.seed.(PyInt); ok {
+	var seed *pyjson.Int
+	if s, ok := q.seed.(pyjson.Int); ok {
 		seed = &s
 	}
 	plan := generate(e.opts.Seed, genRequest{
@@ -452,7 +463,7 @@ type boundary struct {
 // the prompt) is never stored as a segment. Seeded requests are served by
 // _serve_single, which stores no segments.
 func (g *generation) segmentBoundaries() []boundary {
-	if _, seeded := g.q.seed.(PyInt); seeded {
+	if _, seeded := g.q.seed.(pyjson.Int); seeded {
 		return nil
 	}
 	var out []boundary
@@ -551,7 +562,7 @@ func (g *generation) consume(r genResp, a *accum) error {
 	a.tokens = append(a.tokens, r.g)
 	if g.q.isStream && r.state != "tool" && (a.text != "" || len(a.toolCalls) > 0 || a.reasoning != "") {
 		resp := g.response(a.text, nil, a, g.formatTools(a.toolCalls, a), a.reasoning, false)
-		if err := g.c.writeString("data: " + pyDumps(resp) + "\n\n"); err != nil {
+		if err := g.c.writeString("data: " + pyjson.Dumps(resp) + "\n\n"); err != nil {
 			a.failureWhere = `self.wfile.write(f"data: {json.dumps(resp)}\n\n".encode())`
 			return err
 		}
@@ -569,22 +580,22 @@ func (g *generation) consume(r genResp, a *accum) error {
 func (g *generation) formatTools(texts []string, a *accum) []any {
 	var out []any
 	for _, t := range texts {
-		v, err := pyLoads(strings.TrimSpace(t))
+		v, err := pyjson.Loads(strings.TrimSpace(t))
 		if err != nil {
 			typ := "JSONDecodeError"
-			if _, ok := err.(*RecursionError); ok {
+			if _, ok := err.(*pyjson.RecursionError); ok {
 				typ = "RecursionError"
 			}
 			g.e.log.warning(fmt.Sprintf("Failed to parse tool call (%s: %s) — tool text was likely truncated mid-generation.", typ, err.Error()))
 			continue
 		}
-		d, ok := v.(*Dict)
+		d, ok := v.(*pyjson.Dict)
 		if !ok {
 			continue
 		}
 		name, _ := d.Get("name")
 		args, _ := d.Get("arguments")
-		call := NewDict("function", NewDict("name", name, "arguments", pyDumpsNoASCII(args)), "type", "function", "id", uuid4())
+		call := pyjson.NewDict("function", pyjson.NewDict("name", name, "arguments", pyjson.DumpsNoASCII(args)), "type", "function", "id", uuid4())
 		if g.q.isStream {
 			call.Set("index", a.toolIdx)
 			a.toolIdx++
@@ -595,10 +606,10 @@ func (g *generation) formatTools(texts []string, a *accum) []any {
 }
 
 // response is generate_response.
-func (g *generation) response(text string, finish any, a *accum, toolCalls []any, reasoning string, final bool) *Dict {
+func (g *generation) response(text string, finish any, a *accum, toolCalls []any, reasoning string, final bool) *pyjson.Dict {
 	e := g.e
-	choice := NewDict("index", 0, "finish_reason", finish)
-	resp := NewDict(
+	choice := pyjson.NewDict("index", 0, "finish_reason", finish)
+	resp := pyjson.NewDict(
 		"id", g.requestID,
 		"system_fingerprint", e.opts.SystemFingerprint,
 		"object", g.object,
@@ -617,7 +628,7 @@ func (g *generation) response(text string, finish any, a *accum, toolCalls []any
 		if g.q.isStream {
 			key = "delta"
 		}
-		m := NewDict("role", "assistant")
+		m := pyjson.NewDict("role", "assistant")
 		switch {
 		case text != "":
 			m.Set("content", text)
@@ -637,13 +648,13 @@ func (g *generation) response(text string, finish any, a *accum, toolCalls []any
 	return resp
 }
 
-func (g *generation) usage(completion int) *Dict {
+func (g *generation) usage(completion int) *pyjson.Dict {
 	p := len(g.prompt)
-	return NewDict(
+	return pyjson.NewDict(
 		"prompt_tokens", p,
 		"completion_tokens", completion,
 		"total_tokens", p+completion,
-		"prompt_tokens_details", NewDict("cached_tokens", g.cached),
+		"prompt_tokens_details", pyjson.NewDict("cached_tokens", g.cached),
 	)
 }
 
@@ -660,9 +671,9 @@ func (g *generation) finishResponse(a *accum) {
 	if !q.isStream {
 		resp := g.response(a.text, a.finish, a, g.formatTools(a.toolCalls, a), a.reasoning, true)
 		if g.e.log.enabled(levelDebug) {
-			g.e.log.debug("Outgoing Response: " + pyDumpsIndent(resp, "\t"))
+			g.e.log.debug("Outgoing Response: " + pyjson.DumpsIndent(resp, "\t"))
 		}
-		body := pyDumps(resp)
+		body := pyjson.Dumps(resp)
 		c.sendHeader("Content-Length", fmt.Sprint(len(body)))
 		if err := c.endHeaders(); err != nil {
 			g.writeFailed(err, "self.end_headers()", lineFinalWrite+8)
@@ -674,7 +685,7 @@ func (g *generation) finishResponse(a *accum) {
 		return
 	}
 	resp := g.response(a.text, a.finish, a, g.formatTools(a.toolCalls, a), a.reasoning, true)
-	if err := c.writeString("data: " + pyDumps(resp) + "\n\n"); err != nil {
+	if err := c.writeString("data: " + pyjson.Dumps(resp) + "\n\n"); err != nil {
 		g.writeFailed(err, `self.wfile.write(f"data: {json.dumps(resp)}\n\n".encode())`, lineFinalWrite)
 		return
 	}
@@ -692,8 +703,8 @@ func (g *generation) finishResponse(a *accum) {
 			g.e.raise(c, exc)
 			return
 		}
-		if pyTruthy(include) {
-			u := NewDict(
+		if pyjson.Truthy(include) {
+			u := pyjson.NewDict(
 				"id", g.requestID,
 				"system_fingerprint", g.e.opts.SystemFingerprint,
 				"object", "chat.completion",
@@ -702,7 +713,7 @@ func (g *generation) finishResponse(a *accum) {
 				"choices", []any{},
 				"usage", g.usage(len(a.tokens)),
 			)
-			if err := c.writeString("data: " + pyDumps(u) + "\n\n"); err != nil {
+			if err := c.writeString("data: " + pyjson.Dumps(u) + "\n\n"); err != nil {
 				g.writeFailed(err, `self.wfile.write(f"data: {json.dumps(resp)}\n\n".encode())`, lineIncludeUsage+6)
 				return
 			}

@@ -26,7 +26,7 @@
 //     stream_options without include_usage, a client that went away): no
 //     response, a socketserver traceback in the log.
 //   - Bodies built like json.dumps, key order as generate_response builds
-//     them (pyjson.go, completion.go); logprobs with the argpartition quirk
+//     them (pyjson/, completion.go); logprobs with the argpartition quirk
 //     (logprobs.go); tool calls (tools.go); reasoning; the LRU prompt cache
 //     with its assistant/user/system tags and the 4-line "Prompt Cache:"
 //     block (promptcache.go); keepalive comments and progress lines during

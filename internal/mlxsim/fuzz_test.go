@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 var (
@@ -116,7 +118,7 @@ func FuzzChatRequest(f *testing.F) {
 		switch r.status {
 		case 200:
 			if strings.HasPrefix(r.body, "{") {
-				if _, err := pyLoads(r.body); err != nil {
+				if _, err := pyjson.Loads(r.body); err != nil {
 					t.Fatalf("200 body is not JSON (%v): %s", err, r.body)
 				}
 			} else if !strings.HasPrefix(r.body, ": keepalive") && !strings.HasPrefix(r.body, "data: ") && r.body != "" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
 )
 
@@ -148,9 +149,9 @@ func sseEvents(body string) []string {
 
 // dataEvents returns the JSON payloads of the data: events, parsed with the
 // order-preserving decoder, and whether [DONE] came last.
-func dataEvents(t testing.TB, body string) ([]*Dict, bool) {
+func dataEvents(t testing.TB, body string) ([]*pyjson.Dict, bool) {
 	t.Helper()
-	var out []*Dict
+	var out []*pyjson.Dict
 	done := false
 	for _, ev := range sseEvents(body) {
 		payload, ok := strings.CutPrefix(ev, "data: ")
@@ -164,22 +165,22 @@ func dataEvents(t testing.TB, body string) ([]*Dict, bool) {
 		if done {
 			t.Fatalf("data after [DONE]: %s", payload)
 		}
-		v, err := pyLoads(payload)
+		v, err := pyjson.Loads(payload)
 		if err != nil {
 			t.Fatalf("bad chunk %q: %v", payload, err)
 		}
-		out = append(out, v.(*Dict))
+		out = append(out, v.(*pyjson.Dict))
 	}
 	return out, done
 }
 
-func mustDict(t testing.TB, s string) *Dict {
+func mustDict(t testing.TB, s string) *pyjson.Dict {
 	t.Helper()
-	v, err := pyLoads(s)
+	v, err := pyjson.Loads(s)
 	if err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, s)
 	}
-	d, ok := v.(*Dict)
+	d, ok := v.(*pyjson.Dict)
 	if !ok {
 		t.Fatalf("not an object: %s", s)
 	}
@@ -190,7 +191,7 @@ func mustDict(t testing.TB, s string) *Dict {
 func path(v any, keys ...any) any {
 	for _, k := range keys {
 		switch x := v.(type) {
-		case *Dict:
+		case *pyjson.Dict:
 			v, _ = x.Get(k.(string))
 		case []any:
 			i := k.(int)
@@ -209,7 +210,7 @@ func str(v any) string { s, _ := v.(string); return s }
 
 func num(v any) int64 {
 	switch x := v.(type) {
-	case PyInt:
+	case pyjson.Int:
 		return x.V
 	}
 	return -1

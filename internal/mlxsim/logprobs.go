@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 // Log-probabilities. For every generated token the simulator draws a
@@ -114,35 +116,35 @@ func formatTopLogprobs(g genTok, n int) []any {
 	r.Shuffle(len(top), func(i, j int) { top[i], top[j] = top[j], top[i] })
 	out := make([]any, n)
 	for i, t := range top {
-		out[i] = NewDict("id", t.tok.id, "token", bpeToken(t.tok), "logprob", t.lp)
+		out[i] = pyjson.NewDict("id", t.tok.id, "token", bpeToken(t.tok), "logprob", t.lp)
 	}
 	return out
 }
 
 // logprobsContent builds choices[0]["logprobs"] the way generate_response
 // does, or returns nil when it adds none.
-func logprobsContent(toks []genTok, logprobs bool, topN int) *Dict {
+func logprobsContent(toks []genTok, logprobs bool, topN int) *pyjson.Dict {
 	if topN > 0 && len(toks) > 0 {
 		content := make([]any, len(toks))
 		for i, g := range toks {
 			top := formatTopLogprobs(g, topN)
 			if len(top) == 0 {
-				content[i] = NewDict()
+				content[i] = pyjson.NewDict()
 				continue
 			}
-			first := top[0].(*Dict)
+			first := top[0].(*pyjson.Dict)
 			entry := first.Copy()
 			entry.Set("top_logprobs", top)
 			content[i] = entry
 		}
-		return NewDict("content", content)
+		return pyjson.NewDict("content", content)
 	}
 	if logprobs && len(toks) > 0 {
 		content := make([]any, len(toks))
 		for i, g := range toks {
-			content[i] = NewDict("id", g.tok.id, "logprob", g.lp)
+			content[i] = pyjson.NewDict("id", g.tok.id, "logprob", g.lp)
 		}
-		return NewDict("content", content)
+		return pyjson.NewDict("content", content)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 // The simulated language model. What it "says" is a pure function of
@@ -122,7 +124,7 @@ type genRequest struct {
 	tools       []any
 	thinking    bool
 	temperature float64
-	seed        *PyInt
+	seed        *pyjson.Int
 	judgeNoise  bool // a judge prompt is answered with prose (judge.go)
 }
 

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 // DefaultModel is served when Options.Model is empty.
@@ -41,7 +43,7 @@ type Options struct {
 	NumDraftTokens int
 	// ChatTemplateArgs is --chat-template-args (a JSON object); request
 	// chat_template_kwargs are merged over it.
-	ChatTemplateArgs *Dict
+	ChatTemplateArgs *pyjson.Dict
 	// PrefillStepSize is --prefill-step-size.
 	PrefillStepSize int
 	// PromptCacheSize is --prompt-cache-size; PromptCacheBytes is
@@ -118,7 +120,7 @@ func (o *Options) setDefaults() {
 		o.NumDraftTokens = 3
 	}
 	if o.ChatTemplateArgs == nil {
-		o.ChatTemplateArgs = NewDict()
+		o.ChatTemplateArgs = pyjson.NewDict()
 	}
 	if o.PrefillStepSize <= 0 {
 		o.PrefillStepSize = 2048
@@ -158,25 +160,25 @@ func ParseSize(x string) (int64, error) {
 	}
 	digits, err := strconv.ParseFloat(x[:split], 64)
 	if err != nil {
-		return 0, fmt.Errorf("could not convert string to float: %s", pyStrRepr(x[:split]))
+		return 0, fmt.Errorf("could not convert string to float: %s", pyjson.StrRepr(x[:split]))
 	}
 	sizes := map[string]float64{"M": 1e6, "G": 1e9, "MB": 1e6, "GB": 1e9, "": 1}
 	unit := strings.ToUpper(strings.TrimSpace(x[split:]))
 	mul, ok := sizes[unit]
 	if !ok {
-		return 0, fmt.Errorf("%s", pyStrRepr(unit))
+		return 0, fmt.Errorf("%s", pyjson.StrRepr(unit))
 	}
 	return int64(digits * mul), nil
 }
 
 // ParseChatTemplateArgs parses --chat-template-args like json.loads; the
 // result must be a JSON object.
-func ParseChatTemplateArgs(s string) (*Dict, error) {
-	v, err := pyLoads(s)
+func ParseChatTemplateArgs(s string) (*pyjson.Dict, error) {
+	v, err := pyjson.Loads(s)
 	if err != nil {
 		return nil, err
 	}
-	d, ok := v.(*Dict)
+	d, ok := v.(*pyjson.Dict)
 	if !ok {
 		return nil, fmt.Errorf("chat template args must be a JSON object")
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 // Request fields as do_POST reads them (body.get with server defaults) and
@@ -13,7 +15,7 @@ import (
 // client gets no response at all.
 
 type completionRequest struct {
-	body          *Dict
+	body          *pyjson.Dict
 	stream        any
 	streamOptions any
 	model         any
@@ -47,34 +49,34 @@ type completionRequest struct {
 	requestedName string
 }
 
-func (e *Engine) readRequest(body *Dict) *completionRequest {
+func (e *Engine) readRequest(body *pyjson.Dict) *completionRequest {
 	o := &e.opts
 	q := &completionRequest{body: body}
 	q.stream = body.GetDefault("stream", false)
 	q.streamOptions = body.GetDefault("stream_options", nil)
 	q.model = body.GetDefault("model", "default_model")
 	q.draftModel = body.GetDefault("draft_model", "default_model")
-	q.numDraft = body.GetDefault("num_draft_tokens", newPyInt(strconv.Itoa(o.NumDraftTokens)))
+	q.numDraft = body.GetDefault("num_draft_tokens", pyjson.NewInt(strconv.Itoa(o.NumDraftTokens)))
 	q.adapter = body.GetDefault("adapters", nil)
 	q.maxTokens = body.GetDefault("max_completion_tokens", nil)
 	if q.maxTokens == nil {
-		q.maxTokens = body.GetDefault("max_tokens", newPyInt(strconv.Itoa(o.MaxTokens)))
+		q.maxTokens = body.GetDefault("max_tokens", pyjson.NewInt(strconv.Itoa(o.MaxTokens)))
 	}
 	q.temperature = body.GetDefault("temperature", o.Temp)
 	q.topP = body.GetDefault("top_p", o.TopP)
-	q.topK = body.GetDefault("top_k", newPyInt(strconv.Itoa(o.TopK)))
+	q.topK = body.GetDefault("top_k", pyjson.NewInt(strconv.Itoa(o.TopK)))
 	q.minP = body.GetDefault("min_p", o.MinP)
 	q.repPenalty = body.GetDefault("repetition_penalty", 0.0)
-	q.repCtx = body.GetDefault("repetition_context_size", newPyInt("20"))
+	q.repCtx = body.GetDefault("repetition_context_size", pyjson.NewInt("20"))
 	q.presPenalty = body.GetDefault("presence_penalty", 0.0)
-	q.presCtx = body.GetDefault("presence_context_size", newPyInt("20"))
+	q.presCtx = body.GetDefault("presence_context_size", pyjson.NewInt("20"))
 	q.freqPenalty = body.GetDefault("frequency_penalty", 0.0)
-	q.freqCtx = body.GetDefault("frequency_context_size", newPyInt("20"))
+	q.freqCtx = body.GetDefault("frequency_context_size", pyjson.NewInt("20"))
 	q.xtcProb = body.GetDefault("xtc_probability", 0.0)
 	q.xtcThresh = body.GetDefault("xtc_threshold", 0.0)
 	q.logitBias = body.GetDefault("logit_bias", nil)
 	q.logprobs = body.GetDefault("logprobs", false)
-	q.topLogprobs = body.GetDefault("top_logprobs", newPyInt("-1"))
+	q.topLogprobs = body.GetDefault("top_logprobs", pyjson.NewInt("-1"))
 	q.seed = body.GetDefault("seed", nil)
 	q.templateKw = body.GetDefault("chat_template_kwargs", nil)
 	return q
@@ -83,7 +85,7 @@ func (e *Engine) readRequest(body *Dict) *completionRequest {
 // Python numeric view of a JSON value for isinstance checks.
 func isPyInt(v any) bool {
 	switch v.(type) {
-	case PyInt, bool:
+	case pyjson.Int, bool:
 		return true
 	}
 	return false
@@ -93,7 +95,7 @@ func isPyFloat(v any) bool { _, ok := v.(float64); return ok }
 
 func pyNum(v any) float64 {
 	switch x := v.(type) {
-	case PyInt:
+	case pyjson.Int:
 		if f, err := strconv.ParseFloat(x.Text, 64); err == nil {
 			return f
 		}
@@ -111,7 +113,7 @@ func pyNum(v any) float64 {
 
 func pyIntVal(v any) int64 {
 	switch x := v.(type) {
-	case PyInt:
+	case pyjson.Int:
 		return x.V
 	case bool:
 		if x {
@@ -180,7 +182,7 @@ func pyNumText(f float64) string {
 	if f == math.Trunc(f) {
 		return strconv.FormatInt(int64(f), 10)
 	}
-	return pyFloatRepr(f)
+	return pyjson.FloatRepr(f)
 }
 
 func validateFrame(line int, src string) []pyFrame {
@@ -211,7 +213,7 @@ func (q *completionRequest) validate() *pyExc {
 		case "str":
 			_, ok = val.(string)
 		case "dict":
-			_, ok = val.(*Dict)
+			_, ok = val.(*pyjson.Dict)
 		}
 		call := validateCallSource(v)
 		if !ok {
@@ -234,20 +236,20 @@ func (q *completionRequest) validate() *pyExc {
 				frames: append(validateFrame(v.line, call), pyFrame{serverPy, lineValidateMax, "_validate", `raise ValueError(f"{name} must be at most {max_val}")`, ""})}
 		}
 	}
-	if lb, ok := q.logitBias.(*Dict); ok {
+	if lb, ok := q.logitBias.(*pyjson.Dict); ok {
 		for _, k := range lb.Keys() {
 			if _, ok := pyParseInt(k); !ok {
 				return &pyExc{typ: "ValueError", msg: "logit_bias must be a dict of int to float", frames: validateFrame(lineLogitBiasRaise, `raise ValueError("logit_bias must be a dict of int to float")`)}
 			}
 			v, _ := lb.Get(k)
 			switch x := v.(type) {
-			case PyInt, bool, float64:
+			case pyjson.Int, bool, float64:
 			case string:
 				if _, ok := pyParseFloat(x); !ok {
 					return &pyExc{typ: "ValueError", msg: "logit_bias must be a dict of int to float", frames: validateFrame(lineLogitBiasRaise, `raise ValueError("logit_bias must be a dict of int to float")`)}
 				}
 			default:
-				return &pyExc{typ: "TypeError", msg: "float() argument must be a string or a real number, not '" + pyTypeName(v) + "'",
+				return &pyExc{typ: "TypeError", msg: "float() argument must be a string or a real number, not '" + pyjson.TypeName(v) + "'",
 					frames: validateFrame(lineLogitBiasConv, "self.logit_bias = {int(k): float(v) for k, v in self.logit_bias.items()}")}
 			}
 		}
@@ -346,17 +348,17 @@ func pyParseFloat(s string) (float64, bool) {
 // tokenized. A value Python cannot iterate or tokenize is an exception
 // raised before generation starts (a 404 {"error": str(e)}).
 func stopSequences(stop any) ([][]int, []string, *pyExc) {
-	if !pyTruthy(stop) {
+	if !pyjson.Truthy(stop) {
 		return nil, nil, nil
 	}
 	var words []any
 	switch x := stop.(type) {
 	case string:
 		words = []any{x}
-	case []any, *Dict:
+	case []any, *pyjson.Dict:
 		words, _ = pyIterate(x)
 	default:
-		return nil, nil, &pyExc{typ: "TypeError", msg: "'" + pyTypeName(stop) + "' object is not iterable"}
+		return nil, nil, &pyExc{typ: "TypeError", msg: "'" + pyjson.TypeName(stop) + "' object is not iterable"}
 	}
 	var seqs [][]int
 	var strs []string
@@ -368,8 +370,8 @@ func stopSequences(stop any) ([][]int, []string, *pyExc) {
 			}
 			seqs = append(seqs, tokenIDs(tokenize(x)))
 			strs = append(strs, x)
-		case []any, *Dict:
-			return nil, nil, &pyExc{typ: "TypeError", msg: "unhashable type: '" + pyTypeName(w) + "'"}
+		case []any, *pyjson.Dict:
+			return nil, nil, &pyExc{typ: "TypeError", msg: "unhashable type: '" + pyjson.TypeName(w) + "'"}
 		default:
 			return nil, nil, &pyExc{typ: "TypeError", msg: "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"}
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 // Engine is a simulated mlx_lm.server. It is safe for concurrent use.
@@ -151,7 +153,7 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.completionHeaders(204)
 		_ = c.endHeaders()
 	default:
-		c.sendError(501, fmt.Sprintf("Unsupported method (%s)", pyStrRepr(r.Method)), "Server does not support this operation")
+		c.sendError(501, fmt.Sprintf("Unsupported method (%s)", pyjson.StrRepr(r.Method)), "Server does not support this operation")
 	}
 	c.finish()
 	if route != "" {
@@ -176,9 +178,9 @@ func (e *Engine) doGET(c *pyConn, path string, created int64) {
 			if hasFilter && id != filter {
 				continue
 			}
-			data = append(data, NewDict("id", id, "object", "model", "created", created))
+			data = append(data, pyjson.NewDict("id", id, "object", "model", "created", created))
 		}
-		_ = c.writeString(pyDumps(NewDict("object", "list", "data", data)))
+		_ = c.writeString(pyjson.Dumps(pyjson.NewDict("object", "list", "data", data)))
 	case path == "/health":
 		c.completionHeaders(200)
 		if c.endHeaders() == nil {
@@ -202,7 +204,7 @@ func (e *Engine) raise(c *pyConn, exc *pyExc) {
 func (e *Engine) jsonError(c *pyConn, code int, msg string) {
 	c.completionHeaders(code)
 	if c.endHeaders() == nil {
-		_ = c.writeString(pyDumps(NewDict("error", msg)))
+		_ = c.writeString(pyjson.Dumps(pyjson.NewDict("error", msg)))
 	}
 }
 
@@ -218,17 +220,17 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 		e.jsonError(c, 411, "Content-Length header is required")
 		return
 	}
-	text, err := pyDecodeUTF8(body)
+	text, err := pyjson.DecodeUTF8(body)
 	if err != nil {
 		e.raise(c, &pyExc{typ: "UnicodeDecodeError", msg: err.Error(), frames: []pyFrame{
 			{serverPy, 1079, "do_POST", "self.body = json.loads(raw_body.decode())", "                          ^^^^^^^^^^^^^^^^^"},
 		}})
 		return
 	}
-	v, err := pyLoads(text)
+	v, err := pyjson.Loads(text)
 	switch err := err.(type) {
 	case nil:
-	case *JSONDecodeError:
+	case *pyjson.JSONDecodeError:
 		e.log.error("JSONDecodeError: " + err.Error() + " - Raw body: " + text)
 		e.jsonError(c, 400, "Invalid JSON in request body: "+err.Error())
 		return
@@ -242,11 +244,11 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 		return
 	}
 	if e.log.enabled(levelDebug) {
-		e.log.debug("Incoming Request Body: " + pyDumpsIndent(v, "\t"))
+		e.log.debug("Incoming Request Body: " + pyjson.DumpsIndent(v, "\t"))
 	}
-	d, ok := v.(*Dict)
+	d, ok := v.(*pyjson.Dict)
 	if !ok {
-		e.log.error("Invalid Request Body: " + pyDumpsIndent(v, "\t"))
+		e.log.error("Invalid Request Body: " + pyjson.DumpsIndent(v, "\t"))
 		e.jsonError(c, 400, "Request should be a JSON dictionary")
 		return
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 var completionHeaderNames = []string{"Server", "Date", "Content-type", "Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers"}
@@ -212,8 +214,8 @@ func TestContentIsNullWhenEmptyAndASCIIEscaping(t *testing.T) {
 	// A stop word that is the first token empties the content.
 	first := str(path(mustDict(t, ts.chat(t, userHi).body), "choices", 0, "message", "content"))
 	firstTok := tokenize(first)[0].text
-	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "stop": `+pyDumps(firstTok)+`}`).body)
-	msg := path(d, "choices", 0, "message").(*Dict)
+	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "stop": `+pyjson.Dumps(firstTok)+`}`).body)
+	msg := path(d, "choices", 0, "message").(*pyjson.Dict)
 	if v, ok := msg.Get("content"); !ok || v != nil {
 		t.Errorf("content should be null, got %v (present %v)", v, ok)
 	}
@@ -299,9 +301,9 @@ func TestStreamingShape(t *testing.T) {
 	}
 	for _, d := range ds {
 		if _, ok := d.Get("usage"); ok {
-			t.Errorf("usage without include_usage: %v", pyDumps(d))
+			t.Errorf("usage without include_usage: %v", pyjson.Dumps(d))
 		}
-		if _, ok := path(d, "choices", 0).(*Dict).Get("logprobs"); ok {
+		if _, ok := path(d, "choices", 0).(*pyjson.Dict).Get("logprobs"); ok {
 			t.Errorf("logprobs in a streamed chunk")
 		}
 	}
@@ -365,21 +367,21 @@ func TestFinishReasonLengthAndMaxCompletionTokens(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3}`).body)
 	if str(path(d, "choices", 0, "finish_reason")) != "length" || num(path(d, "usage", "completion_tokens")) != 3 {
-		t.Errorf("max_tokens 3: %s", pyDumps(d))
+		t.Errorf("max_tokens 3: %s", pyjson.Dumps(d))
 	}
 	d = mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3, "max_completion_tokens": 5}`).body)
 	if num(path(d, "usage", "completion_tokens")) != 5 {
-		t.Errorf("max_completion_tokens should win: %s", pyDumps(d))
+		t.Errorf("max_completion_tokens should win: %s", pyjson.Dumps(d))
 	}
 	d = mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3, "max_completion_tokens": null}`).body)
 	if num(path(d, "usage", "completion_tokens")) != 3 {
-		t.Errorf("null max_completion_tokens falls back to max_tokens: %s", pyDumps(d))
+		t.Errorf("null max_completion_tokens falls back to max_tokens: %s", pyjson.Dumps(d))
 	}
 	// The server default (--max-tokens) applies when the request has none.
 	ts2 := newTestServer(t, Options{MaxTokens: 4})
 	d = mustDict(t, ts2.chat(t, `{"messages": [{"role": "user", "content": "Hi"}]}`).body)
 	if str(path(d, "choices", 0, "finish_reason")) != "length" || num(path(d, "usage", "completion_tokens")) != 4 {
-		t.Errorf("--max-tokens 4: %s", pyDumps(d))
+		t.Errorf("--max-tokens 4: %s", pyjson.Dumps(d))
 	}
 	// A natural end counts the end-of-turn token.
 	d = mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1000}`).body)
@@ -394,7 +396,7 @@ func TestStopStrings(t *testing.T) {
 	full := str(path(mustDict(t, ts.chat(t, userHi).body), "choices", 0, "message", "content"))
 	toks := tokenize(full)
 	stop := toks[5].text + toks[6].text // a two-token stop sequence
-	for _, stopJSON := range []string{pyDumps(stop), pyDumps([]any{"zzz-never", stop})} {
+	for _, stopJSON := range []string{pyjson.Dumps(stop), pyjson.Dumps([]any{"zzz-never", stop})} {
 		d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "stop": `+stopJSON+`}`).body)
 		got := str(path(d, "choices", 0, "message", "content"))
 		want := strings.SplitN(full, stop, 2)[0]
@@ -406,7 +408,7 @@ func TestStopStrings(t *testing.T) {
 		}
 	}
 	// Streaming: the stop text never reaches the client.
-	r := ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "stream": true, "stop": `+pyDumps(stop)+`}`)
+	r := ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "stream": true, "stop": `+pyjson.Dumps(stop)+`}`)
 	ds, _ := dataEvents(t, r.body)
 	var b strings.Builder
 	for _, d := range ds {
@@ -424,7 +426,7 @@ func TestStopStrings(t *testing.T) {
 func TestLogprobsShapesAndArgpartitionQuirk(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "logprobs": true}`).body)
-	choice := path(d, "choices", 0).(*Dict)
+	choice := path(d, "choices", 0).(*pyjson.Dict)
 	if !slices.Equal(choice.Keys(), []string{"index", "finish_reason", "logprobs", "message"}) {
 		t.Errorf("choice keys %v", choice.Keys())
 	}
@@ -433,7 +435,7 @@ func TestLogprobsShapesAndArgpartitionQuirk(t *testing.T) {
 		t.Errorf("%d logprobs for %d tokens", len(content), num(path(d, "usage", "completion_tokens")))
 	}
 	for _, e := range content {
-		ed := e.(*Dict)
+		ed := e.(*pyjson.Dict)
 		if !slices.Equal(ed.Keys(), []string{"id", "logprob"}) {
 			t.Fatalf("logprobs entry keys %v", ed.Keys())
 		}
@@ -455,7 +457,7 @@ func TestLogprobsShapesAndArgpartitionQuirk(t *testing.T) {
 		content := path(d, "choices", 0, "logprobs", "content").([]any)
 		notMax := 0
 		for i, e := range content {
-			ed := e.(*Dict)
+			ed := e.(*pyjson.Dict)
 			if !slices.Equal(ed.Keys(), []string{"id", "token", "logprob", "top_logprobs"}) {
 				t.Fatalf("entry keys %v", ed.Keys())
 			}
@@ -463,20 +465,20 @@ func TestLogprobsShapesAndArgpartitionQuirk(t *testing.T) {
 			if len(top) != 4 {
 				t.Fatalf("%d top_logprobs", len(top))
 			}
-			first := top[0].(*Dict)
+			first := top[0].(*pyjson.Dict)
 			if !slices.Equal(first.Keys(), []string{"id", "token", "logprob"}) {
 				t.Fatalf("top entry keys %v", first.Keys())
 			}
 			for _, k := range []string{"id", "token", "logprob"} {
 				a, _ := ed.Get(k)
 				b, _ := first.Get(k)
-				if pyDumps(a) != pyDumps(b) {
+				if pyjson.Dumps(a) != pyjson.Dumps(b) {
 					t.Fatalf("entry %d: outer %s %v != top_logprobs[0] %v", i, k, a, b)
 				}
 			}
 			best := first.GetDefault("logprob", 0.0).(float64)
 			for _, x := range top {
-				if lp := x.(*Dict).GetDefault("logprob", 0.0).(float64); lp > best {
+				if lp := x.(*pyjson.Dict).GetDefault("logprob", 0.0).(float64); lp > best {
 					best = lp
 				}
 			}
@@ -495,7 +497,7 @@ func TestLogprobsShapesAndArgpartitionQuirk(t *testing.T) {
 		top := path(d, "choices", 0, "logprobs", "content", i, "top_logprobs").([]any)
 		bestID, best := int64(-1), -1e9
 		for _, x := range top {
-			if lp := x.(*Dict).GetDefault("logprob", 0.0).(float64); lp > best {
+			if lp := x.(*pyjson.Dict).GetDefault("logprob", 0.0).(float64); lp > best {
 				best, bestID = lp, num(path(x, "id"))
 			}
 		}
@@ -503,7 +505,7 @@ func TestLogprobsShapesAndArgpartitionQuirk(t *testing.T) {
 			t.Errorf("token %d %q (id %d) is not the argmax of its top_logprobs (%d)", i, tk.text, tk.id, bestID)
 		}
 	}
-	if !regexp.MustCompile(`"token": "\\u0120[a-z]+"`).MatchString(pyDumps(d)) {
+	if !regexp.MustCompile(`"token": "\\u0120[a-z]+"`).MatchString(pyjson.Dumps(d)) {
 		t.Errorf("tokens should be byte-level BPE pieces (Ġword)")
 	}
 }
@@ -518,20 +520,20 @@ func TestToolCalls(t *testing.T) {
 	if str(path(d, "choices", 0, "finish_reason")) != "tool_calls" {
 		t.Fatalf("finish_reason: %s", r.body)
 	}
-	msg := path(d, "choices", 0, "message").(*Dict)
+	msg := path(d, "choices", 0, "message").(*pyjson.Dict)
 	if !slices.Equal(msg.Keys(), []string{"role", "content", "tool_calls"}) || path(msg, "content") != nil {
-		t.Errorf("message %s", pyDumps(msg))
+		t.Errorf("message %s", pyjson.Dumps(msg))
 	}
-	call := path(msg, "tool_calls", 0).(*Dict)
+	call := path(msg, "tool_calls", 0).(*pyjson.Dict)
 	if !slices.Equal(call.Keys(), []string{"function", "type", "id"}) || str(path(call, "type")) != "function" {
-		t.Errorf("tool call %s", pyDumps(call))
+		t.Errorf("tool call %s", pyjson.Dumps(call))
 	}
 	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(str(path(call, "id"))) {
 		t.Errorf("id %q is not a uuid4", str(path(call, "id")))
 	}
-	fn := path(call, "function").(*Dict)
+	fn := path(call, "function").(*pyjson.Dict)
 	if !slices.Equal(fn.Keys(), []string{"name", "arguments"}) || str(path(fn, "name")) != "get_weather" {
-		t.Errorf("function %s", pyDumps(fn))
+		t.Errorf("function %s", pyjson.Dumps(fn))
 	}
 	args := mustDict(t, str(path(fn, "arguments")))
 	if !slices.Equal(args.Keys(), []string{"location", "unit"}) || str(path(args, "location")) == "" {
@@ -550,16 +552,16 @@ func TestToolCalls(t *testing.T) {
 	if !done || len(ds) != 2 {
 		t.Fatalf("want one tool-call chunk and the final chunk:\n%s", r.body)
 	}
-	delta := path(ds[0], "choices", 0, "delta").(*Dict)
+	delta := path(ds[0], "choices", 0, "delta").(*pyjson.Dict)
 	if !slices.Equal(delta.Keys(), []string{"role", "tool_calls"}) {
-		t.Errorf("delta %s", pyDumps(delta))
+		t.Errorf("delta %s", pyjson.Dumps(delta))
 	}
-	sc := path(delta, "tool_calls", 0).(*Dict)
+	sc := path(delta, "tool_calls", 0).(*pyjson.Dict)
 	if !slices.Equal(sc.Keys(), []string{"function", "type", "id", "index"}) || num(path(sc, "index")) != 0 {
-		t.Errorf("streamed call %s", pyDumps(sc))
+		t.Errorf("streamed call %s", pyjson.Dumps(sc))
 	}
 	if str(path(ds[1], "choices", 0, "finish_reason")) != "tool_calls" {
-		t.Errorf("final chunk %s", pyDumps(ds[1]))
+		t.Errorf("final chunk %s", pyjson.Dumps(ds[1]))
 	}
 
 	// No mention, or a last message that is not the user's: plain text.
@@ -569,13 +571,13 @@ func TestToolCalls(t *testing.T) {
 	} {
 		d := mustDict(t, ts.chat(t, b).body)
 		if str(path(d, "choices", 0, "finish_reason")) != "stop" || str(path(d, "choices", 0, "message", "content")) == "" {
-			t.Errorf("expected a text answer: %s", pyDumps(d))
+			t.Errorf("expected a text answer: %s", pyjson.Dumps(d))
 		}
 	}
 	// A call cut by max_tokens is dropped with mlx_lm's warning.
 	d = mustDict(t, ts.chat(t, `{"max_tokens": 6, "messages": [{"role": "user", "content": "get_weather now"}], "tools": [`+weatherTool+`]}`).body)
 	if str(path(d, "choices", 0, "finish_reason")) != "length" || path(d, "choices", 0, "message", "tool_calls") != nil {
-		t.Errorf("truncated call: %s", pyDumps(d))
+		t.Errorf("truncated call: %s", pyjson.Dumps(d))
 	}
 	if !regexp.MustCompile(` - WARNING - Failed to parse tool call \(JSONDecodeError: .+\) — tool text was likely truncated mid-generation\.\n`).MatchString(ts.log.String()) {
 		t.Errorf("no truncation warning:\n%s", ts.log.String())
@@ -586,9 +588,9 @@ func TestReasoning(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	think := `{"messages": [{"role": "user", "content": "Why is the sky blue?"}], "chat_template_kwargs": {"enable_thinking": true}}`
 	d := mustDict(t, ts.chat(t, think).body)
-	msg := path(d, "choices", 0, "message").(*Dict)
+	msg := path(d, "choices", 0, "message").(*pyjson.Dict)
 	if !slices.Equal(msg.Keys(), []string{"role", "content", "reasoning"}) || str(path(msg, "reasoning")) == "" || str(path(msg, "content")) == "" {
-		t.Errorf("message %s", pyDumps(msg))
+		t.Errorf("message %s", pyjson.Dumps(msg))
 	}
 	if strings.Contains(str(path(msg, "reasoning")), "think>") {
 		t.Errorf("think tags leak into reasoning")
@@ -599,7 +601,7 @@ func TestReasoning(t *testing.T) {
 	seenContent := false
 	var reasoning strings.Builder
 	for _, c := range ds {
-		delta := path(c, "choices", 0, "delta").(*Dict)
+		delta := path(c, "choices", 0, "delta").(*pyjson.Dict)
 		_, hasR := delta.Get("reasoning")
 		_, hasC := delta.Get("content")
 		if hasR && hasC {
@@ -618,7 +620,7 @@ func TestReasoning(t *testing.T) {
 	}
 	// A top-level enable_thinking is ignored.
 	d = mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Why is the sky blue?"}], "enable_thinking": true}`).body)
-	if _, ok := path(d, "choices", 0, "message").(*Dict).Get("reasoning"); ok {
+	if _, ok := path(d, "choices", 0, "message").(*pyjson.Dict).Get("reasoning"); ok {
 		t.Errorf("top-level enable_thinking was honoured")
 	}
 	// --chat-template-args turns it on; the request's kwargs win.
@@ -648,11 +650,11 @@ func TestTextCompletions(t *testing.T) {
 	}
 	for _, c := range ds[:len(ds)-2] {
 		if str(c.GetDefault("object", "")) != "text_completion" || str(path(c, "choices", 0, "text")) == "" {
-			t.Errorf("chunk %s", pyDumps(c))
+			t.Errorf("chunk %s", pyjson.Dumps(c))
 		}
 	}
 	if str(ds[len(ds)-1].GetDefault("object", "")) != "chat.completion" {
-		t.Errorf("the usage chunk says chat.completion even here: %s", pyDumps(ds[len(ds)-1]))
+		t.Errorf("the usage chunk says chat.completion even here: %s", pyjson.Dumps(ds[len(ds)-1]))
 	}
 	if r := ts.post(t, "/v1/completions", `{"prompt": 42}`); r.status != 404 {
 		t.Errorf("non-string prompt: %q", r.raw)
@@ -689,7 +691,7 @@ func TestUnknownModelIs404(t *testing.T) {
 	}
 	d := mustDict(t, ts.chat(t, `{"model": "mlx-community/Qwen3-4B-4bit", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}`).body)
 	if str(d.GetDefault("model", "")) != "mlx-community/Qwen3-4B-4bit" {
-		t.Errorf("model not echoed: %s", pyDumps(d))
+		t.Errorf("model not echoed: %s", pyjson.Dumps(d))
 	}
 	if r := ts.chat(t, `{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}`); r.body != `{"error": "Only 'text' content type is supported."}` {
 		t.Errorf("image content: %q", r.raw)

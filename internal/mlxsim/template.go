@@ -3,6 +3,8 @@ package mlxsim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 // Prompt construction. mlx_lm applies the model's chat template and
@@ -30,7 +32,7 @@ type chatMessage struct {
 	role      any // usually a string
 	content   any // string after processing, or whatever was sent
 	toolCalls []any
-	raw       *Dict
+	raw       *pyjson.Dict
 }
 
 func (m chatMessage) roleString() string {
@@ -52,7 +54,7 @@ func processMessages(v any) ([]chatMessage, *pyExc) {
 	}
 	out := make([]chatMessage, 0, len(items))
 	for _, it := range items {
-		d, ok := it.(*Dict)
+		d, ok := it.(*pyjson.Dict)
 		if !ok {
 			return nil, noAttr(it, "get")
 		}
@@ -83,7 +85,7 @@ func processMessages(v any) ([]chatMessage, *pyExc) {
 			for i, f := range frags {
 				s, ok := f.(string)
 				if !ok {
-					return nil, &pyExc{typ: "TypeError", msg: fmt.Sprintf("sequence item %d: expected str instance, %s found", i, pyTypeName(f))}
+					return nil, &pyExc{typ: "TypeError", msg: fmt.Sprintf("sequence item %d: expected str instance, %s found", i, pyjson.TypeName(f))}
 				}
 				sb.WriteString(s)
 			}
@@ -93,33 +95,33 @@ func processMessages(v any) ([]chatMessage, *pyExc) {
 		default:
 			m.content = c
 		}
-		if tc, _ := d.Get("tool_calls"); pyTruthy(tc) {
+		if tc, _ := d.Get("tool_calls"); pyjson.Truthy(tc) {
 			calls, exc := pyIterate(tc)
 			if exc != nil {
 				return nil, exc
 			}
 			for _, call := range calls {
-				cd, ok := call.(*Dict)
+				cd, ok := call.(*pyjson.Dict)
 				if !ok {
 					return nil, noAttr(call, "get")
 				}
 				fn, _ := cd.Get("function")
-				if !pyTruthy(fn) {
+				if !pyjson.Truthy(fn) {
 					continue
 				}
-				fd, ok := fn.(*Dict)
+				fd, ok := fn.(*pyjson.Dict)
 				if !ok {
 					return nil, noAttr(fn, "get")
 				}
 				args, _ := fd.Get("arguments")
-				if !pyTruthy(args) {
+				if !pyjson.Truthy(args) {
 					continue
 				}
 				as, ok := args.(string)
 				if !ok {
-					return nil, &pyExc{typ: "TypeError", msg: "the JSON object must be str, bytes or bytearray, not " + pyTypeName(args)}
+					return nil, &pyExc{typ: "TypeError", msg: "the JSON object must be str, bytes or bytearray, not " + pyjson.TypeName(args)}
 				}
-				if _, err := pyLoads(as); err != nil {
+				if _, err := pyjson.Loads(as); err != nil {
 					return nil, &pyExc{typ: "json.decoder.JSONDecodeError", msg: err.Error()}
 				}
 			}
@@ -136,7 +138,7 @@ func pyIterate(v any) ([]any, *pyExc) {
 	switch x := v.(type) {
 	case []any:
 		return x, nil
-	case *Dict:
+	case *pyjson.Dict:
 		out := make([]any, 0, x.Len())
 		for _, k := range x.Keys() {
 			out = append(out, k)
@@ -149,16 +151,16 @@ func pyIterate(v any) ([]any, *pyExc) {
 		}
 		return out, nil
 	}
-	return nil, &pyExc{typ: "TypeError", msg: "'" + pyTypeName(v) + "' object is not iterable"}
+	return nil, &pyExc{typ: "TypeError", msg: "'" + pyjson.TypeName(v) + "' object is not iterable"}
 }
 
 // pySubscript is v[key] for a str key.
 func pySubscript(v any, key string) (any, *pyExc) {
 	switch x := v.(type) {
-	case *Dict:
+	case *pyjson.Dict:
 		val, ok := x.Get(key)
 		if !ok {
-			return nil, &pyExc{typ: "KeyError", msg: pyStrRepr(key)}
+			return nil, &pyExc{typ: "KeyError", msg: pyjson.StrRepr(key)}
 		}
 		return val, nil
 	case string:
@@ -166,11 +168,11 @@ func pySubscript(v any, key string) (any, *pyExc) {
 	case []any:
 		return nil, &pyExc{typ: "TypeError", msg: "list indices must be integers or slices, not str"}
 	}
-	return nil, &pyExc{typ: "TypeError", msg: "'" + pyTypeName(v) + "' object is not subscriptable"}
+	return nil, &pyExc{typ: "TypeError", msg: "'" + pyjson.TypeName(v) + "' object is not subscriptable"}
 }
 
 func noAttr(v any, attr string) *pyExc {
-	return &pyExc{typ: "AttributeError", msg: "'" + pyTypeName(v) + "' object has no attribute '" + attr + "'"}
+	return &pyExc{typ: "AttributeError", msg: "'" + pyjson.TypeName(v) + "' object has no attribute '" + attr + "'"}
 }
 
 // renderedPrompt is the template output split where mlx_lm would split it
@@ -183,7 +185,7 @@ type renderedPrompt struct {
 	segTypes []string
 }
 
-func toolJSON(v any) string { return pyDumpsNoASCII(v) }
+func toolJSON(v any) string { return pyjson.DumpsNoASCII(v) }
 
 // renderChat renders the messages with the Qwen3-style template.
 func renderChat(msgs []chatMessage, tools []any, thinking, addGenerationPrompt bool) string {
@@ -217,10 +219,10 @@ func renderChat(msgs []chatMessage, tools []any, thinking, addGenerationPrompt b
 			}
 			b.WriteString("<|im_start|>assistant\n" + content)
 			for k, call := range m.toolCalls {
-				cd, _ := call.(*Dict)
+				cd, _ := call.(*pyjson.Dict)
 				fn := cd
 				if f, ok := cd.Get("function"); ok {
-					if fd, ok := f.(*Dict); ok {
+					if fd, ok := f.(*pyjson.Dict); ok {
 						fn = fd
 					}
 				}
@@ -288,7 +290,7 @@ func chatPrompt(msgs []chatMessage, tools []any, thinking bool) (renderedPrompt,
 	}
 	sysEnd := 0
 	if numSystem > 0 {
-		sysMsgs := append(append([]chatMessage{}, msgs[:numSystem]...), chatMessage{role: "user", content: "", raw: NewDict("role", "user", "content", "")})
+		sysMsgs := append(append([]chatMessage{}, msgs[:numSystem]...), chatMessage{role: "user", content: "", raw: pyjson.NewDict("role", "user", "content", "")})
 		sysToks := tokenize(renderChat(sysMsgs, tools, thinking, false))
 		for i := 0; i < len(sysToks) && i < len(toks); i++ {
 			if sysToks[i].id != toks[i].id {

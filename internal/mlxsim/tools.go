@@ -3,6 +3,8 @@ package mlxsim
 import (
 	"math/rand/v2"
 	"strings"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim/pyjson"
 )
 
 // Tool calling. The rule: the request has tools, its last message is a user
@@ -19,13 +21,13 @@ import (
 // call in one delta, with finish_reason "tool_calls".
 
 // toolFunction returns tool["function"] as a dict, if it is one.
-func toolFunction(t any) *Dict {
-	d, ok := t.(*Dict)
+func toolFunction(t any) *pyjson.Dict {
+	d, ok := t.(*pyjson.Dict)
 	if !ok {
 		return nil
 	}
 	if f, ok := d.Get("function"); ok {
-		if fd, ok := f.(*Dict); ok {
+		if fd, ok := f.(*pyjson.Dict); ok {
 			return fd
 		}
 	}
@@ -63,36 +65,36 @@ func triggeredTool(g genRequest) any {
 func toolCallJSON(r *rand.Rand, tool any, userText string) string {
 	f := toolFunction(tool)
 	name := toolName(tool)
-	var params *Dict
+	var params *pyjson.Dict
 	if p, ok := f.Get("parameters"); ok {
-		params, _ = p.(*Dict)
+		params, _ = p.(*pyjson.Dict)
 	}
 	args := fillObject(r, params, userText, 0)
-	return pyDumpsNoASCII(NewDict("name", name, "arguments", args))
+	return pyjson.DumpsNoASCII(pyjson.NewDict("name", name, "arguments", args))
 }
 
-func fillObject(r *rand.Rand, schema *Dict, userText string, depth int) *Dict {
-	out := NewDict()
+func fillObject(r *rand.Rand, schema *pyjson.Dict, userText string, depth int) *pyjson.Dict {
+	out := pyjson.NewDict()
 	if schema == nil {
 		return out
 	}
-	props, _ := schema.GetDefault("properties", nil).(*Dict)
+	props, _ := schema.GetDefault("properties", nil).(*pyjson.Dict)
 	req, _ := schema.GetDefault("required", nil).([]any)
 	for _, k := range req {
 		name, ok := k.(string)
 		if !ok {
 			continue
 		}
-		var ps *Dict
+		var ps *pyjson.Dict
 		if props != nil {
-			ps, _ = props.GetDefault(name, nil).(*Dict)
+			ps, _ = props.GetDefault(name, nil).(*pyjson.Dict)
 		}
 		out.Set(name, fillValue(r, name, ps, userText, depth+1))
 	}
 	return out
 }
 
-func schemaType(s *Dict) string {
+func schemaType(s *pyjson.Dict) string {
 	switch t := s.GetDefault("type", nil).(type) {
 	case string:
 		return t
@@ -106,7 +108,7 @@ func schemaType(s *Dict) string {
 	return ""
 }
 
-func fillValue(r *rand.Rand, name string, s *Dict, userText string, depth int) any {
+func fillValue(r *rand.Rand, name string, s *pyjson.Dict, userText string, depth int) any {
 	if s == nil {
 		return stringFor(r, name, userText)
 	}
@@ -118,7 +120,7 @@ func fillValue(r *rand.Rand, name string, s *Dict, userText string, depth int) a
 	}
 	switch schemaType(s) {
 	case "integer":
-		if m, ok := s.GetDefault("minimum", nil).(PyInt); ok {
+		if m, ok := s.GetDefault("minimum", nil).(pyjson.Int); ok {
 			return m
 		}
 		return 1 + r.IntN(5)
@@ -129,7 +131,7 @@ func fillValue(r *rand.Rand, name string, s *Dict, userText string, depth int) a
 	case "null":
 		return nil
 	case "array":
-		items, _ := s.GetDefault("items", nil).(*Dict)
+		items, _ := s.GetDefault("items", nil).(*pyjson.Dict)
 		return []any{fillValue(r, strings.TrimSuffix(name, "s"), items, userText, depth+1)}
 	case "object":
 		return fillObject(r, s, userText, depth)

@@ -1,4 +1,4 @@
-package mlxsim
+package pyjson
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 
 // Expected values were produced by CPython's json module.
 
-func TestPyLoadsErrorsMatchPython(t *testing.T) {
+func TestLoadsErrorsMatchPython(t *testing.T) {
 	cases := map[string]string{
 		"":                    "Expecting value: line 1 column 1 (char 0)",
 		" ":                   "Expecting value: line 1 column 2 (char 1)",
@@ -39,14 +39,14 @@ func TestPyLoadsErrorsMatchPython(t *testing.T) {
 		`{"é": x}`:            "Expecting value: line 1 column 7 (char 6)",
 	}
 	for in, want := range cases {
-		_, err := pyLoads(in)
+		_, err := Loads(in)
 		if err == nil || err.Error() != want {
-			t.Errorf("pyLoads(%q) = %v, want %q", in, err, want)
+			t.Errorf("Loads(%q) = %v, want %q", in, err, want)
 		}
 	}
 }
 
-func TestPyLoadsValues(t *testing.T) {
+func TestLoadsValues(t *testing.T) {
 	cases := map[string]string{
 		`  {"a":1} `:                      `{"a": 1}`,
 		"NaN":                             "NaN",
@@ -63,25 +63,25 @@ func TestPyLoadsValues(t *testing.T) {
 		`{"z": true, "a": null, "m": []}`: `{"z": true, "a": null, "m": []}`,
 	}
 	for in, want := range cases {
-		v, err := pyLoads(in)
+		v, err := Loads(in)
 		if err != nil {
-			t.Errorf("pyLoads(%q): %v", in, err)
+			t.Errorf("Loads(%q): %v", in, err)
 			continue
 		}
-		if got := pyDumps(v); got != want {
+		if got := Dumps(v); got != want {
 			t.Errorf("json.dumps(json.loads(%q)) = %s, want %s", in, got, want)
 		}
 	}
 	// Python types survive: 5 is an int, 5.0 a float, true a bool.
-	v, _ := pyLoads(`[5, 5.0, true]`)
+	v, _ := Loads(`[5, 5.0, true]`)
 	l := v.([]any)
-	if _, ok := l[0].(PyInt); !ok {
+	if _, ok := l[0].(Int); !ok {
 		t.Errorf("5 decoded as %T", l[0])
 	}
 	if _, ok := l[1].(float64); !ok {
 		t.Errorf("5.0 decoded as %T", l[1])
 	}
-	if _, err := pyLoads(repeat("[", 2000)); err == nil || err.Error() != "maximum recursion depth exceeded while decoding a JSON array from a unicode string" {
+	if _, err := Loads(repeat("[", 2000)); err == nil || err.Error() != "maximum recursion depth exceeded while decoding a JSON array from a unicode string" {
 		t.Errorf("deep nesting: %v", err)
 	}
 }
@@ -103,27 +103,27 @@ func TestFloatRepr(t *testing.T) {
 		0.30000000000000004: "0.30000000000000004",
 	}
 	for f, want := range cases {
-		if got := pyFloatRepr(f); got != want {
+		if got := FloatRepr(f); got != want {
 			t.Errorf("repr(%v) = %s, want %s", f, got, want)
 		}
 	}
-	if got := pyFloatRepr(math.Copysign(0, -1)); got != "-0.0" {
+	if got := FloatRepr(math.Copysign(0, -1)); got != "-0.0" {
 		t.Errorf("repr(-0.0) = %s", got)
 	}
 }
 
 func TestDumpsLikePython(t *testing.T) {
-	got := pyDumps(NewDict("a", "é😀\u007f\x01<>&\"\\/", "b", []any{1, 2.0, nil, true}, "c", NewDict()))
+	got := Dumps(NewDict("a", "é😀\u007f\x01<>&\"\\/", "b", []any{1, 2.0, nil, true}, "c", NewDict()))
 	want := `{"a": "\u00e9\ud83d\ude00\u007f\u0001<>&\"\\/", "b": [1, 2.0, null, true], "c": {}}`
 	if got != want {
 		t.Errorf("dumps:\n got %s\nwant %s", got, want)
 	}
-	got = pyDumpsIndent(NewDict("a", []any{1, NewDict("b", []any{})}, "c", NewDict()), "\t")
+	got = DumpsIndent(NewDict("a", []any{1, NewDict("b", []any{})}, "c", NewDict()), "\t")
 	want = "{\n\t\"a\": [\n\t\t1,\n\t\t{\n\t\t\t\"b\": []\n\t\t}\n\t],\n\t\"c\": {}\n}"
 	if got != want {
 		t.Errorf("indent:\n got %q\nwant %q", got, want)
 	}
-	if got := pyDumpsNoASCII("é😀\x01"); got != "\"é😀\\u0001\"" {
+	if got := DumpsNoASCII("é😀\x01"); got != "\"é😀\\u0001\"" {
 		t.Errorf("ensure_ascii=False: %s", got)
 	}
 }
@@ -140,7 +140,7 @@ func TestUTF8DecodeErrorsMatchPython(t *testing.T) {
 		"ok \xf0\x9f\x98\x80": "",
 	}
 	for in, want := range cases {
-		_, err := pyDecodeUTF8([]byte(in))
+		_, err := DecodeUTF8([]byte(in))
 		got := ""
 		if err != nil {
 			got = err.Error()
@@ -148,37 +148,5 @@ func TestUTF8DecodeErrorsMatchPython(t *testing.T) {
 		if got != want {
 			t.Errorf("decode(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-func TestTokenizer(t *testing.T) {
-	text := "<|im_start|>user\nHello, it's 2026 — isn't it?\n\n  Done.<|im_end|>"
-	toks := tokenize(text)
-	var joined string
-	var pieces []string
-	for _, tk := range toks {
-		joined += tk.text
-		pieces = append(pieces, tk.text)
-	}
-	if joined != text {
-		t.Fatalf("tokenization is lossy: %q", joined)
-	}
-	want := []string{"<|im_start|>", "user", "\n", "Hello", ",", " it", "'s", " ", "2", "0", "2", "6", " —", " isn", "'t", " it", "?\n\n", " ", " Done", ".", "<|im_end|>"}
-	if len(pieces) != len(want) {
-		t.Fatalf("pieces %q\nwant   %q", pieces, want)
-	}
-	for i := range want {
-		if pieces[i] != want[i] {
-			t.Fatalf("pieces %q\nwant   %q", pieces, want)
-		}
-	}
-	if toks[0].id != 151644 || toks[len(toks)-1].id != 151645 {
-		t.Errorf("special ids %d %d", toks[0].id, toks[len(toks)-1].id)
-	}
-	if bpeToken(token{pieceID(" Done"), " Done"}) != "ĠDone" || bpeToken(token{pieceID("\n"), "\n"}) != "Ċ" {
-		t.Errorf("byte-level spelling")
-	}
-	if tokenize(" word")[0].id != tokenize("a word")[1].id {
-		t.Errorf("ids are not stable per piece")
 	}
 }
