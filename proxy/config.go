@@ -1,139 +1,272 @@
 package proxy
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+)
 
-// Config of one proxy. The collector extension fills it from YAML; tests
-// and benchmarks build it directly.
+// Config of one proxy. The mlx_proxy extension reads it from YAML as it is
+// (the mapstructure keys below, at the top of its section); tests and
+// benchmarks build it directly. The groups of settings (Timeouts,
+// Confidence, Heuristics, AccessLog) are embedded, so their fields read as
+// the proxy's own (cfg.ReadHeaderTimeout) while YAML nests them
+// (timeouts.read_header).
 type Config struct {
 	// Upstream is the engine's base URL, e.g. http://127.0.0.1:8081.
-	Upstream string
+	Upstream string `mapstructure:"upstream"`
+	// Timeouts bound the waits of the proxy.
+	Timeouts `mapstructure:"timeouts"`
+	// MaxRequestBodyBytes: a larger request body gets 413.
+	MaxRequestBodyBytes int64 `mapstructure:"max_request_body_bytes"`
+	// MaxConcurrentRequests caps the completion requests in progress,
+	// counted from arrival; past it a request gets 429 with Retry-After
+	// before its body is read (0: no cap).
+	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
+	// Model is the model the engine serves (its --model): the model label
+	// of requests that name none (or say "default_model"), and of the model
+	// facts.
+	Model string `mapstructure:"model"`
+	// ServedModels are the models a request may name (besides none and
+	// "default_model"); another gets the proxy's own 404 model_not_found
+	// and never reaches the engine, which would unload its model to load
+	// it. Empty: Model. AnyModel ("*") lets every name through.
+	ServedModels []string `mapstructure:"served_models"`
+	// AllowAdapters and AllowDraftModel let requests carry adapters and
+	// draft_model, which make mlx_lm load other weights (off: 400).
+	AllowAdapters   bool `mapstructure:"allow_adapters"`
+	AllowDraftModel bool `mapstructure:"allow_draft_model"`
+	// ModelConfig locates config.json: a file, a model directory or a
+	// Hugging Face repo id. Empty: Model.
+	ModelConfig string `mapstructure:"model_config"`
+	// HFHubCache is the Hugging Face hub cache for repo ids. Empty:
+	// $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub.
+	HFHubCache string `mapstructure:"hf_hub_cache"`
+	// MaxModelLabelValues and MaxToolLabelValues cap the distinct values of
+	// the model and tool labels; past the cap a value is "other".
+	MaxModelLabelValues int `mapstructure:"max_model_label_values"`
+	MaxToolLabelValues  int `mapstructure:"max_tool_label_values"`
+	// ProbeInterval is how often GET /health of the engine sets mlx_up.
+	ProbeInterval time.Duration `mapstructure:"upstream_probe_interval"`
+	// DefaultTemperature is mlx_temperature for a request without one
+	// (mlx_lm's --temp, 0.0 unless changed).
+	DefaultTemperature float64 `mapstructure:"default_temperature"`
+
+	// Confidence says when the proxy asks the engine for logprobs and how
+	// it scores them.
+	Confidence `mapstructure:"confidence"`
+	// Heuristics configures the hallucination heuristics.
+	Heuristics `mapstructure:"heuristics"`
+
+	// Traces says what the spans carry and how many may wait for export
+	// (the mlx_proxy receiver's traces pipeline). Spans are made only while
+	// that receiver runs in a pipeline.
+	Traces TraceConfig `mapstructure:"traces"`
+	// MetricsOnProxyPort serves /metrics on the proxy's own listener, as
+	// the original did on :8080. Off, /metrics there is 404 and the series
+	// are on ServeMetrics' listener only.
+	MetricsOnProxyPort bool `mapstructure:"metrics_on_proxy_port"`
+	// MetricsBearerToken, when set, is required (Authorization: Bearer) on
+	// /metrics wherever it is served. Not read from YAML here: the
+	// extension reads it as a secret (metrics_bearer_token) and sets it.
+	MetricsBearerToken string `mapstructure:"-"`
+
+	// AccessLog bounds the access log's hand-over queue.
+	AccessLog `mapstructure:"access_log"`
+	// Live says what the live stream (for VeloBenchmark) carries. Records
+	// are made only while the mlx_proxy receiver with records: live runs.
+	Live LiveConfig `mapstructure:"live"`
+}
+
+// Timeouts bound the waits of the proxy (key `timeouts`).
+type Timeouts struct {
 	// ReadHeaderTimeout bounds how long a client may take to send its
 	// request headers.
-	ReadHeaderTimeout time.Duration
+	ReadHeaderTimeout time.Duration `mapstructure:"read_header"`
 	// UpstreamResponseHeaderTimeout bounds the wait for the engine's
 	// response headers (0: no limit). mlx_lm sends a non-streamed answer's
 	// headers only with the whole answer, so this must cover a whole
 	// generation.
-	UpstreamResponseHeaderTimeout time.Duration
+	UpstreamResponseHeaderTimeout time.Duration `mapstructure:"upstream_response_header"`
 	// IdleTimeout closes idle client keep-alive connections.
-	IdleTimeout time.Duration
+	IdleTimeout time.Duration `mapstructure:"idle"`
 	// ShutdownTimeout is how long requests in progress may go on when the
 	// proxy stops; then they are cut.
-	ShutdownTimeout time.Duration
-	// MaxRequestBodyBytes: a larger request body gets 413.
-	MaxRequestBodyBytes int64
+	ShutdownTimeout time.Duration `mapstructure:"shutdown"`
 	// BodyReadTimeout bounds reading a request body: a client slower than
 	// that gets 408 and its connection is closed (0: no bound).
-	BodyReadTimeout time.Duration
+	BodyReadTimeout time.Duration `mapstructure:"body_read"`
 	// StreamStallTimeout: an engine stream with no bytes for this long
 	// (keepalive comments count) is ended: the client gets an SSE error
 	// event and [DONE], the engine's request is cancelled (0: never).
-	StreamStallTimeout time.Duration
+	StreamStallTimeout time.Duration `mapstructure:"stream_stall"`
 	// ClientWriteTimeout: a client that takes longer than this to accept a
 	// write (it stopped reading) is cut off, and the engine's request
 	// cancelled (0: never).
-	ClientWriteTimeout time.Duration
-	// MaxConcurrentRequests caps the completion requests in progress; past
-	// it a request gets 429 with Retry-After before its body is read (0: no
-	// cap).
-	MaxConcurrentRequests int
-	// Model is the model the engine serves: the model label of requests
-	// that name none (or say "default_model"), and of the model facts.
-	Model string
-	// ServedModels are the models a request may name (besides none and
-	// "default_model"); another gets the proxy's own 404 model_not_found
-	// and never reaches the engine, which would load it. Empty: Model.
-	// AnyModel ("*") lets every name through.
-	ServedModels []string
-	// AllowAdapters and AllowDraftModel let requests carry adapters and
-	// draft_model, which make mlx_lm load other weights (off: 400).
-	AllowAdapters, AllowDraftModel bool
-	// ModelConfig locates config.json: a file, a model directory or a
-	// Hugging Face repo id. Empty: Model.
-	ModelConfig string
-	// HFHubCache is the Hugging Face hub cache ("" = the usual default).
-	HFHubCache string
-	// MaxModelLabelValues and MaxToolLabelValues cap the distinct values of
-	// the model and tool labels; past the cap a value is "other".
-	MaxModelLabelValues int
-	MaxToolLabelValues  int
-	// ProbeInterval is how often the engine is probed for mlx_up.
-	ProbeInterval time.Duration
-	// DefaultTemperature is mlx_temperature for a request without one
-	// (mlx_lm's --temp, 0.0 unless changed).
-	DefaultTemperature float64
+	ClientWriteTimeout time.Duration `mapstructure:"client_write"`
+}
 
+// Confidence says when the proxy asks the engine for logprobs and how it
+// scores them (key `confidence`).
+type Confidence struct {
 	// TopLogprobs is the top-N the proxy asks the engine for when the
 	// client did not ask for logprobs: injected into non-streamed
 	// completion requests (and taken out of the answer again) and into
 	// destreamed ones. 0: the proxy never asks (no injection, no destreaming).
-	TopLogprobs int
+	TopLogprobs int `mapstructure:"top_logprobs"`
 	// DestreamFraction is the share (0..1) of streamed chat requests that
 	// go upstream non-streamed, so that their logprobs can be scored, and
 	// reach the client re-emitted as a stream.
-	DestreamFraction float64
+	DestreamFraction float64 `mapstructure:"destream_fraction"`
 	// LowConfidenceThreshold: a token whose probability is below it is a
 	// low-confidence token; a response whose mean is below it is a
 	// low-confidence response.
-	LowConfidenceThreshold float64
+	LowConfidenceThreshold float64 `mapstructure:"low_confidence_threshold"`
+	// ScoringQueue is how many finished answers may wait to be scored;
+	// past it an answer is not scored (and counted as dropped,
+	// mlx_scoring_dropped_total), so scoring never holds up a request.
+	ScoringQueue int `mapstructure:"scoring_queue"`
+}
+
+// Heuristics configures the hallucination heuristics (key `heuristics`).
+type Heuristics struct {
 	// HallucinationFlagThreshold: an answer whose risk is above it counts
 	// in mlx_hallucination_flag_total.
-	HallucinationFlagThreshold float64
-	// ScoringQueue is how many finished answers may wait to be scored;
-	// past it an answer is not scored (and counted as dropped), so scoring
-	// never holds up a request.
-	ScoringQueue int
+	HallucinationFlagThreshold float64 `mapstructure:"flag_threshold"`
+}
 
-	// Traces says what the spans carry and how many may wait for export.
-	Traces TraceConfig
-	// MetricsOnProxyPort serves /metrics on the proxy's own listener, as
-	// the original did on :8080. Off, /metrics there is 404 and the series
-	// are on ServeMetrics' listener only.
-	MetricsOnProxyPort bool
-	// MetricsBearerToken, when set, is required (Authorization: Bearer) on
-	// /metrics wherever it is served.
-	MetricsBearerToken string
-
-	// AccessLogQueue is how many access log records may wait for export;
-	// past it a record is dropped (mlx_access_log_dropped_total).
-	AccessLogQueue int
-	// Live says what the live stream (for VeloBenchmark) carries.
-	Live LiveConfig
+// AccessLog bounds the access log's hand-over queue (key `access_log`).
+type AccessLog struct {
+	// AccessLogQueue is how many access log records may wait for export
+	// (the mlx_proxy receiver's logs pipeline); past it a record is
+	// dropped (mlx_access_log_dropped_total).
+	AccessLogQueue int `mapstructure:"queue_size"`
 }
 
 // DefaultConfig is the configuration the extension starts from.
 func DefaultConfig() Config {
 	return Config{
-		Upstream:                      "http://127.0.0.1:8081",
-		ReadHeaderTimeout:             10 * time.Second,
-		UpstreamResponseHeaderTimeout: 10 * time.Minute,
-		IdleTimeout:                   2 * time.Minute,
-		ShutdownTimeout:               5 * time.Second,
-		MaxRequestBodyBytes:           32 << 20,
-		BodyReadTimeout:               30 * time.Second,
-		StreamStallTimeout:            2 * time.Minute,
-		ClientWriteTimeout:            time.Minute,
-		MaxConcurrentRequests:         64,
-		MaxModelLabelValues:           8,
-		MaxToolLabelValues:            32,
-		ProbeInterval:                 15 * time.Second,
-		TopLogprobs:                   3,
-		LowConfidenceThreshold:        0.5,
-		HallucinationFlagThreshold:    0.5,
-		ScoringQueue:                  256,
+		Upstream: "http://127.0.0.1:8081",
+		Timeouts: Timeouts{
+			ReadHeaderTimeout:             10 * time.Second,
+			UpstreamResponseHeaderTimeout: 10 * time.Minute,
+			IdleTimeout:                   2 * time.Minute,
+			ShutdownTimeout:               5 * time.Second,
+			BodyReadTimeout:               30 * time.Second,
+			StreamStallTimeout:            2 * time.Minute,
+			ClientWriteTimeout:            time.Minute,
+		},
+		MaxRequestBodyBytes:   32 << 20,
+		MaxConcurrentRequests: 64,
+		MaxModelLabelValues:   8,
+		MaxToolLabelValues:    32,
+		ProbeInterval:         15 * time.Second,
+		Confidence: Confidence{
+			TopLogprobs:            3,
+			LowConfidenceThreshold: 0.5,
+			ScoringQueue:           256,
+		},
+		Heuristics: Heuristics{HallucinationFlagThreshold: 0.5},
 		Traces: TraceConfig{
 			CaptureContent:  true,
 			MaxContentBytes: 256 << 10,
 			QueueSize:       512,
 		},
 		MetricsOnProxyPort: true,
-		AccessLogQueue:     1024,
+		AccessLog:          AccessLog{AccessLogQueue: 1024},
 		Live: LiveConfig{
 			IncludeTokens:  true,
 			StatusInterval: 10 * time.Second,
 			QueueSize:      8192,
 		},
 	}
+}
+
+// maxTopLogprobs is the largest top_logprobs every mlx_lm release with the
+// current layout accepts (0.30.x: 1-10; 0.31 also 11).
+const maxTopLogprobs = 10
+
+// Validate checks the settings. Errors name the YAML keys.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Upstream == "" {
+		errs = append(errs, errors.New("upstream: must be set (mlx_lm.server's base URL, e.g. http://127.0.0.1:8081)"))
+	} else if u, err := url.Parse(c.Upstream); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("upstream: %q is not an http(s) URL", c.Upstream))
+	}
+	if c.MaxRequestBodyBytes <= 0 {
+		errs = append(errs, fmt.Errorf("max_request_body_bytes: must be positive, got %d", c.MaxRequestBodyBytes))
+	}
+	if c.MaxConcurrentRequests < 0 {
+		errs = append(errs, fmt.Errorf("max_concurrent_requests: must not be negative, got %d", c.MaxConcurrentRequests))
+	}
+	if c.StreamStallTimeout < 0 || c.ClientWriteTimeout < 0 {
+		errs = append(errs, fmt.Errorf("timeouts.stream_stall and timeouts.client_write: must not be negative"))
+	}
+	if c.BodyReadTimeout < 0 {
+		errs = append(errs, fmt.Errorf("timeouts.body_read: must not be negative, got %s", c.BodyReadTimeout))
+	}
+	if c.MaxModelLabelValues < 1 {
+		errs = append(errs, fmt.Errorf("max_model_label_values: must be at least 1, got %d", c.MaxModelLabelValues))
+	}
+	if c.MaxToolLabelValues < 1 {
+		errs = append(errs, fmt.Errorf("max_tool_label_values: must be at least 1, got %d", c.MaxToolLabelValues))
+	}
+	if c.ProbeInterval <= 0 {
+		errs = append(errs, fmt.Errorf("upstream_probe_interval: must be positive, got %s", c.ProbeInterval))
+	}
+	if c.DefaultTemperature < 0 {
+		errs = append(errs, fmt.Errorf("default_temperature: must not be negative, got %g", c.DefaultTemperature))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"timeouts.read_header", c.ReadHeaderTimeout},
+		{"timeouts.idle", c.IdleTimeout},
+		{"timeouts.shutdown", c.ShutdownTimeout},
+	} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", d.name, d.v))
+		}
+	}
+	errs = append(errs, c.Confidence.validate()...)
+	if err := c.Traces.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("traces: %w", err))
+	}
+	if err := c.Live.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("live: %w", err))
+	}
+	if c.AccessLogQueue < 1 {
+		errs = append(errs, fmt.Errorf("access_log.queue_size: must be at least 1, got %d", c.AccessLogQueue))
+	}
+	if t := c.HallucinationFlagThreshold; !(t >= 0 && t < 1) {
+		errs = append(errs, fmt.Errorf("heuristics.flag_threshold: must be in [0, 1), got %g", t))
+	}
+	if c.UpstreamResponseHeaderTimeout < 0 {
+		errs = append(errs, fmt.Errorf("timeouts.upstream_response_header: must not be negative (0 = no limit), got %s", c.UpstreamResponseHeaderTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Confidence) validate() []error {
+	var errs []error
+	if c.TopLogprobs < 0 || c.TopLogprobs > maxTopLogprobs {
+		errs = append(errs, fmt.Errorf("confidence.top_logprobs: must be 0 (never ask) to %d, got %d", maxTopLogprobs, c.TopLogprobs))
+	}
+	if f := c.DestreamFraction; !(f >= 0 && f <= 1) {
+		errs = append(errs, fmt.Errorf("confidence.destream_fraction: must be in [0, 1], got %g", f))
+	} else if f > 0 && c.TopLogprobs == 0 {
+		errs = append(errs, errors.New("confidence.destream_fraction: needs confidence.top_logprobs above 0 (a destreamed request is scored from the logprobs the proxy asks for)"))
+	}
+	if t := c.LowConfidenceThreshold; !(t > 0 && t <= 1) {
+		errs = append(errs, fmt.Errorf("confidence.low_confidence_threshold: must be in (0, 1], got %g", t))
+	}
+	if c.ScoringQueue < 1 {
+		errs = append(errs, fmt.Errorf("confidence.scoring_queue: must be at least 1, got %d", c.ScoringQueue))
+	}
+	return errs
 }
 
 // modelLabel is the label of requests that do not name a model.

@@ -1,6 +1,13 @@
 package proxyextension
 
 import (
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
@@ -19,12 +27,12 @@ func TestDefaultConfig(t *testing.T) {
 	require.NoError(t, confmap.Validate(cfg))
 	assert.Equal(t, "0.0.0.0:8080", cfg.Endpoint, "the original proxy's port")
 	assert.Equal(t, "http://127.0.0.1:8081", cfg.Upstream)
-	assert.Equal(t, 15*time.Second, cfg.UpstreamProbeInterval, "the original probed every 15 s")
-	assert.Equal(t, 10*time.Minute, cfg.Timeouts.UpstreamResponseHeader, "covers a non-streamed generation")
+	assert.Equal(t, 15*time.Second, cfg.ProbeInterval, "the original probed every 15 s")
+	assert.Equal(t, 10*time.Minute, cfg.UpstreamResponseHeaderTimeout, "covers a non-streamed generation")
 	assert.Equal(t, 3, cfg.Confidence.TopLogprobs, "the original's MLX_LOGPROBS=3")
 	assert.Zero(t, cfg.Confidence.DestreamFraction, "streams are relayed untouched unless asked")
 	assert.Equal(t, 0.5, cfg.Confidence.LowConfidenceThreshold)
-	assert.Equal(t, 0.5, cfg.Heuristics.FlagThreshold)
+	assert.Equal(t, 0.5, cfg.HallucinationFlagThreshold)
 
 	empty, err := configtest.Load[*Config](t, NewFactory(), "")
 	require.NoError(t, err)
@@ -37,27 +45,29 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, &Config{
 		Endpoint:           "127.0.0.1:18080",
 		MetricsEndpoint:    "127.0.0.1:19108",
-		MetricsOnProxyPort: false,
 		MetricsBearerToken: "s3cret",
-		Upstream:           "http://127.0.0.1:18081",
-		Timeouts: TimeoutsConfig{ReadHeader: 5 * time.Second, UpstreamResponseHeader: 0, Idle: 30 * time.Second, Shutdown: 2 * time.Second, BodyRead: 10 * time.Second,
-			StreamStall: 45 * time.Second, ClientWrite: 20 * time.Second},
-		MaxRequestBodyBytes:   1 << 20,
-		MaxConcurrentRequests: 16,
-		Model:                 "mlx-community/Qwen3-4B-4bit",
-		ServedModels:          []string{"mlx-community/Qwen3-4B-4bit", "mlx-community/Qwen3-1.7B-4bit"},
-		AllowDraftModel:       true,
-		ModelConfig:           "/models/qwen3/config.json",
-		HFHubCache:            "/cache/hub",
-		MaxModelLabelValues:   3,
-		MaxToolLabelValues:    5,
-		UpstreamProbeInterval: 3 * time.Second,
-		DefaultTemperature:    0.7,
-		Confidence:            ConfidenceConfig{TopLogprobs: 5, DestreamFraction: 0.05, LowConfidenceThreshold: 0.4, ScoringQueue: 16},
-		Heuristics:            HeuristicsConfig{FlagThreshold: 0.6},
-		Traces:                proxy.TraceConfig{CaptureContent: false, MaxContentBytes: 4096, QueueSize: 64, Node: "rank0"},
-		AccessLog:             AccessLogConfig{QueueSize: 32},
-		Live:                  proxy.LiveConfig{IncludeTokens: false, ModelID: "qwen3-4b", Topology: "tp2", StatusInterval: 5 * time.Second, QueueSize: 100},
+		ProxySettings: ProxySettings{
+			MetricsOnProxyPort: false,
+			Upstream:           "http://127.0.0.1:18081",
+			Timeouts: proxy.Timeouts{ReadHeaderTimeout: 5 * time.Second, UpstreamResponseHeaderTimeout: 0, IdleTimeout: 30 * time.Second, ShutdownTimeout: 2 * time.Second, BodyReadTimeout: 10 * time.Second,
+				StreamStallTimeout: 45 * time.Second, ClientWriteTimeout: 20 * time.Second},
+			MaxRequestBodyBytes:   1 << 20,
+			MaxConcurrentRequests: 16,
+			Model:                 "mlx-community/Qwen3-4B-4bit",
+			ServedModels:          []string{"mlx-community/Qwen3-4B-4bit", "mlx-community/Qwen3-1.7B-4bit"},
+			AllowDraftModel:       true,
+			ModelConfig:           "/models/qwen3/config.json",
+			HFHubCache:            "/cache/hub",
+			MaxModelLabelValues:   3,
+			MaxToolLabelValues:    5,
+			ProbeInterval:         3 * time.Second,
+			DefaultTemperature:    0.7,
+			Confidence:            proxy.Confidence{TopLogprobs: 5, DestreamFraction: 0.05, LowConfidenceThreshold: 0.4, ScoringQueue: 16},
+			Heuristics:            proxy.Heuristics{HallucinationFlagThreshold: 0.6},
+			Traces:                proxy.TraceConfig{CaptureContent: false, MaxContentBytes: 4096, QueueSize: 64, Node: "rank0"},
+			AccessLog:             proxy.AccessLog{AccessLogQueue: 32},
+			Live:                  proxy.LiveConfig{IncludeTokens: false, ModelID: "qwen3-4b", Topology: "tp2", StatusInterval: 5 * time.Second, QueueSize: 100},
+		},
 	}, cfg)
 	pc := cfg.proxyConfig()
 	assert.Equal(t, cfg.Upstream, pc.Upstream)
@@ -126,4 +136,117 @@ func TestInvalidConfigs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// confmap.Validate walks into the embedded proxy settings as well: a proxy
+// error is still reported once.
+func TestAProxyErrorIsReportedOnce(t *testing.T) {
+	_, err := configtest.Load[*Config](t, NewFactory(), "bad_upstream")
+	require.Error(t, err)
+	assert.Equal(t, 1, strings.Count(err.Error(), "is not an http(s) URL"), err.Error())
+}
+
+// The extension hands the proxy its settings whole (proxy.Config, embedded)
+// rather than field by field. Every key of testdata's full config reaches
+// the proxy.Config field of that key and changes no other, and every key of
+// proxy.Config is one of them: no setting is lost on the way.
+func TestEveryKeyReachesTheProxy(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	full, err := cm.Sub("mlx_proxy/full")
+	require.NoError(t, err)
+	values := map[string]any{}
+	for _, k := range full.AllKeys() {
+		values[k] = full.Get(k)
+	}
+	// The keys full leaves at their defaults, with other values.
+	values["allow_adapters"] = true
+	values["live::ring_hostfile"] = "/etc/mlx/hosts.json"
+	// The listeners, which the extension opens itself.
+	collectorSide := []string{"endpoint", "metrics_endpoint"}
+
+	keys, untagged := configKeys(reflect.TypeFor[proxy.Config]())
+	assert.ElementsMatch(t, []string{"MetricsBearerToken", "Traces.Hide"}, slices.Collect(maps.Keys(untagged)),
+		"the proxy.Config fields no key fills: the extension sets them in proxyConfig")
+	// A secret on the extension (configopaque), a string on the proxy.
+	keys["metrics_bearer_token"] = untagged["MetricsBearerToken"]
+
+	def := reflect.ValueOf(createDefaultConfig().(*Config).proxyConfig())
+	for key, v := range values {
+		if slices.Contains(collectorSide, key) {
+			continue
+		}
+		if _, ok := keys[key]; !assert.Truef(t, ok, "%s: no field of proxy.Config", key) {
+			continue
+		}
+		cfg := createDefaultConfig().(*Config)
+		require.NoError(t, confmap.NewFromStringMap(nested(key, v)).Unmarshal(cfg), key)
+		got := reflect.ValueOf(cfg.proxyConfig())
+		for other, index := range keys {
+			g, d := got.FieldByIndex(index).Interface(), def.FieldByIndex(index).Interface()
+			if other == key {
+				assert.NotEqualf(t, d, g, "%s does not reach proxy.Config", key)
+			} else {
+				assert.Equalf(t, d, g, "%s changed %s of proxy.Config", key, other)
+			}
+		}
+	}
+	for key := range keys {
+		_, ok := values[key]
+		assert.Truef(t, ok, "%s: in proxy.Config, not in this test", key)
+	}
+}
+
+// The configuration table of documentation.md names every key, and no other.
+func TestTheConfigurationTableNamesEveryKey(t *testing.T) {
+	doc, err := os.ReadFile("documentation.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(doc), "\n## Configuration\n")
+	require.True(t, ok)
+	table, _, _ = strings.Cut(table, "\n\n## ")
+	var documented []string
+	for _, row := range regexp.MustCompile("(?m)^\\| ([^|]+) \\|").FindAllStringSubmatch(table, -1) {
+		for _, k := range regexp.MustCompile("`([a-z_.]+)`").FindAllStringSubmatch(row[1], -1) {
+			documented = append(documented, strings.ReplaceAll(k[1], ".", confmap.KeyDelimiter))
+		}
+	}
+	keys, _ := configKeys(reflect.TypeFor[Config]())
+	assert.ElementsMatch(t, slices.Collect(maps.Keys(keys)), documented)
+}
+
+// configKeys maps the keys of a config struct (nested ones joined with "::",
+// as confmap does; squashed structs at their parent's level) to their
+// fields' indexes, and the fields tagged "-" (by Go path) to theirs.
+func configKeys(typ reflect.Type) (keys, untagged map[string][]int) {
+	keys, untagged = map[string][]int{}, map[string][]int{}
+	var walk func(typ reflect.Type, key, goPath string, index []int)
+	walk = func(typ reflect.Type, key, goPath string, index []int) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			idx := append(slices.Clone(index), i)
+			switch {
+			case name == "-":
+				untagged[goPath+f.Name] = idx
+			case opts == "squash":
+				walk(f.Type, key, goPath, idx)
+			case f.Type.Kind() == reflect.Struct:
+				walk(f.Type, key+name+confmap.KeyDelimiter, goPath+f.Name+".", idx)
+			default:
+				keys[key+name] = idx
+			}
+		}
+	}
+	walk(typ, "", "", nil)
+	return keys, untagged
+}
+
+// nested is the map of one key ("a::b") with value v.
+func nested(key string, v any) map[string]any {
+	parts := strings.Split(key, confmap.KeyDelimiter)
+	m := map[string]any{parts[len(parts)-1]: v}
+	for i := len(parts) - 2; i >= 0; i-- {
+		m = map[string]any{parts[i]: m}
+	}
+	return m
 }

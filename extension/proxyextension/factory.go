@@ -20,37 +20,7 @@ func NewFactory() extension.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	d := proxy.DefaultConfig()
-	return &Config{
-		Endpoint:           "0.0.0.0:8080",
-		MetricsOnProxyPort: d.MetricsOnProxyPort,
-		Upstream:           d.Upstream,
-		Timeouts: TimeoutsConfig{
-			ReadHeader:             d.ReadHeaderTimeout,
-			UpstreamResponseHeader: d.UpstreamResponseHeaderTimeout,
-			Idle:                   d.IdleTimeout,
-			Shutdown:               d.ShutdownTimeout,
-			BodyRead:               d.BodyReadTimeout,
-			StreamStall:            d.StreamStallTimeout,
-			ClientWrite:            d.ClientWriteTimeout,
-		},
-		MaxRequestBodyBytes:   d.MaxRequestBodyBytes,
-		MaxConcurrentRequests: d.MaxConcurrentRequests,
-		MaxModelLabelValues:   d.MaxModelLabelValues,
-		MaxToolLabelValues:    d.MaxToolLabelValues,
-		UpstreamProbeInterval: d.ProbeInterval,
-		DefaultTemperature:    d.DefaultTemperature,
-		Confidence: ConfidenceConfig{
-			TopLogprobs:            d.TopLogprobs,
-			DestreamFraction:       d.DestreamFraction,
-			LowConfidenceThreshold: d.LowConfidenceThreshold,
-			ScoringQueue:           d.ScoringQueue,
-		},
-		Heuristics: HeuristicsConfig{FlagThreshold: d.HallucinationFlagThreshold},
-		Traces:     d.Traces,
-		AccessLog:  AccessLogConfig{QueueSize: d.AccessLogQueue},
-		Live:       d.Live,
-	}
+	return &Config{ProxySettings: ProxySettings(proxy.DefaultConfig()), Endpoint: "0.0.0.0:8080"}
 }
 
 func create(_ context.Context, set extension.Settings, cfg component.Config) (extension.Extension, error) {
