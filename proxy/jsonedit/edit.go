@@ -138,8 +138,8 @@ const (
 	// right after the "{".
 	Last
 	// Close: right before the "}" (after any white space there), with
-	// json.dumps's separators, as mlx_lm appends a member to a dict it
-	// dumps again.
+	// json.dumps's separators: destream's tool call "index", added last
+	// as mlx_lm adds it.
 	Close
 )
 
@@ -179,15 +179,16 @@ func (o Object) Set(pos Position, kvs ...KV) []byte {
 			if len(o.Members) > 0 {
 				add = append(add, sep...)
 			}
-		case len(o.Members) == 0:
-		case pos == Last:
+		case pos == Close:
 			at = o.end - 1 // the "}"
+			if len(o.Members) > 0 {
+				add = append([]byte(sep), add...)
+			}
+		case len(o.Members) > 0: // Last
+			at = o.end - 1
 			for IsSpace(o.b[at-1]) {
 				at--
 			}
-			add = append([]byte(sep), add...)
-		case pos == Close:
-			at = o.end - 1
 			add = append([]byte(sep), add...)
 		}
 		edits = append(edits, Edit{at, at, string(add)})
