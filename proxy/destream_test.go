@@ -74,3 +74,11 @@ func FuzzDestream(f *testing.F) {
 		}
 	})
 }
+
+// A tool call without "index" gets its position added before its "}", with
+// json.dumps's separators (jsonedit.Close).
+func TestIndexedToolCallsBytes(t *testing.T) {
+	out, err := indexedToolCalls([]byte(`[{"id": "1"}, {}, {"index": 5}, 7, {"a":1 }, { }]`))
+	require.NoError(t, err)
+	assert.Equal(t, `[{"id": "1", "index": 0}, {"index": 1}, {"index": 5}, 7, {"a":1 , "index": 4}, { "index": 5}]`, string(out))
+}
