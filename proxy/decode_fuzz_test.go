@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // decodeCompletion reads with goccy/go-json for speed. A body that
@@ -26,7 +28,7 @@ func FuzzDecodeCompletionMatchesEncodingJSON(f *testing.F) {
 		gotErr := decodeCompletion(b, &got)
 		wantErr := json.Unmarshal(b, &want)
 		if wantErr != nil {
-			fixed, changed := nullPythonLiterals(b)
+			fixed, changed := jsonedit.NullPythonLiterals(b)
 			if changed {
 				want = completionJSON{}
 				wantErr = json.Unmarshal(fixed, &want)
@@ -39,7 +41,7 @@ func FuzzDecodeCompletionMatchesEncodingJSON(f *testing.F) {
 			t.Fatalf("%q: decodeCompletion error %v, encoding/json read it", b, gotErr)
 		}
 		for i := range got.Choices {
-			if fixed, changed := nullPythonLiterals(got.Choices[i].Logprobs); changed {
+			if fixed, changed := jsonedit.NullPythonLiterals(got.Choices[i].Logprobs); changed {
 				got.Choices[i].Logprobs = fixed
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // destream turns a non-streamed chat completion into the stream mlx_lm
@@ -18,7 +20,7 @@ import (
 // copied byte for byte from the answer, so strings keep Python's escaping.
 // Logprobs are left out: mlx_lm never streams them.
 func destream(body []byte, includeUsage bool) ([]byte, error) {
-	if fixed, changed := nullPythonLiterals(body); changed {
+	if fixed, changed := jsonedit.NullPythonLiterals(body); changed {
 		body = fixed // logprobs of -inf: dropped anyway
 	}
 	top, err := objectMembers(body)
@@ -157,22 +159,18 @@ func indexedToolCalls(raw []byte) ([]byte, error) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		m, err := objectMembers(call)
+		// call is valid JSON (encoding/json read the array), without white
+		// space around it.
+		o, err := jsonedit.ScanObject(call)
 		if err != nil {
 			b.Write(call) // not an object: the client gets it as the engine wrote it
 			continue
 		}
-		if _, has := m.get("index"); has {
+		if _, has := o.Last("index"); has {
 			b.Write(call)
 			continue
 		}
-		obj := bytes.TrimRight(call, " \t\r\n")
-		obj = obj[:len(obj)-1] // the closing brace
-		b.Write(obj)
-		if len(m) > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(`"index": ` + strconv.Itoa(i) + "}")
+		b.Write(o.Set(jsonedit.Close, jsonedit.KV{Key: "index", Value: strconv.AppendInt(nil, int64(i), 10)}))
 	}
 	b.WriteByte(']')
 	return b.Bytes(), nil

@@ -75,37 +75,10 @@ func FuzzDestream(f *testing.F) {
 	})
 }
 
-func TestNullPythonLiterals(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"a": NaN, "b": [Infinity, -Infinity]}`: `{"a": null, "b": [null, null]}`,
-		`{"s": "NaN Infinity \"-Infinity\""}`:    ``,
-		`{"s": "\\", "x": -Infinity}`:            `{"s": "\\", "x": null}`,
-		`[1.5, -2e3]`:                            ``,
-	} {
-		got, changed := nullPythonLiterals([]byte(in))
-		if want == "" {
-			assert.False(t, changed, in)
-			assert.Equal(t, in, string(got))
-			continue
-		}
-		assert.True(t, changed, in)
-		assert.Equal(t, want, string(got), in)
-	}
-}
-
-// Valid JSON is never changed; what is changed had a Python literal
-// outside a string, and no string's content is touched.
-func FuzzNullPythonLiterals(f *testing.F) {
-	f.Add([]byte(`{"a": NaN, "s": "NaN", "b": [-Infinity, Infinity]}`))
-	f.Add([]byte(`{"s": "\"NaN\\"}`))
-	f.Fuzz(func(t *testing.T, in []byte) {
-		out, changed := nullPythonLiterals(in)
-		if json.Valid(in) {
-			require.False(t, changed)
-			require.Equal(t, in, out)
-		}
-		if !changed {
-			require.Equal(t, in, out)
-		}
-	})
+// A tool call without "index" gets its position added before its "}", with
+// json.dumps's separators (jsonedit.Close).
+func TestIndexedToolCallsBytes(t *testing.T) {
+	out, err := indexedToolCalls([]byte(`[{"id": "1"}, {}, {"index": 5}, 7, {"a":1 }, { }]`))
+	require.NoError(t, err)
+	assert.Equal(t, `[{"id": "1", "index": 0}, {"index": 1}, {"index": 5}, 7, {"a":1 , "index": 4}, { "index": 5}]`, string(out))
 }

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // How the proxy gets logprobs to score (mlx_confidence_scored_total{source}):
@@ -41,7 +42,7 @@ func (p *Proxy) planLogprobs(rec *Record, body []byte) []byte {
 			return out
 		}
 	case rec.Route == RouteChat && p.cfg.DestreamFraction > 0 && rand.Float64() < p.cfg.DestreamFraction:
-		out, err := setMember(body, "stream", []byte("false"))
+		out, err := jsonedit.Set(body, jsonedit.First, jsonedit.KV{Key: "stream", Value: []byte("false")})
 		if err != nil {
 			return body
 		}

@@ -1,11 +1,12 @@
 package proxy
 
 import (
-	"bytes"
 	stdjson "encoding/json"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // decodeCompletion decodes an answer or a chunk. Python's json.dumps
@@ -27,53 +28,10 @@ func decodeCompletion(b []byte, c *completionJSON) error {
 	if err == nil {
 		return nil
 	}
-	fixed, changed := nullPythonLiterals(b)
+	fixed, changed := jsonedit.NullPythonLiterals(b)
 	if !changed {
 		return err
 	}
 	*c = completionJSON{}
 	return unmarshal(fixed, c)
-}
-
-// nullPythonLiterals returns b with every NaN, Infinity and -Infinity
-// outside strings replaced by null.
-func nullPythonLiterals(b []byte) ([]byte, bool) {
-	var out []byte
-	last := 0
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		if c == '"' {
-			inString = true
-			continue
-		}
-		var lit string
-		switch {
-		case bytes.HasPrefix(b[i:], []byte("NaN")):
-			lit = "NaN"
-		case bytes.HasPrefix(b[i:], []byte("Infinity")):
-			lit = "Infinity"
-		case bytes.HasPrefix(b[i:], []byte("-Infinity")):
-			lit = "-Infinity"
-		default:
-			continue
-		}
-		out = append(out, b[last:i]...)
-		out = append(out, "null"...)
-		i += len(lit) - 1
-		last = i + 1
-	}
-	if out == nil {
-		return b, false
-	}
-	return append(out, b[last:]...), true
 }

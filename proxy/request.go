@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // routeOf says whether a request is a completion. The paths are the ones
@@ -153,7 +155,7 @@ func truthy(raw json.RawMessage) bool {
 func withUsageRequested(body []byte, streamOptions json.RawMessage) (out []byte, injected bool) {
 	opts := streamOptions
 	if opts == nil || isNull(opts) {
-		out, err := setMember(body, "stream_options", []byte(`{"include_usage": true}`))
+		out, err := jsonedit.Set(body, jsonedit.First, jsonedit.KV{Key: "stream_options", Value: []byte(`{"include_usage": true}`)})
 		return out, err == nil
 	}
 	var o map[string]json.RawMessage
@@ -163,11 +165,11 @@ func withUsageRequested(body []byte, streamOptions json.RawMessage) (out []byte,
 	if inc, ok := o["include_usage"]; ok && truthy(inc) {
 		return body, false
 	}
-	newOpts, err := setMember(opts, "include_usage", []byte("true"))
+	newOpts, err := jsonedit.Set(opts, jsonedit.First, jsonedit.KV{Key: "include_usage", Value: []byte("true")})
 	if err != nil {
 		return body, false
 	}
-	out, err = setMember(body, "stream_options", newOpts)
+	out, err = jsonedit.Set(body, jsonedit.First, jsonedit.KV{Key: "stream_options", Value: newOpts})
 	return out, err == nil
 }
 

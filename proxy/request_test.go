@@ -127,23 +127,6 @@ func TestWithUsageRequested(t *testing.T) {
 	}
 }
 
-func TestSetMemberKeepsTheLastDuplicate(t *testing.T) {
-	out, err := setMember([]byte(`{"a": 1, "b": 2, "a": 3}`), "a", []byte(`9`))
-	require.NoError(t, err)
-	assert.Equal(t, `{"a": 1, "b": 2, "a": 9}`, string(out), "Python's json.loads keeps the last")
-
-	out, err = setMember([]byte(` { } `), "k", []byte(`true`))
-	require.NoError(t, err)
-	assert.Equal(t, ` {"k": true } `, string(out))
-
-	out, err = setMember([]byte(`{"esc\u0061ped": 1}`), "escaped", []byte(`2`))
-	require.NoError(t, err)
-	assert.Equal(t, `{"esc\u0061ped": 2}`, string(out), "keys compare decoded")
-
-	_, err = setMember([]byte(`[1]`), "k", []byte(`1`))
-	assert.Error(t, err)
-}
-
 func FuzzWithUsageRequested(f *testing.F) {
 	f.Add(`{"stream": true, "messages": [{"role": "user", "content": "hi"}]}`)
 	f.Add(`{"stream_options": {"include_usage": 0}}`)

@@ -1,6 +1,10 @@
 package confidence
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+)
 
 // Shape is which logprobs layout a value had.
 type Shape uint8
@@ -103,7 +107,7 @@ func Parse(raw []byte) *Logprobs {
 func (l *Logprobs) Add(raw []byte) {
 	// Size the candidate slice once: each candidate has a "logprob" key.
 	p := parser{b: raw, cands: make([]pendingCand, 0, bytes.Count(raw, []byte(`"logprob"`)))}
-	i := skipSpace(raw, 0)
+	i := jsonedit.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		if i < len(raw) && string(raw[i:]) != "null" {
 			l.Truncated = true

@@ -1,5 +1,11 @@
 package confidence
 
+import (
+	"math"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+)
+
 // The legacy layout: parallel arrays, mlx_lm before 0.30.6 (#829) and
 // OpenAI's text completions:
 //
@@ -29,12 +35,12 @@ type legacy struct {
 
 func (g *legacy) logprobs(p *parser, vs int) (int, error) {
 	if vs >= len(p.b) || p.b[vs] != '[' {
-		return skipValue(p.b, vs)
+		return jsonedit.SkipValue(p.b, vs)
 	}
-	return eachElem(p.b, vs, func(es int) (int, error) {
-		ee, err := skipValue(p.b, es)
+	return jsonedit.EachElem(p.b, vs, func(es int) (int, error) {
+		ee, err := jsonedit.SkipValue(p.b, es)
 		if err == nil {
-			f, ok := number(p.b[es:ee])
+			f, ok := jsonedit.Number(p.b[es:ee])
 			g.lps = append(g.lps, legacyTok{f, ok})
 		}
 		return ee, err
@@ -43,10 +49,10 @@ func (g *legacy) logprobs(p *parser, vs int) (int, error) {
 
 func (g *legacy) tokens(p *parser, vs int) (int, error) {
 	if vs >= len(p.b) || p.b[vs] != '[' {
-		return skipValue(p.b, vs)
+		return jsonedit.SkipValue(p.b, vs)
 	}
-	return eachElem(p.b, vs, func(es int) (int, error) {
-		ee, err := skipValue(p.b, es)
+	return jsonedit.EachElem(p.b, vs, func(es int) (int, error) {
+		ee, err := jsonedit.SkipValue(p.b, es)
 		if err != nil {
 			return ee, err
 		}
@@ -66,31 +72,31 @@ func (g *legacy) tokens(p *parser, vs int) (int, error) {
 
 func (g *legacy) tops(p *parser, vs int) (int, error) {
 	if vs >= len(p.b) || p.b[vs] != '[' {
-		return skipValue(p.b, vs)
+		return jsonedit.SkipValue(p.b, vs)
 	}
-	return eachElem(p.b, vs, func(es int) (int, error) {
+	return jsonedit.EachElem(p.b, vs, func(es int) (int, error) {
 		mark := len(p.cands)
 		var ee int
 		var err error
 		switch {
 		case es < len(p.b) && p.b[es] == '[':
-			ee, err = eachElem(p.b, es, func(ps int) (int, error) { return g.pair(p, ps) })
+			ee, err = jsonedit.EachElem(p.b, es, func(ps int) (int, error) { return g.pair(p, ps) })
 		case es < len(p.b) && p.b[es] == '{':
-			ee, err = eachMember(p.b, es, func(m member) (int, error) {
-				ve, err := skipValue(p.b, m.vs)
+			ee, err = jsonedit.EachMember(p.b, es, func(m jsonedit.Member) (int, error) {
+				ve, err := jsonedit.SkipValue(p.b, m.VS)
 				if err != nil {
 					return ve, err
 				}
-				if f, ok := number(p.b[m.vs:ve]); ok {
+				if f, ok := jsonedit.Number(p.b[m.VS:ve]); ok {
 					c := pendingCand{c: Candidate{ID: -1, Logprob: f}, key: true}
-					c.refs.tok, _ = p.str(m.ks, m.ke)
+					c.refs.tok, _ = p.str(m.KS, m.KE)
 					g.keyCands = append(g.keyCands, len(p.cands))
 					p.cands = append(p.cands, c)
 				}
 				return ve, nil
 			})
 		default:
-			ee, err = skipValue(p.b, es)
+			ee, err = jsonedit.SkipValue(p.b, es)
 		}
 		if err != nil {
 			// Drop the broken list's candidates, and the keys naming them.
@@ -108,12 +114,12 @@ func (g *legacy) tops(p *parser, vs int) (int, error) {
 // pair reads [id, lp] (or [text, lp]).
 func (g *legacy) pair(p *parser, ps int) (int, error) {
 	if ps >= len(p.b) || p.b[ps] != '[' {
-		return skipValue(p.b, ps)
+		return jsonedit.SkipValue(p.b, ps)
 	}
 	c := pendingCand{c: Candidate{ID: -1}}
 	n, ok := 0, false
-	pe, err := eachElem(p.b, ps, func(es int) (int, error) {
-		ee, err := skipValue(p.b, es)
+	pe, err := jsonedit.EachElem(p.b, ps, func(es int) (int, error) {
+		ee, err := jsonedit.SkipValue(p.b, es)
 		if err != nil {
 			return ee, err
 		}
@@ -125,7 +131,7 @@ func (g *legacy) pair(p *parser, ps int) (int, error) {
 				c.c.ID = id
 			}
 		case 1:
-			c.c.Logprob, ok = number(p.b[es:ee])
+			c.c.Logprob, ok = jsonedit.Number(p.b[es:ee])
 		}
 		n++
 		return ee, nil
@@ -171,4 +177,20 @@ func (g *legacy) finish(p *parser) {
 		}
 		p.toks = append(p.toks, t)
 	}
+}
+
+// tokenID reads a token id: a non-negative integral number (Python may
+// write it as an int; some engines write 12.0).
+func tokenID(b []byte) (int, bool) {
+	if n, ok := jsonedit.Integer(b); ok {
+		if n < 0 || n > math.MaxInt32 {
+			return 0, false
+		}
+		return int(n), true
+	}
+	f, ok := jsonedit.Number(b)
+	if !ok || f < 0 || f > math.MaxInt32 || f != math.Trunc(f) {
+		return 0, false
+	}
+	return int(f), true
 }

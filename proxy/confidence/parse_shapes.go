@@ -1,5 +1,7 @@
 package confidence
 
+import "github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+
 // The parser behind Parse: it reads the layouts into pending tokens whose
 // strings are spans of one arena, resolved once at the end (parse.go).
 
@@ -30,7 +32,7 @@ type parser struct {
 func (p *parser) str(vs, ve int) ([2]int, bool) {
 	start := len(p.arena)
 	var ok bool
-	p.arena, ok = appendString(p.arena, p.b[vs:ve])
+	p.arena, ok = jsonedit.AppendString(p.arena, p.b[vs:ve])
 	if !ok {
 		p.arena = p.arena[:start]
 		return [2]int{start, start}, false
@@ -42,12 +44,12 @@ func (p *parser) str(vs, ve int) ([2]int, bool) {
 func (p *parser) byteList(vs int) ([2]int, bool, int, error) {
 	start := len(p.arena)
 	ok := true
-	end, err := eachElem(p.b, vs, func(es int) (int, error) {
-		ee, err := skipValue(p.b, es)
+	end, err := jsonedit.EachElem(p.b, vs, func(es int) (int, error) {
+		ee, err := jsonedit.SkipValue(p.b, es)
 		if err != nil {
 			return ee, err
 		}
-		n, isInt := integer(p.b[es:ee])
+		n, isInt := jsonedit.Integer(p.b[es:ee])
 		if !isInt || n < 0 || n > 255 {
 			ok = false
 		} else if ok {
@@ -66,23 +68,23 @@ func (p *parser) byteList(vs int) ([2]int, bool, int, error) {
 func (p *parser) object(i int) (Shape, error) {
 	shape := ShapeUnknown
 	var leg legacy
-	_, err := eachMember(p.b, i, func(m member) (int, error) {
+	_, err := jsonedit.EachMember(p.b, i, func(m jsonedit.Member) (int, error) {
 		switch {
-		case keyIs(p.b, m, "content"):
+		case jsonedit.KeyIs(p.b, m, "content"):
 			shape = ShapeContent
-			if m.vs < len(p.b) && p.b[m.vs] == '[' {
-				return p.content(m.vs)
+			if m.VS < len(p.b) && p.b[m.VS] == '[' {
+				return p.content(m.VS)
 			}
-		case keyIs(p.b, m, "token_logprobs"):
+		case jsonedit.KeyIs(p.b, m, "token_logprobs"):
 			shape = ShapeLegacy
-			return leg.logprobs(p, m.vs)
-		case keyIs(p.b, m, "tokens"):
+			return leg.logprobs(p, m.VS)
+		case jsonedit.KeyIs(p.b, m, "tokens"):
 			shape = ShapeLegacy
-			return leg.tokens(p, m.vs)
-		case keyIs(p.b, m, "top_logprobs"):
-			return leg.tops(p, m.vs)
+			return leg.tokens(p, m.VS)
+		case jsonedit.KeyIs(p.b, m, "top_logprobs"):
+			return leg.tops(p, m.VS)
 		}
-		return skipValue(p.b, m.vs)
+		return jsonedit.SkipValue(p.b, m.VS)
 	})
 	if shape == ShapeLegacy || (shape == ShapeUnknown && len(leg.top) > 0) {
 		shape = ShapeLegacy
@@ -93,9 +95,9 @@ func (p *parser) object(i int) (Shape, error) {
 
 // content reads the "content" array: one entry per generated token.
 func (p *parser) content(vs int) (int, error) {
-	return eachElem(p.b, vs, func(es int) (int, error) {
+	return jsonedit.EachElem(p.b, vs, func(es int) (int, error) {
 		if es >= len(p.b) || p.b[es] != '{' {
-			ee, err := skipValue(p.b, es)
+			ee, err := jsonedit.SkipValue(p.b, es)
 			if err == nil {
 				p.toks = append(p.toks, pendingTok{tok: Token{Flags: Malformed | NoOuterLogprob | NoTopList}})
 			}
@@ -104,13 +106,13 @@ func (p *parser) content(vs int) (int, error) {
 		mark, arenaMark := len(p.cands), len(p.arena)
 		t := pendingTok{tok: Token{Outer: Candidate{ID: -1}}}
 		hasLP, hasTop, dropped := false, false, false
-		ee, err := eachMember(p.b, es, func(m member) (int, error) {
-			if keyIs(p.b, m, "top_logprobs") {
-				if m.vs >= len(p.b) || p.b[m.vs] != '[' {
-					return skipValue(p.b, m.vs)
+		ee, err := jsonedit.EachMember(p.b, es, func(m jsonedit.Member) (int, error) {
+			if jsonedit.KeyIs(p.b, m, "top_logprobs") {
+				if m.VS >= len(p.b) || p.b[m.VS] != '[' {
+					return jsonedit.SkipValue(p.b, m.VS)
 				}
 				hasTop = true
-				return eachElem(p.b, m.vs, func(cs int) (int, error) {
+				return jsonedit.EachElem(p.b, m.VS, func(cs int) (int, error) {
 					c := pendingCand{c: Candidate{ID: -1}}
 					ce, ok, err := p.field(&c.c, &c.refs, cs)
 					if err == nil {
@@ -150,10 +152,10 @@ func (p *parser) content(vs int) (int, error) {
 // field reads one candidate object; ok when it had a usable logprob.
 func (p *parser) field(c *Candidate, r *textRefs, cs int) (end int, ok bool, err error) {
 	if cs >= len(p.b) || p.b[cs] != '{' {
-		end, err = skipValue(p.b, cs)
+		end, err = jsonedit.SkipValue(p.b, cs)
 		return end, false, err
 	}
-	end, err = eachMember(p.b, cs, func(m member) (int, error) {
+	end, err = jsonedit.EachMember(p.b, cs, func(m jsonedit.Member) (int, error) {
 		ve, lp, err := p.member(c, r, m)
 		ok = ok || lp
 		return ve, err
@@ -163,35 +165,35 @@ func (p *parser) field(c *Candidate, r *textRefs, cs int) (end int, ok bool, err
 
 // member reads id, token, logprob or bytes into c, skipping other keys.
 // lp reports a usable logprob.
-func (p *parser) member(c *Candidate, r *textRefs, m member) (ve int, lp bool, err error) {
+func (p *parser) member(c *Candidate, r *textRefs, m jsonedit.Member) (ve int, lp bool, err error) {
 	switch {
-	case keyIs(p.b, m, "logprob"):
-		if ve, err = skipValue(p.b, m.vs); err == nil {
-			if f, ok := number(p.b[m.vs:ve]); ok {
+	case jsonedit.KeyIs(p.b, m, "logprob"):
+		if ve, err = jsonedit.SkipValue(p.b, m.VS); err == nil {
+			if f, ok := jsonedit.Number(p.b[m.VS:ve]); ok {
 				c.Logprob, lp = f, true
 			}
 		}
 		return ve, lp, err
-	case keyIs(p.b, m, "id"):
-		if ve, err = skipValue(p.b, m.vs); err == nil {
-			if id, ok := tokenID(p.b[m.vs:ve]); ok {
+	case jsonedit.KeyIs(p.b, m, "id"):
+		if ve, err = jsonedit.SkipValue(p.b, m.VS); err == nil {
+			if id, ok := tokenID(p.b[m.VS:ve]); ok {
 				c.ID = id
 			}
 		}
 		return ve, false, err
-	case keyIs(p.b, m, "token"):
-		if ve, err = skipValue(p.b, m.vs); err == nil && p.b[m.vs] == '"' {
-			r.tok, _ = p.str(m.vs, ve)
+	case jsonedit.KeyIs(p.b, m, "token"):
+		if ve, err = jsonedit.SkipValue(p.b, m.VS); err == nil && p.b[m.VS] == '"' {
+			r.tok, _ = p.str(m.VS, ve)
 		}
 		return ve, false, err
-	case keyIs(p.b, m, "bytes"):
-		if m.vs < len(p.b) && p.b[m.vs] == '[' {
+	case jsonedit.KeyIs(p.b, m, "bytes"):
+		if m.VS < len(p.b) && p.b[m.VS] == '[' {
 			var ok bool
-			r.byt, ok, ve, err = p.byteList(m.vs)
+			r.byt, ok, ve, err = p.byteList(m.VS)
 			c.HasBytes = ok
 			return ve, false, err
 		}
 	}
-	ve, err = skipValue(p.b, m.vs)
+	ve, err = jsonedit.SkipValue(p.b, m.VS)
 	return ve, false, err
 }

@@ -1,41 +1,16 @@
 package confidence
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // The proxy's two rewrites: ask for logprobs the client did not ask for,
-// and take them out of the answer again. Both edit byte spans and keep
-// every other byte as it was.
-
-// edit replaces body[start:end] with with.
-type edit struct {
-	start, end int
-	with       string
-}
-
-func apply(body []byte, edits []edit) []byte {
-	slices.SortFunc(edits, func(a, b edit) int { return a.start - b.start })
-	size := len(body)
-	for _, e := range edits {
-		size += len(e.with) - (e.end - e.start)
-	}
-	out := make([]byte, 0, max(size, 0))
-	at := 0
-	for _, e := range edits {
-		if e.start < at {
-			continue // overlapping: cannot happen with the callers' edits
-		}
-		out = append(out, body[at:e.start]...)
-		out = append(out, e.with...)
-		at = e.end
-	}
-	return append(out, body[at:]...)
-}
+// and take them out of the answer again. Both edit byte spans with
+// jsonedit and keep every other byte as it was.
 
 // InjectLogprobs makes a chat request body ask for logprobs with a top-N
 // list: "logprobs": true and "top_logprobs": topN. It changes nothing
@@ -44,9 +19,9 @@ func apply(body []byte, edits []edit) []byte {
 // when a value is one mlx_lm rejects (e.g. "logprobs": 1 or null), so the
 // client still gets the server's own error. logprobs false and
 // top_logprobs 0 or -1 are replaced in place; missing members are added at
-// the end of the object in the body's own separator style. Of duplicate
-// keys the last counts, as in Python. The body is returned unchanged with
-// an error when it is not one JSON object, or topN < 1.
+// the end of the object in the body's own separator style (jsonedit.Last).
+// Of duplicate keys the last counts, as in Python. The body is returned
+// unchanged with an error when it is not one JSON object, or topN < 1.
 //
 // mlx_lm accepts top_logprobs up to 10 in 0.30.x and 11 from 0.31; before
 // 0.30.6 "logprobs" was an int and true counts as 1 (a top-1 list). It
@@ -55,104 +30,23 @@ func InjectLogprobs(body []byte, topN int) ([]byte, bool, error) {
 	if topN < 1 {
 		return body, false, fmt.Errorf("top_logprobs %d: must be at least 1", topN)
 	}
-	i := skipSpace(body, 0)
-	var lp, tp *member
-	var first member
-	n, comma := 0, -1
-	end, err := eachMember(body, i, func(m member) (int, error) {
-		ve, err := skipValue(body, m.vs)
-		if err != nil {
-			return ve, err
-		}
-		m.ve = ve
-		if n == 0 {
-			first = m
-		} else if comma < 0 {
-			if c := bytes.IndexByte(body[first.ve:m.ks], ','); c >= 0 {
-				comma = first.ve + c
-			}
-		}
-		n++
-		switch {
-		case keyIs(body, m, "logprobs"):
-			lp = &m
-		case keyIs(body, m, "top_logprobs"):
-			tp = &m
-		}
-		return ve, nil
-	})
+	obj, err := jsonedit.ScanObject(body)
 	if err != nil {
 		return body, false, fmt.Errorf("request body: %w", err)
 	}
-	if skipSpace(body, end) != len(body) {
-		return body, false, errors.New("request body: data after the JSON object")
+	if lp, ok := obj.Last("logprobs"); ok && string(obj.Value(lp)) != "false" {
+		return body, false, nil // true: asked already; anything else: invalid, let the server say so
 	}
-
-	var edits []edit
-	if lp != nil {
-		switch string(body[lp.vs:lp.ve]) {
-		case "true":
-			return body, false, nil
-		case "false":
-			edits = append(edits, edit{lp.vs, lp.ve, "true"})
-		default:
-			return body, false, nil // invalid: let the server say so
+	if tp, ok := obj.Last("top_logprobs"); ok {
+		v, isInt := jsonedit.Integer(obj.Value(tp))
+		if !isInt || (v != 0 && v != -1) {
+			return body, false, nil // > 0: asked already; else invalid
 		}
 	}
-	if tp != nil {
-		v, isInt := integer(body[tp.vs:tp.ve])
-		switch {
-		case isInt && v > 0:
-			return body, false, nil
-		case isInt && (v == 0 || v == -1):
-			edits = append(edits, edit{tp.vs, tp.ve, strconv.Itoa(topN)})
-		default:
-			return body, false, nil
-		}
-	}
-
-	// New members go after the last value, in the body's own style.
-	colon, sep := ": ", ", "
-	if n > 0 {
-		if gap := body[first.ke:first.vs]; !bytes.Contains(gap, []byte(": ")) {
-			colon = ":"
-		}
-		switch {
-		case comma >= 0 && comma+1 < len(body) && body[comma+1] != ' ':
-			sep = ","
-		case comma < 0 && colon == ":":
-			sep = ","
-		}
-	}
-	var add []byte
-	if lp == nil {
-		add = append(add, `"logprobs"`+colon+`true`...)
-	}
-	if tp == nil {
-		if len(add) > 0 {
-			add = append(add, sep...)
-		}
-		add = append(add, `"top_logprobs"`+colon+strconv.Itoa(topN)...)
-	}
-	if len(add) > 0 {
-		at := i + 1 // empty object: right after "{"
-		if n > 0 {
-			at = lastValueEnd(body, end)
-			add = append([]byte(sep), add...)
-		}
-		edits = append(edits, edit{at, at, string(add)})
-	}
-	return apply(body, edits), true, nil
-}
-
-// lastValueEnd is the end of the last value of the object that ends at end
-// (just after its "}"): before the white space that precedes the "}".
-func lastValueEnd(body []byte, end int) int {
-	j := end - 1 // the "}"
-	for j > 0 && isSpace(body[j-1]) {
-		j--
-	}
-	return j
+	return obj.Set(jsonedit.Last,
+		jsonedit.KV{Key: "logprobs", Value: []byte("true")},
+		jsonedit.KV{Key: "top_logprobs", Value: strconv.AppendInt(nil, int64(topN), 10)},
+	), true, nil
 }
 
 // StripLogprobs takes out of a non-streamed response what InjectLogprobs
@@ -169,16 +63,16 @@ func lastValueEnd(body []byte, end int) int {
 // A body without choices (an error) comes back as it is; a body that is
 // not one JSON object comes back with an error.
 func StripLogprobs(resp []byte) ([]byte, error) {
-	i := skipSpace(resp, 0)
-	var edits []edit
-	_, err := eachMember(resp, i, func(m member) (int, error) {
-		if !keyIs(resp, m, "choices") || m.vs >= len(resp) || resp[m.vs] != '[' {
-			return skipValue(resp, m.vs)
+	i := jsonedit.SkipSpace(resp, 0)
+	var edits []jsonedit.Edit
+	_, err := jsonedit.EachMember(resp, i, func(m jsonedit.Member) (int, error) {
+		if !jsonedit.KeyIs(resp, m, "choices") || m.VS >= len(resp) || resp[m.VS] != '[' {
+			return jsonedit.SkipValue(resp, m.VS)
 		}
 		edits = edits[:0] // of duplicate "choices" the last counts
-		return eachElem(resp, m.vs, func(cs int) (int, error) {
+		return jsonedit.EachElem(resp, m.VS, func(cs int) (int, error) {
 			if cs >= len(resp) || resp[cs] != '{' {
-				return skipValue(resp, cs)
+				return jsonedit.SkipValue(resp, cs)
 			}
 			return stripChoice(resp, cs, &edits)
 		})
@@ -189,18 +83,18 @@ func StripLogprobs(resp []byte) ([]byte, error) {
 	if len(edits) == 0 {
 		return resp, nil
 	}
-	return apply(resp, edits), nil
+	return jsonedit.Apply(resp, edits), nil
 }
 
 // stripChoice adds the edits for one choice object at b[cs].
-func stripChoice(b []byte, cs int, edits *[]edit) (int, error) {
-	var buf [8]member
+func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, error) {
+	var buf [8]jsonedit.Member
 	ms := buf[:0]
 	k := -1 // the logprobs member; of duplicate keys the last counts, as in Python
-	end, err := eachMember(b, cs, func(m member) (int, error) {
-		ve, err := skipValue(b, m.vs)
-		m.ve = ve
-		if err == nil && keyIs(b, m, "logprobs") {
+	end, err := jsonedit.EachMember(b, cs, func(m jsonedit.Member) (int, error) {
+		ve, err := jsonedit.SkipValue(b, m.VS)
+		m.VE = ve
+		if err == nil && jsonedit.KeyIs(b, m, "logprobs") {
 			k = len(ms)
 		}
 		ms = append(ms, m)
@@ -210,26 +104,17 @@ func stripChoice(b []byte, cs int, edits *[]edit) (int, error) {
 		return end, err
 	}
 	lp := ms[k]
-	v := b[lp.vs:lp.ve]
+	v := b[lp.VS:lp.VE]
 	switch kind, top := classify(v); kind {
 	case lpNull:
 	case lpLegacy:
-		if top.ve > top.vs && string(v[top.vs:top.ve]) != "[]" {
-			*edits = append(*edits, edit{lp.vs + top.vs, lp.vs + top.ve, "[]"})
+		if top.VE > top.VS && string(v[top.VS:top.VE]) != "[]" {
+			*edits = append(*edits, jsonedit.Edit{Start: lp.VS + top.VS, End: lp.VS + top.VE, With: "[]"})
 		}
 	case lpOpenAI:
-		*edits = append(*edits, edit{lp.vs, lp.ve, "null"})
+		*edits = append(*edits, jsonedit.Edit{Start: lp.VS, End: lp.VE, With: "null"})
 	default:
-		// Remove the member and one separator: the one after it, or the
-		// one before it when it is the last.
-		switch {
-		case k+1 < len(ms):
-			*edits = append(*edits, edit{lp.ks, ms[k+1].ks, ""})
-		case k > 0:
-			*edits = append(*edits, edit{ms[k-1].ve, lp.ve, ""})
-		default:
-			*edits = append(*edits, edit{lp.ks, lp.ve, ""})
-		}
+		*edits = append(*edits, jsonedit.Removal(ms, k)) // the member and one separator
 	}
 	return end, nil
 }
@@ -249,34 +134,34 @@ var errStop = errors.New("stop")
 // classify tells a logprobs value's kind from its first members and its
 // first content entry, without reading the rest; for the legacy kind it
 // also returns the top_logprobs member (spans relative to v).
-func classify(v []byte) (lpKind, member) {
+func classify(v []byte) (lpKind, jsonedit.Member) {
 	if string(v) == "null" {
-		return lpNull, member{}
+		return lpNull, jsonedit.Member{}
 	}
-	kind, top, legacy := lpMLX, member{}, false
-	_, _ = eachMember(v, 0, func(m member) (int, error) {
+	kind, top, legacy := lpMLX, jsonedit.Member{}, false
+	_, _ = jsonedit.EachMember(v, 0, func(m jsonedit.Member) (int, error) {
 		switch {
-		case keyIs(v, m, "token_logprobs"):
+		case jsonedit.KeyIs(v, m, "token_logprobs"):
 			legacy, kind = true, lpLegacy
-		case keyIs(v, m, "top_logprobs"):
+		case jsonedit.KeyIs(v, m, "top_logprobs"):
 			top = m
-			ve, err := skipValue(v, m.vs)
-			top.ve = ve
+			ve, err := jsonedit.SkipValue(v, m.VS)
+			top.VE = ve
 			return ve, err
-		case keyIs(v, m, "content") && !legacy && m.vs < len(v) && v[m.vs] == '[':
-			es := skipSpace(v, m.vs+1)
+		case jsonedit.KeyIs(v, m, "content") && !legacy && m.VS < len(v) && v[m.VS] == '[':
+			es := jsonedit.SkipSpace(v, m.VS+1)
 			if es < len(v) && v[es] == '{' {
-				_, _ = eachMember(v, es, func(e member) (int, error) {
-					if keyIs(v, e, "bytes") {
+				_, _ = jsonedit.EachMember(v, es, func(e jsonedit.Member) (int, error) {
+					if jsonedit.KeyIs(v, e, "bytes") {
 						kind = lpOpenAI
-						return e.vs, errStop
+						return e.VS, errStop
 					}
-					return skipValue(v, e.vs)
+					return jsonedit.SkipValue(v, e.VS)
 				})
 			}
-			return m.vs, errStop
+			return m.VS, errStop
 		}
-		return skipValue(v, m.vs)
+		return jsonedit.SkipValue(v, m.VS)
 	})
 	return kind, top
 }

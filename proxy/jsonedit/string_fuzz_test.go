@@ -1,11 +1,11 @@
-package confidence
+package jsonedit
 
 import (
 	"encoding/json"
 	"testing"
 )
 
-// appendString decodes strings by hand for speed; it must read every
+// AppendString decodes strings by hand for speed; it must read every
 // string as encoding/json does (invalid UTF-8 and lone surrogates become
 // U+FFFD, bad escapes and raw control characters are refused).
 func FuzzAppendStringMatchesEncodingJSON(f *testing.F) {
@@ -14,10 +14,10 @@ func FuzzAppendStringMatchesEncodingJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, inner string) {
 		if hasBareQuote(inner) {
-			return // not one string: skipValue never hands such a span over
+			return // not one string: SkipValue never hands such a span over
 		}
 		b := []byte(`"` + inner + `"`)
-		got, ok := appendString(nil, b)
+		got, ok := AppendString(nil, b)
 		var want string
 		wantOK := json.Unmarshal(b, &want) == nil
 		if ok != wantOK {
