@@ -10,12 +10,13 @@ import (
 )
 
 // Histogram buckets of the original mlx_metrics_proxy.py: dashboards and
-// alert rules read these le values.
+// alert rules read these le values. They are metadata.yaml's
+// (generated_metrics.go).
 var (
-	ttftBuckets       = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
-	generationBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
-	tokenRateBuckets  = []float64{1, 2, 5, 10, 20, 40, 80, 160, 320, 640}
-	queueWaitBuckets  = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+	ttftBuckets       = metricMlxTtftSecondsBuckets
+	generationBuckets = metricMlxGenerationSecondsBuckets
+	tokenRateBuckets  = metricMlxTokenRateTokensPerSecondBuckets
+	queueWaitBuckets  = metricMlxQueueWaitSecondsBuckets
 )
 
 // Metrics are the proxy's series, in a registry of its own (no Go runtime
@@ -73,55 +74,55 @@ func newMetrics(cfg Config) *Metrics {
 	r := registrar{m.Registry}
 	counter, gauge, histogram := r.counter, r.gauge, r.histogram
 
-	m.requests = counter("mlx_requests_total", "Completion requests (chat and text) the proxy handled, whatever their outcome.", "model", "streaming", "kind")
-	m.tokensPrompt = counter("mlx_tokens_prompt_total", "Prompt tokens, from the engine's usage.", "model", "kind")
-	m.tokensComp = counter("mlx_tokens_completion_total", "Completion tokens (reasoning included), from the engine's usage.", "model", "kind")
-	m.ttft = histogram("mlx_ttft_seconds", "Streamed completions: arrival at the proxy to the first chunk with non-empty content (reasoning excluded).", ttftBuckets)
-	m.generation = histogram("mlx_generation_seconds", "Completed completions: arrival at the proxy to the last byte relayed.", generationBuckets)
-	m.tokenRate = histogram("mlx_token_rate_tokens_per_second", "Completion tokens per second of decoding.", tokenRateBuckets)
-	m.queueWait = histogram("mlx_queue_wait_seconds", "Completions, streamed or not: arrival at the proxy to the request being sent to the engine (the original's meaning).", queueWaitBuckets)
-	m.admissionWait = histogram("mlx_admission_wait_seconds", "Streamed completions: arrival at the proxy to the engine's response headers (the engine admitted the request).", queueWaitBuckets)
-	m.toolCalls = counter("mlx_tool_calls_total", "Tool calls the model made, by tool name and call type.", "model", "kind", "tool", "type")
-	m.finishReasons = counter("mlx_finish_reason_total", "Choices the engine finished, by finish_reason.", "model", "reason", "kind")
-	m.temperature = gauge("mlx_temperature", "Sampling temperature of the most recent completion request.", "model", "kind")
-	m.up = prometheus.NewGauge(prometheus.GaugeOpts{Name: "mlx_up", Help: "1 if the upstream engine answered its last probe or request, else 0."})
+	m.requests = counter(metricMlxRequestsTotal, metricMlxRequestsTotalHelp, "model", "streaming", "kind")
+	m.tokensPrompt = counter(metricMlxTokensPromptTotal, metricMlxTokensPromptTotalHelp, "model", "kind")
+	m.tokensComp = counter(metricMlxTokensCompletionTotal, metricMlxTokensCompletionTotalHelp, "model", "kind")
+	m.ttft = histogram(metricMlxTtftSeconds, metricMlxTtftSecondsHelp, ttftBuckets)
+	m.generation = histogram(metricMlxGenerationSeconds, metricMlxGenerationSecondsHelp, generationBuckets)
+	m.tokenRate = histogram(metricMlxTokenRateTokensPerSecond, metricMlxTokenRateTokensPerSecondHelp, tokenRateBuckets)
+	m.queueWait = histogram(metricMlxQueueWaitSeconds, metricMlxQueueWaitSecondsHelp, queueWaitBuckets)
+	m.admissionWait = histogram(metricMlxAdmissionWaitSeconds, metricMlxAdmissionWaitSecondsHelp, metricMlxAdmissionWaitSecondsBuckets)
+	m.toolCalls = counter(metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, "model", "kind", "tool", "type")
+	m.finishReasons = counter(metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, "model", "reason", "kind")
+	m.temperature = gauge(metricMlxTemperature, metricMlxTemperatureHelp, "model", "kind")
+	m.up = prometheus.NewGauge(prometheus.GaugeOpts{Name: metricMlxUp, Help: metricMlxUpHelp})
 	m.Registry.MustRegister(m.up)
-	m.inFlight = gauge("mlx_in_flight", "Completion requests in progress.", "model")
-	m.refusals = counter("mlx_http_refusals_total", "Completion requests the proxy answered itself instead of passing them to the engine, by route and status: 404 a model it does not serve, 400 adapters or a draft model, 408 a body too slow, 429 too many requests in progress.", "route", "status")
-	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mlx_proxy_panics_total",
-		Help: "Panics the proxy recovered from, by where: handler (the request's connection is aborted), scorer (the answer is not scored), span, probe, live_status."}, []string{"where"})
+	m.inFlight = gauge(metricMlxInFlight, metricMlxInFlightHelp, "model")
+	m.refusals = counter(metricMlxHttpRefusalsTotal, metricMlxHttpRefusalsTotalHelp, "route", "status")
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricMlxProxyPanicsTotal,
+		Help: metricMlxProxyPanicsTotalHelp}, []string{"where"})
 	m.Registry.MustRegister(m.panics)
 	for _, w := range panicPlaces {
 		m.panics.WithLabelValues(w)
 	}
-	m.cuts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mlx_proxy_buffer_cuts_total",
-		Help: "Completions where a buffer the client's or the engine's input sizes hit its bound, by buffer: sse_event (an event past 1 MiB, relayed unread), tool_arguments (streamed arguments past 1 MiB), text (an answer past 1 MiB of text, for scoring)."}, []string{"buffer"})
+	m.cuts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricMlxProxyBufferCutsTotal,
+		Help: metricMlxProxyBufferCutsTotalHelp}, []string{"buffer"})
 	m.Registry.MustRegister(m.cuts)
 	for _, b := range []string{cutSSEEvent, cutToolArguments, cutText} {
 		m.cuts.WithLabelValues(b)
 	}
-	m.stalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mlx_stream_stalls_total",
-		Help: "Completions cut because a side stalled: engine (sent nothing for stream_stall; the client's stream was ended with an error event and [DONE]), client (did not read for client_write)."}, []string{"side"})
+	m.stalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricMlxStreamStallsTotal,
+		Help: metricMlxStreamStallsTotalHelp}, []string{"side"})
 	m.Registry.MustRegister(m.stalls)
 	for _, side := range []string{stallEngine, stallClient} {
 		m.stalls.WithLabelValues(side)
 	}
-	m.errors = counter("mlx_error_total", "Completion requests that failed, by status class (a stream cut short counts as 5xx).", "model", "status", "kind")
-	m.contextMax = gauge("mlx_context_length_max_tokens", "The model's maximum context (max_position_embeddings in config.json).", "model")
-	m.contextUsed = gauge("mlx_context_used_tokens", "Prompt plus completion tokens of the most recent completion.", "model")
-	m.contextUtil = gauge("mlx_context_utilization", "mlx_context_used_tokens / mlx_context_length_max_tokens (0..1).", "model")
-	m.kvBytesPerToken = gauge("mlx_kv_bytes_per_token", "KV cache bytes one token takes (2-byte elements, from config.json).", "model")
-	m.cachedTokens = counter("mlx_prompt_cached_tokens_total", "Prompt tokens the engine took from its prompt cache (usage.prompt_tokens_details.cached_tokens).", "model", "kind")
-	m.cacheRatio = gauge("mlx_prompt_cache_ratio", "cached_tokens / prompt_tokens of the most recent completion (0..1).", "model")
-	m.modelInfo = gauge("mlx_model_info", "Model configuration from config.json; value = the attribute (layer_count, kv_heads, head_dim, hidden_size, attention_heads, vocab_size, intermediate_size, quant_bits, quant_group_size; where config.json has them, linear_key_heads, linear_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim, mtp_layers, tie_word_embeddings).", "model", "attr")
-	m.modelArch = gauge("mlx_model_arch", "Model architecture and dtype from config.json; always 1.", "model", "arch", "dtype")
-	m.spansDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "mlx_spans_dropped_total",
-		Help: "Request spans dropped before the collector's traces pipeline took them (a queue was full, or no pipeline took them)."})
-	m.accessDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "mlx_access_log_dropped_total",
-		Help: "Access log records dropped before the collector's logs pipeline took them (the queue was full, or no pipeline took them)."})
+	m.errors = counter(metricMlxErrorTotal, metricMlxErrorTotalHelp, "model", "status", "kind")
+	m.contextMax = gauge(metricMlxContextLengthMaxTokens, metricMlxContextLengthMaxTokensHelp, "model")
+	m.contextUsed = gauge(metricMlxContextUsedTokens, metricMlxContextUsedTokensHelp, "model")
+	m.contextUtil = gauge(metricMlxContextUtilization, metricMlxContextUtilizationHelp, "model")
+	m.kvBytesPerToken = gauge(metricMlxKvBytesPerToken, metricMlxKvBytesPerTokenHelp, "model")
+	m.cachedTokens = counter(metricMlxPromptCachedTokensTotal, metricMlxPromptCachedTokensTotalHelp, "model", "kind")
+	m.cacheRatio = gauge(metricMlxPromptCacheRatio, metricMlxPromptCacheRatioHelp, "model")
+	m.modelInfo = gauge(metricMlxModelInfo, metricMlxModelInfoHelp, "model", "attr")
+	m.modelArch = gauge(metricMlxModelArch, metricMlxModelArchHelp, "model", "arch", "dtype")
+	m.spansDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: metricMlxSpansDroppedTotal,
+		Help: metricMlxSpansDroppedTotalHelp})
+	m.accessDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: metricMlxAccessLogDroppedTotal,
+		Help: metricMlxAccessLogDroppedTotalHelp})
 	m.Registry.MustRegister(m.spansDropped, m.accessDropped)
-	m.liveDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mlx_live_records_dropped_total",
-		Help: "Live stream records (VeloBenchmark) dropped, by reason: queue_full, no_pipeline, refused, export_failed."}, []string{"reason"})
+	m.liveDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricMlxLiveRecordsDroppedTotal,
+		Help: metricMlxLiveRecordsDroppedTotalHelp}, []string{"reason"})
 	m.Registry.MustRegister(m.liveDropped)
 	for _, r := range []string{dropQueueFull, dropNoPipeline, dropRefused, dropExportFailed} {
 		m.liveDropped.WithLabelValues(r)

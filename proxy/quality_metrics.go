@@ -7,13 +7,14 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 )
 
-// Buckets of the original proxy's quality histograms.
+// Buckets of the original proxy's quality histograms, metadata.yaml's
+// (generated_metrics.go).
 var (
-	perplexityBuckets = []float64{1.05, 1.1, 1.25, 1.5, 2, 3, 5, 8, 13, 21, 50}
-	entropyBuckets    = []float64{0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3}
+	perplexityBuckets = metricMlxOutputPerplexityHistogramBuckets
+	entropyBuckets    = metricMlxTokenEntropyHistogramBuckets
 	// "0.05 0.1 ... 0.9 1.0": read as steps of 0.1 after 0.1, since a step
 	// of 0.05 would have ended "0.95 1.0".
-	riskBuckets = []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}
+	riskBuckets = metricMlxHallucinationRiskHistogramBuckets
 )
 
 // qualityMetrics are the series of the confidence and heuristics scoring,
@@ -45,27 +46,27 @@ func newQualityMetrics(reg *prometheus.Registry, model string) *qualityMetrics {
 	r := registrar{reg}
 	counter, gauge, histogram := r.counter, r.gauge, r.histogram
 	q := &qualityMetrics{
-		perplexity:     gauge("mlx_output_perplexity", "exp(-mean logprob of the sampled tokens) of the most recent scored answer; 1 when every token was certain.", "model"),
-		perplexityHist: histogram("mlx_output_perplexity_histogram", "Perplexity of scored answers.", perplexityBuckets),
-		entropy:        gauge("mlx_token_entropy_nats", "Mean entropy (nats) of the top-N lists renormalised to sum to 1, most recent scored answer: a lower bound of the true entropy.", "model"),
-		entropyHist:    histogram("mlx_token_entropy_histogram", "Mean renormalised top-N entropy (nats) of scored answers.", entropyBuckets),
-		confMean:       gauge("mlx_token_confidence_mean", "Mean probability of the sampled tokens, most recent scored answer.", "model"),
-		confMin:        gauge("mlx_token_confidence_min", "Lowest probability of a sampled token, most recent scored answer.", "model"),
-		confStd:        gauge("mlx_token_confidence_std", "Population standard deviation of the sampled tokens' probabilities, most recent scored answer.", "model"),
-		margin:         gauge("mlx_token_margin_mean", "Mean top-1 minus top-2 probability of the top-N lists, most recent scored answer.", "model"),
-		lowRatio:       gauge("mlx_low_confidence_token_ratio", "Share of sampled tokens with probability below the low-confidence threshold, most recent scored answer.", "model"),
-		scored:         counter("mlx_confidence_scored_total", "Answers whose logprobs were scored, by where the logprobs came from (client, injected, destreamed).", "model", "source"),
-		lowResponses:   counter("mlx_low_confidence_response_total", "Scored answers whose mean token confidence was below the low-confidence threshold.", "model"),
-		risk:           gauge("mlx_hallucination_risk", "Composite hallucination risk (0..1) of the most recent answer, from the text heuristics.", "model", "kind"),
-		riskHist:       histogram("mlx_hallucination_risk_histogram", "Hallucination risk of answers.", riskBuckets),
-		flagged:        counter("mlx_hallucination_flag_total", "Answers whose hallucination risk was above the flag threshold.", "model"),
-		repetition:     gauge("mlx_heuristic_repetition", "Count of the most repeated word trigram over the trigrams of the most recent answer (stopwords dropped).", "model"),
-		refusal:        gauge("mlx_heuristic_refusal", "1 if the most recent answer opened with a refusal phrase, else 0.", "model"),
-		hedging:        gauge("mlx_heuristic_hedging", "Hedge-phrase density of the most recent answer (5 per 100 words = 1).", "model"),
-		ungrounded:     gauge("mlx_heuristic_ungrounded", "Factual-looking content without a tool call when tools were offered, most recent answer (0, 0.5 or 1).", "model"),
-		scoringDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "mlx_scoring_dropped_total", Help: "Finished answers not scored (confidence and heuristics) because the scoring queue was full."}),
-		confidenceFailed: counter("mlx_confidence_unscored_total",
-			"Answers that should have carried logprobs (by source) but gave no token to score: none sent, or none readable.", "model", "source"),
+		perplexity:     gauge(metricMlxOutputPerplexity, metricMlxOutputPerplexityHelp, "model"),
+		perplexityHist: histogram(metricMlxOutputPerplexityHistogram, metricMlxOutputPerplexityHistogramHelp, perplexityBuckets),
+		entropy:        gauge(metricMlxTokenEntropyNats, metricMlxTokenEntropyNatsHelp, "model"),
+		entropyHist:    histogram(metricMlxTokenEntropyHistogram, metricMlxTokenEntropyHistogramHelp, entropyBuckets),
+		confMean:       gauge(metricMlxTokenConfidenceMean, metricMlxTokenConfidenceMeanHelp, "model"),
+		confMin:        gauge(metricMlxTokenConfidenceMin, metricMlxTokenConfidenceMinHelp, "model"),
+		confStd:        gauge(metricMlxTokenConfidenceStd, metricMlxTokenConfidenceStdHelp, "model"),
+		margin:         gauge(metricMlxTokenMarginMean, metricMlxTokenMarginMeanHelp, "model"),
+		lowRatio:       gauge(metricMlxLowConfidenceTokenRatio, metricMlxLowConfidenceTokenRatioHelp, "model"),
+		scored:         counter(metricMlxConfidenceScoredTotal, metricMlxConfidenceScoredTotalHelp, "model", "source"),
+		lowResponses:   counter(metricMlxLowConfidenceResponseTotal, metricMlxLowConfidenceResponseTotalHelp, "model"),
+		risk:           gauge(metricMlxHallucinationRisk, metricMlxHallucinationRiskHelp, "model", "kind"),
+		riskHist:       histogram(metricMlxHallucinationRiskHistogram, metricMlxHallucinationRiskHistogramHelp, riskBuckets),
+		flagged:        counter(metricMlxHallucinationFlagTotal, metricMlxHallucinationFlagTotalHelp, "model"),
+		repetition:     gauge(metricMlxHeuristicRepetition, metricMlxHeuristicRepetitionHelp, "model"),
+		refusal:        gauge(metricMlxHeuristicRefusal, metricMlxHeuristicRefusalHelp, "model"),
+		hedging:        gauge(metricMlxHeuristicHedging, metricMlxHeuristicHedgingHelp, "model"),
+		ungrounded:     gauge(metricMlxHeuristicUngrounded, metricMlxHeuristicUngroundedHelp, "model"),
+		scoringDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: metricMlxScoringDroppedTotal, Help: metricMlxScoringDroppedTotalHelp}),
+		confidenceFailed: counter(metricMlxConfidenceUnscoredTotal,
+			metricMlxConfidenceUnscoredTotalHelp, "model", "source"),
 	}
 	reg.MustRegister(q.scoringDropped)
 	// Counters of the configured model start at 0 so that rate() and

@@ -108,7 +108,7 @@ func scrape(t *testing.T, c *http.Client, base string) *promtext.Scrape {
 	return sc
 }
 
-// documentation.md lists exactly the families a real scrape shows once
+// metadata.yaml (and so documentation.md) lists exactly the families a real scrape shows once
 // every kind of request has been served.
 func TestDocumentationMatchesAScrape(t *testing.T) {
 	base, c := startProxy(t)
@@ -124,9 +124,10 @@ func TestDocumentationMatchesAScrape(t *testing.T) {
 		scored, _ := sc.Value("mlx_confidence_scored_total", "source", "injected")
 		return up == 1 && scored == 2 && len(sc.Series("mlx_hallucination_risk")) > 0
 	}, 5*time.Second, 10*time.Millisecond, "the probe has seen the engine, the answers are scored")
-	documented, err := doccheck.MetricNames("documentation.md")
+	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, documented, sc.Names())
+	assert.NoError(t, doccheck.CheckScrape("metadata.yaml", sc.Families), "types, help texts, labels and buckets are metadata.yaml's")
 	assert.Len(t, documented, 49)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
 func TestMetricNames(t *testing.T) {
@@ -42,4 +43,56 @@ func TestAttributeMatches(t *testing.T) {
 	assert.False(t, a.Matches("llm.input_messages.0.message.contents.1.message_content.type"))
 	assert.True(t, Attribute{Key: "url.path"}.Matches("url.path"))
 	assert.False(t, Attribute{Key: "url.path"}.Matches("url.paths"))
+}
+
+const testMetadata = `type: x
+attributes:
+  model: {description: M., type: string}
+metrics:
+  mlx_b_total:
+    enabled: true
+    description: B.
+    sum: {value_type: double, monotonic: true, aggregation_temporality: cumulative}
+    attributes: [model]
+    platforms: {macOS: ps, Linux: procfs}
+  mlx_a:
+    enabled: true
+    description: A.
+    gauge: {value_type: double}
+`
+
+func TestMetadata(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "metadata.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(testMetadata), 0o600))
+	names, err := MetadataNames(p)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mlx_a", "mlx_b_total"}, names)
+	got, err := MetadataPlatforms(p, "Linux")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]map[string]string{"mlx_a": {}, "mlx_b_total": {"Linux": "procfs"}}, got)
+
+	md := pmetric.NewMetrics()
+	ms := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics()
+	a := ms.AppendEmpty()
+	a.SetName("mlx_a")
+	a.SetDescription("A.")
+	a.SetEmptyGauge().DataPoints().AppendEmpty()
+	b := ms.AppendEmpty()
+	b.SetName("mlx_b_total")
+	b.SetDescription("B.")
+	b.SetEmptySum().SetIsMonotonic(true)
+	b.Sum().DataPoints().AppendEmpty().Attributes().PutStr("model", "m")
+	assert.NoError(t, CheckMetrics(p, md))
+
+	b.SetDescription("other")
+	b.Sum().SetIsMonotonic(false)
+	b.Sum().DataPoints().At(0).Attributes().PutStr("extra", "x")
+	c := ms.AppendEmpty()
+	c.SetName("mlx_c")
+	c.SetEmptyGauge()
+	err = CheckMetrics(p, md)
+	require.Error(t, err)
+	for _, want := range []string{"mlx_b_total: help", "mlx_b_total: a sum (monotonic false)", "mlx_b_total: labels [extra model]", "mlx_c: not in metadata.yaml"} {
+		assert.ErrorContains(t, err, want)
+	}
 }

@@ -1,12 +1,11 @@
 package promqlnames
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
 )
 
 // OriginalSeries are the series of the original Python stack (mlx-oc), the
@@ -79,16 +78,13 @@ func expandHistograms(names []string) []string {
 	return out
 }
 
-var docHeading = regexp.MustCompile("^###\\s+`?([a-zA-Z_:][a-zA-Z0-9_:]*)`?\\s*$")
-
 // DocumentedNames returns the metric names the components of the module at
-// root document: every "### name" heading of the documentation.md of
-// receiver/*/, processor/*/, exporter/*/, extension/*/ and proxy/.
-// Histograms documented by their base name also yield _bucket, _sum and
-// _count.
+// root list in their metadata.yaml (receiver/*/, processor/*/, exporter/*/,
+// extension/*/): the one schema their documentation.md is generated from.
+// A histogram yields its _bucket, _sum and _count series.
 func DocumentedNames(root string) ([]string, error) {
 	var files []string
-	for _, p := range []string{"receiver/*/documentation.md", "processor/*/documentation.md", "exporter/*/documentation.md", "extension/*/documentation.md", "proxy/documentation.md"} {
+	for _, p := range []string{"receiver/*/metadata.yaml", "processor/*/metadata.yaml", "exporter/*/metadata.yaml", "extension/*/metadata.yaml"} {
 		m, err := filepath.Glob(filepath.Join(root, p))
 		if err != nil {
 			return nil, err
@@ -97,21 +93,17 @@ func DocumentedNames(root string) ([]string, error) {
 	}
 	set := map[string]struct{}{}
 	for _, f := range files {
-		fh, err := os.Open(f)
+		c, err := mdschema.Load(f)
 		if err != nil {
 			return nil, err
 		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			if m := docHeading.FindStringSubmatch(sc.Text()); m != nil {
-				for _, n := range []string{m[1], m[1] + "_bucket", m[1] + "_sum", m[1] + "_count"} {
-					set[n] = struct{}{}
+		for _, m := range c.Metrics {
+			set[m.Key] = struct{}{}
+			if m.Value.Histogram != nil {
+				for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+					set[m.Key+suffix] = struct{}{}
 				}
 			}
-		}
-		fh.Close()
-		if err := sc.Err(); err != nil {
-			return nil, err
 		}
 	}
 	out := make([]string, 0, len(set))

@@ -173,3 +173,25 @@ func TestMayBeAbsentAreKnown(t *testing.T) {
 		}
 	}
 }
+
+// Every component's metadata.yaml is read, the proxy's included; only
+// histograms get the _bucket, _sum and _count series.
+func TestDocumentedNamesReadTheMetadata(t *testing.T) {
+	names, err := DocumentedNames("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	for _, n := range names {
+		set[n] = true
+	}
+	for _, n := range []string{"mlx_hw_up", "mlx_kv_agent_up", "mlx_server_up", "mlx_log_tailer_up", "mlx_judge_score_bucket",
+		"mlx_live_records_dropped_total", "mlx_hallucination_risk_histogram_bucket", "mlx_ttft_seconds_count"} {
+		if !set[n] {
+			t.Errorf("%s is not documented", n)
+		}
+	}
+	if set["mlx_up_bucket"] {
+		t.Error("a gauge has no _bucket series")
+	}
+}

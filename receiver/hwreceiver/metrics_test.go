@@ -42,10 +42,11 @@ func fullSample() *sample {
 var defaultEmit = emitOptions{node: "n1", components: []string{"mlx_lm_server", "mlx_otelcol"}, worker: "mlx_lm_server"}
 
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
-	documented, err := doccheck.MetricNames("documentation.md")
+	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
 	md := buildMetrics(fullSample(), defaultEmit, time.Now(), time.Now())
 	assert.Equal(t, documented, metrictest.Names(md))
+	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts and labels are metadata.yaml's")
 }
 
 func TestMetadataListsTheDocumentedMetrics(t *testing.T) {
@@ -160,7 +161,7 @@ func TestEveryMetricSaysWhereItComesFrom(t *testing.T) {
 	for _, s := range sources {
 		known[s] = true
 	}
-	presence, err := doccheck.Platforms("documentation.md", "macOS", "Linux")
+	presence, err := doccheck.MetadataPlatforms("metadata.yaml", "macOS", "Linux")
 	require.NoError(t, err)
 	for name, where := range presence {
 		assert.NotEmpty(t, where, "%s has a macOS or Linux line", name)

@@ -18,8 +18,8 @@ const scopeName = "github.com/mlx-otelcol/mlx-otelcol/receiver/judgereceiver"
 // The buckets: scores are 0-1; a pass is one request per trace, each up
 // to the judge's timeout.
 var (
-	scoreBounds = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
-	passBounds  = []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	scoreBounds = metricMlxJudgeScoreBuckets
+	passBounds  = metricMlxJudgePassSecondsBuckets
 )
 
 // The outcomes of a pass (mlx_judge_passes_total{result}).
@@ -164,12 +164,12 @@ func (s *stats) snapshot() snapshot {
 func buildMetrics(s snapshot, start, now time.Time) pmetric.Metrics {
 	b := metricbuild.New(scopeName, start, now)
 	for _, r := range traceResults {
-		b.Counter("mlx_judge_traces_total", "Traces the judge loop looked at, by outcome: scored, skipped (already judged, or no question and answer), parse_failed (the reply held no scores), judge_error (the judge did not answer).", s.traces[r], "result", r)
+		b.Counter(metricMlxJudgeTracesTotal, metricMlxJudgeTracesTotalHelp, s.traces[r], "result", r)
 	}
 	for _, r := range passResults {
-		b.Counter("mlx_judge_passes_total", "Passes of the judge loop, by outcome: ok, read_failed (the trace source did not answer), write_failed (Opik refused the scores), backed_off (the proxy was busy), panicked (a bug, logged at error level).", s.passes[r], "result", r)
+		b.Counter(metricMlxJudgePassesTotal, metricMlxJudgePassesTotalHelp, s.passes[r], "result", r)
 	}
-	b.Histogram("mlx_judge_pass_seconds", "Duration of the judge loop's passes that read their traces.", passBounds, s.passSeconds.counts, s.passSeconds.sum)
+	b.Histogram(metricMlxJudgePassSeconds, metricMlxJudgePassSecondsHelp, passBounds, s.passSeconds.counts, s.passSeconds.sum)
 	keys := make([]scoreKey, 0, len(s.scores))
 	for k := range s.scores {
 		keys = append(keys, k)
@@ -182,7 +182,7 @@ func buildMetrics(s snapshot, start, now time.Time) pmetric.Metrics {
 	})
 	for _, k := range keys {
 		h := s.scores[k]
-		b.Histogram("mlx_judge_score", "Scores the judge gave (0-1, higher is better), by score name and the judged answer's model.", scoreBounds, h.counts, h.sum, "name", k.name, "model", k.model)
+		b.Histogram(metricMlxJudgeScore, metricMlxJudgeScoreHelp, scoreBounds, h.counts, h.sum, "name", k.name, "model", k.model)
 	}
 	return b.Emit()
 }

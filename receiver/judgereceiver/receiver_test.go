@@ -305,9 +305,10 @@ func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 		emitted = append(emitted, ms.At(i).Name())
 	}
 	sort.Strings(emitted)
-	documented, err := doccheck.MetricNames("documentation.md")
+	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, documented, emitted)
+	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts, labels and buckets are metadata.yaml's")
 
 	raw, err := os.ReadFile("metadata.yaml")
 	require.NoError(t, err)

@@ -31,32 +31,30 @@ type snapshot struct {
 // is unknown: a zero would claim an empty cache.
 func buildMetrics(s snapshot, start, now time.Time) pmetric.Metrics {
 	b := metricbuild.New(scopeName, start, now)
-	b.Gauge("mlx_kv_agent_up", "1 if the engine log could be read at the last collection, else 0.", metricbuild.Bool(s.logReadable))
-	b.Gauge("mlx_kv_cache_max_sequences", "The engine's prompt cache limit in sequences (--prompt-cache-size).", float64(s.maxSequences))
+	b.Gauge(metricMlxKvAgentUp, metricMlxKvAgentUpHelp, metricbuild.Bool(s.logReadable))
+	b.Gauge(metricMlxKvCacheMaxSequences, metricMlxKvCacheMaxSequencesHelp, float64(s.maxSequences))
 	if s.hasMaxBytes {
-		b.Gauge("mlx_kv_cache_max_bytes", "The engine's prompt cache limit in bytes (--prompt-cache-bytes).", float64(s.maxBytes))
+		b.Gauge(metricMlxKvCacheMaxBytes, metricMlxKvCacheMaxBytesHelp, float64(s.maxBytes))
 	}
 	if s.hasEst {
-		b.Gauge("mlx_kv_est_bytes_max_context", "Estimated KV cache bytes of one sequence as long as the model's context.", float64(s.estBytesMaxContext))
+		b.Gauge(metricMlxKvEstBytesMaxContext, metricMlxKvEstBytesMaxContextHelp, float64(s.estBytesMaxContext))
 	}
 	if !s.known {
 		return b.Emit()
 	}
 	st := s.state
-	const seqHelp = "Sequences in the engine's prompt cache, by type, as last logged."
-	const bytesHelp = "Bytes of the engine's prompt cache, by type, as last logged (1e9-byte units, 2 decimals)."
-	b.Gauge("mlx_kv_cache_sequences", seqHelp, float64(st.Total.Sequences), "type", "total")
-	b.Gauge("mlx_kv_cache_bytes", bytesHelp, float64(st.Total.Bytes), "type", "total")
+	b.Gauge(metricMlxKvCacheSequences, metricMlxKvCacheSequencesHelp, float64(st.Total.Sequences), "type", "total")
+	b.Gauge(metricMlxKvCacheBytes, metricMlxKvCacheBytesHelp, float64(st.Total.Bytes), "type", "total")
 	if st.Format == formatPromptCache {
 		for t, name := range cacheTypeNames {
-			b.Gauge("mlx_kv_cache_sequences", seqHelp, float64(st.ByType[t].Sequences), "type", name)
-			b.Gauge("mlx_kv_cache_bytes", bytesHelp, float64(st.ByType[t].Bytes), "type", name)
+			b.Gauge(metricMlxKvCacheSequences, metricMlxKvCacheSequencesHelp, float64(st.ByType[t].Sequences), "type", name)
+			b.Gauge(metricMlxKvCacheBytes, metricMlxKvCacheBytesHelp, float64(st.ByType[t].Bytes), "type", name)
 		}
 	}
 	if u, ok := utilization(st.Total, s); ok {
-		b.Gauge("mlx_kv_cache_utilization", "How full the prompt cache is against the engine's limits: the larger of sequences / max sequences and bytes / max bytes.", u)
+		b.Gauge(metricMlxKvCacheUtilization, metricMlxKvCacheUtilizationHelp, u)
 	}
-	b.Gauge("mlx_kv_cache_state_age_seconds", "Seconds since the engine logged the cache state reported.", max(now.Sub(st.SeenAt).Seconds(), 0))
+	b.Gauge(metricMlxKvCacheStateAgeSeconds, metricMlxKvCacheStateAgeSecondsHelp, max(now.Sub(st.SeenAt).Seconds(), 0))
 	return b.Emit()
 }
 

@@ -23,7 +23,7 @@ import (
 const qwenBytesMaxContext = 147456 * 40960
 
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
-	documented, err := doccheck.MetricNames("documentation.md")
+	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
 	md := buildMetrics(snapshot{
 		logReadable: true, known: true,
@@ -32,6 +32,7 @@ func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 		estBytesMaxContext: qwenBytesMaxContext, hasEst: true,
 	}, readAt, readAt)
 	assert.Equal(t, documented, metrictest.Names(md))
+	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts and labels are metadata.yaml's")
 }
 
 func TestNoCacheSeriesUntilAStateIsSeen(t *testing.T) {

@@ -50,7 +50,7 @@ func fileSize(path string) int64 {
 
 func buildMetrics(snap loghealth.Snapshot, fileBytes int64, now time.Time) pmetric.Metrics {
 	b := metricbuild.New(scopeName, snap.Start, now)
-	b.Gauge("mlx_log_tailer_up", "1 while the log pipeline's classification processor runs.", metricbuild.Bool(snap.Up))
+	b.Gauge(metricMlxLogTailerUp, metricMlxLogTailerUpHelp, metricbuild.Bool(snap.Up))
 
 	lines := make([]loghealth.LineKey, 0, len(snap.Lines))
 	for k := range snap.Lines {
@@ -60,41 +60,39 @@ func buildMetrics(snap loghealth.Snapshot, fileBytes int64, now time.Time) pmetr
 		return lines[i].Severity+"/"+lines[i].Category < lines[j].Severity+"/"+lines[j].Category
 	})
 	for _, k := range lines {
-		b.Counter("mlx_log_tailer_lines_total", "Log records read and classified, by severity and category, dropped ones included.",
+		b.Counter(metricMlxLogTailerLinesTotal, metricMlxLogTailerLinesTotalHelp,
 			float64(snap.Lines[k]), "severity", k.Severity, "category", k.Category)
 	}
 
 	sinks := snap.Sinks()
-	shipHelp := "Records a sink's destination accepted, by severity and sink."
 	for _, sink := range sinks {
 		seen := map[string]bool{}
 		for _, sev := range severities {
 			seen[sev] = true
-			b.Counter("mlx_log_tailer_shipped_total", shipHelp, float64(snap.Shipped[loghealth.ShipKey{Severity: sev, Sink: sink}]), "severity", sev, "sink", sink)
+			b.Counter(metricMlxLogTailerShippedTotal, metricMlxLogTailerShippedTotalHelp, float64(snap.Shipped[loghealth.ShipKey{Severity: sev, Sink: sink}]), "severity", sev, "sink", sink)
 		}
 		for _, k := range sortedShipKeys(snap.Shipped) {
 			if k.Sink == sink && !seen[k.Severity] {
-				b.Counter("mlx_log_tailer_shipped_total", shipHelp, float64(snap.Shipped[k]), "severity", k.Severity, "sink", sink)
+				b.Counter(metricMlxLogTailerShippedTotal, metricMlxLogTailerShippedTotalHelp, float64(snap.Shipped[k]), "severity", k.Severity, "sink", sink)
 			}
 		}
 	}
 
-	dropHelp := "Records dropped, by reason; sink is empty for the processor's drops."
 	for _, reason := range loghealth.DropReasons {
 		if processorReasons[reason] {
-			b.Counter("mlx_log_tailer_dropped_total", dropHelp, float64(snap.Dropped[loghealth.DropKey{Reason: reason}]), "reason", reason, "sink", "")
+			b.Counter(metricMlxLogTailerDroppedTotal, metricMlxLogTailerDroppedTotalHelp, float64(snap.Dropped[loghealth.DropKey{Reason: reason}]), "reason", reason, "sink", "")
 			continue
 		}
 		for _, sink := range sinks {
-			b.Counter("mlx_log_tailer_dropped_total", dropHelp, float64(snap.Dropped[loghealth.DropKey{Reason: reason, Sink: sink}]), "reason", reason, "sink", sink)
+			b.Counter(metricMlxLogTailerDroppedTotal, metricMlxLogTailerDroppedTotalHelp, float64(snap.Dropped[loghealth.DropKey{Reason: reason, Sink: sink}]), "reason", reason, "sink", sink)
 		}
 	}
 
-	b.Counter("mlx_log_tailer_errors_total", "Failed export attempts, retried or not.", float64(snap.Errors))
-	b.Gauge("mlx_log_tailer_file_bytes", "Size of the followed log file in bytes.", float64(fileBytes))
+	b.Counter(metricMlxLogTailerErrorsTotal, metricMlxLogTailerErrorsTotalHelp, float64(snap.Errors))
+	b.Gauge(metricMlxLogTailerFileBytes, metricMlxLogTailerFileBytesHelp, float64(fileBytes))
 	for _, sink := range sinks {
 		if n, ok := snap.Queues[sink]; ok {
-			b.Gauge("mlx_log_tailer_queue_depth", "Records in a sink's sending queue, in flight included.", float64(n), "sink", sink)
+			b.Gauge(metricMlxLogTailerQueueDepth, metricMlxLogTailerQueueDepthHelp, float64(n), "sink", sink)
 		}
 	}
 	return b.Emit()

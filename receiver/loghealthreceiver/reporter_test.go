@@ -34,9 +34,11 @@ func busyStats(t *testing.T) *loghealth.Stats {
 }
 
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
-	documented, err := doccheck.MetricNames("documentation.md")
+	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
-	assert.Equal(t, documented, metrictest.Names(buildMetrics(busyStats(t).Snapshot(), 0, time.Now())))
+	md := buildMetrics(busyStats(t).Snapshot(), 0, time.Now())
+	assert.Equal(t, documented, metrictest.Names(md))
+	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts and labels are metadata.yaml's")
 }
 
 func TestSeriesOfABusyPipeline(t *testing.T) {

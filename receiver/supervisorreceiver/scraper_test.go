@@ -12,10 +12,11 @@ import (
 )
 
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
-	documented, err := doccheck.MetricNames("documentation.md")
+	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
 	md := buildMetrics(newStatus().snapshot(true, time.Now()), "m", time.Now(), time.Now())
 	assert.Equal(t, documented, metrictest.Names(md))
+	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts and labels are metadata.yaml's")
 }
 
 func TestMetricsOfACrashedEngine(t *testing.T) {

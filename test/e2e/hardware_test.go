@@ -167,12 +167,12 @@ func TestHardwareBrokenNvidiaSMI(t *testing.T) {
 		"the reason is logged")
 }
 
-// linuxDocumented reads documentation.md: the metrics with a "- Linux:"
+// linuxDocumented reads metadata.yaml: the metrics with a Linux platform
 // line, split into those every Linux host has and those that depend on the
 // host ("only when").
 func linuxDocumented(t *testing.T) (always, maybe map[string]bool) {
 	t.Helper()
-	doc, err := doccheck.Platforms(filepath.Join(repoRoot, "receiver", "hwreceiver", "documentation.md"), "Linux")
+	doc, err := doccheck.MetadataPlatforms(filepath.Join(repoRoot, "receiver", "hwreceiver", "metadata.yaml"), "Linux")
 	require.NoError(t, err)
 	always, maybe = map[string]bool{}, map[string]bool{}
 	for metric, where := range doc {

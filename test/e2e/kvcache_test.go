@@ -159,7 +159,7 @@ func TestKVCacheScrapeAgreesWithTheLastBlockInTheLog(t *testing.T) {
 
 	// Every documented series but the byte limit (none is configured), with
 	// only its own labels, and none of the proxy's.
-	documented, err := doccheck.MetricNames(filepath.Join(repoRoot, "receiver/kvcachereceiver/documentation.md"))
+	documented, err := doccheck.MetadataNames(filepath.Join(repoRoot, "receiver/kvcachereceiver/metadata.yaml"))
 	require.NoError(t, err)
 	documented = slices.DeleteFunc(documented, func(n string) bool { return n == "mlx_kv_cache_max_bytes" })
 	assert.Equal(t, documented, sc.Names())

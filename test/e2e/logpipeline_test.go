@@ -352,7 +352,7 @@ func TestLogHealthScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 	w := newEngineLogWriter(t, s.dataDir)
 	w.write(0, 100)
 	sc := settled(s, 100)
-	documented, err := doccheck.MetricNames(filepath.Join(repoRoot, "receiver/loghealthreceiver/documentation.md"))
+	documented, err := doccheck.MetadataNames(filepath.Join(repoRoot, "receiver/loghealthreceiver/metadata.yaml"))
 	require.NoError(t, err)
 	assert.Equal(t, documented, sc.Names())
 	assert.Equal(t, "COUNTER", sc.Families["mlx_log_tailer_shipped_total"].GetType().String())

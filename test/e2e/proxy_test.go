@@ -87,7 +87,7 @@ func TestProxyInFrontOfTheEngine(t *testing.T) {
 	assert.Equal(t, 40960.0, value(t, sc, "mlx_context_length_max_tokens", "model", "mlx-community/Qwen3-4B-4bit"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_model_arch", "arch", "Qwen3ForCausalLM", "dtype", "bfloat16"))
 
-	documented, err := doccheck.MetricNames(repoRoot + "/extension/proxyextension/documentation.md")
+	documented, err := doccheck.MetadataNames(repoRoot + "/extension/proxyextension/metadata.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, documented, sc.Names(), "documentation.md lists what the binary serves")
 }

@@ -111,9 +111,9 @@ func TestScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 		return v == 1
 	})
 	// :9105 serves the supervisor's series and the judge loop's.
-	documented, err := doccheck.MetricNames(filepath.Join(repoRoot, "receiver/supervisorreceiver/documentation.md"))
+	documented, err := doccheck.MetadataNames(filepath.Join(repoRoot, "receiver/supervisorreceiver/metadata.yaml"))
 	require.NoError(t, err)
-	judged, err := doccheck.MetricNames(filepath.Join(repoRoot, "receiver/judgereceiver/documentation.md"))
+	judged, err := doccheck.MetadataNames(filepath.Join(repoRoot, "receiver/judgereceiver/metadata.yaml"))
 	require.NoError(t, err)
 	for _, n := range judged {
 		if n != "mlx_judge_score" { // only once the judge has scored something

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
+)
+
+var directive = regexp.MustCompile(`^//go:generate go run (\S*cmd/mdgen)(.*)$`)
+
+// The checked-in documentation.md sections and generated Go files are what
+// go generate would write from every metadata.yaml: a stale one fails here.
+func TestGeneratedFilesAreFresh(t *testing.T) {
+	root := filepath.Join("..", "..")
+	runs := 0
+	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pkg := ""
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			line := sc.Text()
+			if p, ok := strings.CutPrefix(line, "package "); ok && pkg == "" {
+				pkg = strings.TrimSpace(p)
+			}
+			m := directive.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			runs++
+			dir := filepath.Dir(path)
+			o := options{pkg: pkg}
+			fl := flag.NewFlagSet("mdgen", flag.ContinueOnError)
+			fl.StringVar(&o.metadata, "metadata", "metadata.yaml", "")
+			fl.StringVar(&o.doc, "doc", "documentation.md", "")
+			fl.StringVar(&o.goFile, "go", "generated_metrics.go", "")
+			fl.StringVar(&o.pkg, "package", pkg, "")
+			require.NoError(t, fl.Parse(strings.Fields(m[2])), path)
+			for _, p := range []*string{&o.metadata, &o.doc, &o.goFile} {
+				if *p != "" {
+					*p = filepath.Join(dir, *p)
+				}
+			}
+			files, err := o.generate()
+			require.NoError(t, err, path)
+			for f, want := range files {
+				got, err := os.ReadFile(f)
+				require.NoError(t, err)
+				assert.Equal(t, string(want), string(got), "%s is stale: run go generate ./...", f)
+			}
+		}
+		return sc.Err()
+	}))
+	assert.GreaterOrEqual(t, runs, 6, "the mdgen directives of the receivers and the proxy")
+}
+
+func TestSpliceKeepsTheProse(t *testing.T) {
+	doc := "# x\n\n## Metrics\n\nIntro.\n\n" + beginMarker + "\nold\n" + endMarker + "\n\n## After\n\ntext\n"
+	got, err := spliceDoc([]byte(doc), []byte("### a\n\nA.\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "# x\n\n## Metrics\n\nIntro.\n\n"+beginMarker+"\n\n### a\n\nA.\n\n"+endMarker+"\n\n## After\n\ntext\n", string(got))
+	_, err = spliceDoc([]byte("# no markers\n"), nil)
+	assert.Error(t, err)
+}
+
+func TestGeneratedGo(t *testing.T) {
+	c, err := mdschema.Parse([]byte(`
+type: x
+attributes:
+  model: {description: The model., type: string}
+metrics:
+  mlx_a_seconds:
+    enabled: true
+    description: "A \"quoted\" help."
+    unit: s
+    histogram: {value_type: double, buckets: [0.5, 1, 2.5]}
+    attributes: [model]
+`))
+	require.NoError(t, err)
+	src, err := goSource(c, "p", "metadata.yaml")
+	require.NoError(t, err)
+	for _, want := range []string{
+		`metricMlxASeconds     = "mlx_a_seconds"`,
+		`metricMlxASecondsHelp = "A \"quoted\" help."`,
+		`metricMlxASecondsUnit = "s"`,
+		`metricMlxASecondsBuckets = []float64{0.5, 1, 2.5}`,
+	} {
+		assert.Contains(t, string(src), want)
+	}
+	md := string(metricsMarkdown(c))
+	assert.Contains(t, md, "### mlx_a_seconds\n\nA \"quoted\" help.\n")
+	assert.Contains(t, md, "| s | Histogram | Double | 0.5 1 2.5 |")
+	assert.Contains(t, md, "| model | The model. | Any Str |")
+}

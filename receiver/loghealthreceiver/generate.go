@@ -1,0 +1,5 @@
+package loghealthreceiver
+
+// metadata.yaml is the schema of the metrics; mdgen writes
+// documentation.md's metrics section and generated_metrics.go from it.
+//go:generate go run ../../cmd/mdgen
