@@ -3,11 +3,12 @@ package preflight
 import (
 	"fmt"
 	"net"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mlx-otelcol/mlx-otelcol/receiver/supervisorreceiver"
 )
 
 // Listener is one address the configuration has the collector listen on.
@@ -172,9 +173,8 @@ type Engine struct {
 	WorkingDir string
 	// Model is the receiver's model key ("" when not set).
 	Model string
-	// RunFile is where the supervisor records the running engine: run_file,
-	// else log.path with .run.json for its extension (as the receiver's
-	// Config.runFile derives it).
+	// RunFile is where the supervisor records the running engine
+	// (supervisorreceiver.RunFile).
 	RunFile string
 }
 
@@ -194,12 +194,9 @@ func Engines(conf map[string]any) []Engine {
 		e := Engine{Component: "receivers::" + id, Command: cmd}
 		e.WorkingDir, _ = lookupString(cfg, "working_dir")
 		e.Model, _ = lookupString(cfg, "model")
-		e.RunFile, _ = lookupString(cfg, "run_file")
-		if e.RunFile == "" {
-			if p, _ := lookupString(cfg, "log::path"); p != "" {
-				e.RunFile = strings.TrimSuffix(p, filepath.Ext(p)) + ".run.json"
-			}
-		}
+		runFile, _ := lookupString(cfg, "run_file")
+		logPath, _ := lookupString(cfg, "log::path")
+		e.RunFile = supervisorreceiver.RunFile(runFile, logPath)
 		out = append(out, e)
 	}
 	return out

@@ -163,13 +163,18 @@ func notNegative(name string, d time.Duration) error {
 	return nil
 }
 
-// runFile is RunFile, or its default named after the server log, so that
-// supervisors with logs of their own have records of their own.
-func (c *Config) runFile() string {
-	if c.RunFile != "" || c.Log.Path == "" {
-		return c.RunFile
+// runFile is RunFile, or its default named after the server log.
+func (c *Config) runFile() string { return RunFile(c.RunFile, c.Log.Path) }
+
+// RunFile is where a supervisor with run_file runFile and log.path logPath
+// records its engine: runFile, or by default logPath with .run.json for its
+// extension (server.log: server.run.json), so that supervisors with logs of
+// their own have records of their own. The preflight reads the same file.
+func RunFile(runFile, logPath string) string {
+	if runFile != "" || logPath == "" {
+		return runFile
 	}
-	return strings.TrimSuffix(c.Log.Path, filepath.Ext(c.Log.Path)) + ".run.json"
+	return strings.TrimSuffix(logPath, filepath.Ext(logPath)) + ".run.json"
 }
 
 // modelName is the model label: the configured model, else --model from the
