@@ -31,24 +31,20 @@ var localAddrs = func(ctx context.Context) (map[string][]netip.Addr, error) {
 	return out, nil
 }
 
-// ringRank reads the hostfile and finds this host's rank in it. ok is
-// false when no interface holds a ring address (the ring link is not up
-// yet, or the hostfile is another ring's).
-func ringRank(ctx context.Context, path string) (hf *ringhosts.Hostfile, rank int, ok bool, err error) {
-	hf, err = ringhosts.Read(path)
-	if err != nil {
-		return nil, 0, false, fmt.Errorf("ring_hostfile: %w", err)
-	}
+// localRank finds this host's rank in the hostfile. ok is false when no
+// interface holds a ring address (the ring link is not up yet, or the
+// hostfile is another ring's).
+func localRank(ctx context.Context, hf *ringhosts.Hostfile) (rank int, ok bool, err error) {
 	byIface, err := localAddrs(ctx)
 	if err != nil {
-		return hf, 0, false, fmt.Errorf("ring_hostfile: listing this host's addresses: %w", err)
+		return 0, false, fmt.Errorf("listing this host's addresses: %w", err)
 	}
 	var all []netip.Addr
 	for _, addrs := range byIface {
 		all = append(all, addrs...)
 	}
 	rank, _, ok = hf.Rank(all)
-	return hf, rank, ok, nil
+	return rank, ok, nil
 }
 
 // errNoRingAddress: no interface of this host holds a ring address of the

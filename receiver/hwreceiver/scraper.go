@@ -3,6 +3,7 @@ package hwreceiver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -82,10 +83,11 @@ func (h *hwScraper) startRing(ctx context.Context) error {
 	if h.cfg.RingHostfile == "" {
 		return nil
 	}
-	hf, rank, ok, err := ringRank(ctx, h.cfg.RingHostfile)
-	if hf == nil {
-		return err
+	hf, err := ringhosts.Read(h.cfg.RingHostfile)
+	if err != nil {
+		return fmt.Errorf("ring_hostfile: %w", err)
 	}
+	rank, ok, err := localRank(ctx, hf)
 	switch {
 	case err != nil:
 		h.logger.Warn("Cannot tell this node's rank in the ring", zap.Error(err))
