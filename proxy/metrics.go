@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/otlptranslator"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/modelconfig"
 )
@@ -156,21 +158,36 @@ func newMetrics(cfg Config) *Metrics {
 type registrar struct{ reg *prometheus.Registry }
 
 func (r registrar) counter(name, help string, labels ...string) *prometheus.CounterVec {
-	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, Unit: openMetricsUnit(name)}, labels)
 	r.reg.MustRegister(v)
 	return v
 }
 
 func (r registrar) gauge(name, help string, labels ...string) *prometheus.GaugeVec {
-	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help, Unit: openMetricsUnit(name)}, labels)
 	r.reg.MustRegister(v)
 	return v
 }
 
 func (r registrar) histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
-	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, []string{"model"})
+	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Unit: openMetricsUnit(name), Buckets: buckets}, []string{"model"})
 	r.reg.MustRegister(v)
 	return v
+}
+
+// openMetricsUnit is the unit an OpenMetrics scrape shows for the metric
+// name: its metadata.yaml unit (UCUM) in Prometheus' words, as the
+// collector's exporters translate units (otlptranslator: s is seconds,
+// {token}/s is per_second, {token} and 1 are none). OpenMetrics requires the
+// name (less a counter's _total) to end with the unit, and Prometheus refuses
+// a scrape where it does not, so a unit the name does not end with is left
+// out. The classic text format, which VictoriaMetrics asks for, has no units.
+func openMetricsUnit(name string) string {
+	u := (&otlptranslator.UnitNamer{}).Build(metricUnits[name])
+	if u == "" || !strings.HasSuffix(strings.TrimSuffix(name, "_total"), "_"+u) {
+		return ""
+	}
+	return u
 }
 
 // setUp sets mlx_up.

@@ -104,7 +104,7 @@ metrics:
 	for _, want := range []string{
 		`metricMlxASeconds     = "mlx_a_seconds"`,
 		`metricMlxASecondsHelp = "A \"quoted\" help."`,
-		`metricMlxASecondsUnit = "s"`,
+		`"mlx_a_seconds": "s",`,
 		`metricMlxASecondsBuckets = []float64{0.5, 1, 2.5}`,
 	} {
 		assert.Contains(t, string(src), want)

@@ -58,6 +58,7 @@ metrics:
   mlx_a:
     enabled: true
     description: A.
+    unit: s
     gauge: {value_type: double}
 `
 
@@ -76,6 +77,7 @@ func TestMetadata(t *testing.T) {
 	a := ms.AppendEmpty()
 	a.SetName("mlx_a")
 	a.SetDescription("A.")
+	a.SetUnit("s")
 	a.SetEmptyGauge().DataPoints().AppendEmpty()
 	b := ms.AppendEmpty()
 	b.SetName("mlx_b_total")
@@ -85,6 +87,7 @@ func TestMetadata(t *testing.T) {
 	assert.NoError(t, CheckMetrics(p, md))
 
 	b.SetDescription("other")
+	b.SetUnit("By")
 	b.Sum().SetIsMonotonic(false)
 	b.Sum().DataPoints().At(0).Attributes().PutStr("extra", "x")
 	c := ms.AppendEmpty()
@@ -92,7 +95,7 @@ func TestMetadata(t *testing.T) {
 	c.SetEmptyGauge()
 	err = CheckMetrics(p, md)
 	require.Error(t, err)
-	for _, want := range []string{"mlx_b_total: help", "mlx_b_total: a sum (monotonic false)", "mlx_b_total: labels [extra model]", "mlx_c: not in metadata.yaml"} {
+	for _, want := range []string{"mlx_b_total: help", "mlx_b_total: a sum (monotonic false)", `mlx_b_total: unit "By", metadata.yaml says ""`, "mlx_b_total: labels [extra model]", "mlx_c: not in metadata.yaml"} {
 		assert.ErrorContains(t, err, want)
 	}
 }

@@ -48,7 +48,7 @@ func MetadataPlatforms(path string, platforms ...string) (map[string]map[string]
 
 // CheckMetrics holds emitted pdata metrics to a metadata.yaml: every metric
 // is listed, with its type (and monotonicity), its description as help
-// text, its attributes as the points' keys and its buckets.
+// text, its unit, its attributes as the points' keys and its buckets.
 func CheckMetrics(path string, md pmetric.Metrics) error {
 	c, err := mdschema.Load(path)
 	if err != nil {
@@ -79,6 +79,9 @@ func checkMetric(c *mdschema.Component, m pmetric.Metric) error {
 	}
 	if m.Description() != meta.Description {
 		fail("help %q, metadata.yaml says %q", m.Description(), meta.Description)
+	}
+	if m.Unit() != meta.Unit {
+		fail("unit %q, metadata.yaml says %q", m.Unit(), meta.Unit)
 	}
 	want := c.Labels(meta)
 	sort.Strings(want)

@@ -22,14 +22,20 @@ type Builder struct {
 	metrics pmetric.Metrics
 	scope   pmetric.ScopeMetrics
 	byName  map[string]pmetric.Metric
+	units   map[string]string
 	start   pcommon.Timestamp
 	now     pcommon.Timestamp
 }
 
-// New starts a scrape. start is the start time of cumulative series (the
-// component's start), scope the instrumentation scope (the package's import
-// path).
-func New(scope string, start, now time.Time) *Builder {
+// New starts a scrape. scope is the instrumentation scope (the package's
+// import path), units the metrics' units by name (the component's generated
+// metricUnits, from its metadata.yaml), start the start time of cumulative
+// series (the component's start).
+//
+// The unit reaches OTLP consumers. The prometheus exporter (v0.165) drops
+// it: its descriptors carry no unit, and with UnderscoreEscapingWithoutSuffixes
+// it adds no unit suffix, so the series names do not change.
+func New(scope string, units map[string]string, start, now time.Time) *Builder {
 	md := pmetric.NewMetrics()
 	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(scope)
@@ -37,6 +43,7 @@ func New(scope string, start, now time.Time) *Builder {
 		metrics: md,
 		scope:   sm,
 		byName:  map[string]pmetric.Metric{},
+		units:   units,
 		start:   pcommon.NewTimestampFromTime(start),
 		now:     pcommon.NewTimestampFromTime(now),
 	}
@@ -105,6 +112,7 @@ func (b *Builder) newMetric(name, help string) pmetric.Metric {
 	m := b.scope.Metrics().AppendEmpty()
 	m.SetName(name)
 	m.SetDescription(help)
+	m.SetUnit(b.units[name])
 	b.byName[name] = m
 	return m
 }

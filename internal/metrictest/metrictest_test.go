@@ -19,7 +19,7 @@ func (r *recorder) Errorf(format string, args ...any) {
 }
 
 func built() pmetric.Metrics {
-	b := metricbuild.New("test", time.Now(), time.Now())
+	b := metricbuild.New("test", nil, time.Now(), time.Now())
 	b.Gauge("up", "", 1, "node", "n1")
 	b.Counter("lines_total", "", 40, "severity", "info", "node", "n1", "category", "cache")
 	b.Counter("lines_total", "", 0, "category", "http", "node", "n1", "severity", "error")
@@ -53,7 +53,7 @@ func TestWithoutLeavesTheLabelOut(t *testing.T) {
 }
 
 func TestWithoutReportsAPointWithoutTheLabel(t *testing.T) {
-	b := metricbuild.New("test", time.Now(), time.Now())
+	b := metricbuild.New("test", nil, time.Now(), time.Now())
 	b.Gauge("a", "", 1, "node", "n2")
 	b.Gauge("b", "", 2)
 	var r recorder
@@ -62,7 +62,7 @@ func TestWithoutReportsAPointWithoutTheLabel(t *testing.T) {
 }
 
 func TestASeriesMetTwiceIsReported(t *testing.T) {
-	b := metricbuild.New("test", time.Now(), time.Now())
+	b := metricbuild.New("test", nil, time.Now(), time.Now())
 	b.Gauge("a", "", 1, "x", "1", "y", "2")
 	b.Gauge("a", "", 2, "y", "2", "x", "1")
 	var r recorder

@@ -2,156 +2,146 @@
 
 package hwreceiver
 
-// The metrics of metadata.yaml: name, help text and unit.
+// The metrics of metadata.yaml: name and help text.
 const (
 	metricMlxHwUp                            = "mlx_hw_up"
 	metricMlxHwUpHelp                        = "1 while the hardware receiver runs."
-	metricMlxHwUpUnit                        = ""
 	metricMlxHwSourceUp                      = "mlx_hw_source_up"
 	metricMlxHwSourceUpHelp                  = "1 if the source worked at the last scrape, 0 if it was tried and failed."
-	metricMlxHwSourceUpUnit                  = ""
 	metricMlxHwUptimeSeconds                 = "mlx_hw_uptime_seconds"
 	metricMlxHwUptimeSecondsHelp             = "Seconds since the host booted."
-	metricMlxHwUptimeSecondsUnit             = "s"
 	metricMlxHwLoad1                         = "mlx_hw_load1"
 	metricMlxHwLoad1Help                     = "1-minute load average."
-	metricMlxHwLoad1Unit                     = ""
 	metricMlxHwLoad5                         = "mlx_hw_load5"
 	metricMlxHwLoad5Help                     = "5-minute load average."
-	metricMlxHwLoad5Unit                     = ""
 	metricMlxHwLoad15                        = "mlx_hw_load15"
 	metricMlxHwLoad15Help                    = "15-minute load average."
-	metricMlxHwLoad15Unit                    = ""
 	metricMlxHwCpuCount                      = "mlx_hw_cpu_count"
 	metricMlxHwCpuCountHelp                  = "Logical CPUs of the host."
-	metricMlxHwCpuCountUnit                  = ""
 	metricMlxHwCpuTempCelsius                = "mlx_hw_cpu_temp_celsius"
 	metricMlxHwCpuTempCelsiusHelp            = "CPU temperature: mean of the CPU die sensors (Apple Silicon) or the hottest CPU package sensor (Linux)."
-	metricMlxHwCpuTempCelsiusUnit            = "Cel"
 	metricMlxHwGpuTempCelsius                = "mlx_hw_gpu_temp_celsius"
 	metricMlxHwGpuTempCelsiusHelp            = "Apple GPU temperature: mean of the GPU die sensors."
-	metricMlxHwGpuTempCelsiusUnit            = "Cel"
 	metricMlxHwSensorTempCelsius             = "mlx_hw_sensor_temp_celsius"
 	metricMlxHwSensorTempCelsiusHelp         = "Temperature of each sensor the host exposes."
-	metricMlxHwSensorTempCelsiusUnit         = "Cel"
 	metricMlxHwMemTotalBytes                 = "mlx_hw_mem_total_bytes"
 	metricMlxHwMemTotalBytesHelp             = "Physical memory."
-	metricMlxHwMemTotalBytesUnit             = "By"
 	metricMlxHwMemUsedBytes                  = "mlx_hw_mem_used_bytes"
 	metricMlxHwMemUsedBytesHelp              = "Memory in use, caches the kernel can drop at once excluded."
-	metricMlxHwMemUsedBytesUnit              = "By"
 	metricMlxHwMemPressure                   = "mlx_hw_mem_pressure"
 	metricMlxHwMemPressureHelp               = "Original unit trap, kept: a page count, free+inactive+speculative pages (macOS) or MemAvailable in pages (Linux)."
-	metricMlxHwMemPressureUnit               = ""
 	metricMlxHwMemFreeBytes                  = "mlx_hw_mem_free_bytes"
 	metricMlxHwMemFreeBytesHelp              = "Memory on the free list."
-	metricMlxHwMemFreeBytesUnit              = "By"
 	metricMlxHwMemAvailableBytes             = "mlx_hw_mem_available_bytes"
 	metricMlxHwMemAvailableBytesHelp         = "Memory available without swapping: mlx_hw_mem_pressure in bytes."
-	metricMlxHwMemAvailableBytesUnit         = "By"
 	metricMlxHwMemPressureLevel              = "mlx_hw_mem_pressure_level"
 	metricMlxHwMemPressureLevelHelp          = "Kernel memory pressure level: 1 normal, 2 warn, 4 critical."
-	metricMlxHwMemPressureLevelUnit          = ""
 	metricMlxHwSwapTotalBytes                = "mlx_hw_swap_total_bytes"
 	metricMlxHwSwapTotalBytesHelp            = "Swap space."
-	metricMlxHwSwapTotalBytesUnit            = "By"
 	metricMlxHwSwapUsedBytes                 = "mlx_hw_swap_used_bytes"
 	metricMlxHwSwapUsedBytesHelp             = "Swap space in use."
-	metricMlxHwSwapUsedBytesUnit             = "By"
 	metricMlxHwDiskTotalBytes                = "mlx_hw_disk_total_bytes"
 	metricMlxHwDiskTotalBytesHelp            = "Size of the file system of disk_path."
-	metricMlxHwDiskTotalBytesUnit            = "By"
 	metricMlxHwDiskUsedBytes                 = "mlx_hw_disk_used_bytes"
 	metricMlxHwDiskUsedBytesHelp             = "Bytes used on the file system of disk_path."
-	metricMlxHwDiskUsedBytesUnit             = "By"
 	metricMlxHwThermalPressure               = "mlx_hw_thermal_pressure"
 	metricMlxHwThermalPressureHelp           = "Thermal pressure 0..1: the macOS thermal pressure level divided by 4."
-	metricMlxHwThermalPressureUnit           = ""
 	metricMlxHwThermalPressureLevel          = "mlx_hw_thermal_pressure_level"
 	metricMlxHwThermalPressureLevelHelp      = "macOS thermal pressure level: 0 nominal, 1 moderate, 2 heavy, 3 trapping, 4 sleeping."
-	metricMlxHwThermalPressureLevelUnit      = ""
 	metricMlxHwGpuUtilizationPercent         = "mlx_hw_gpu_utilization_percent"
 	metricMlxHwGpuUtilizationPercentHelp     = "Apple GPU active residency from powermetrics, percent."
-	metricMlxHwGpuUtilizationPercentUnit     = "%"
 	metricMlxHwGpuFrequencyMhz               = "mlx_hw_gpu_frequency_mhz"
 	metricMlxHwGpuFrequencyMhzHelp           = "Apple GPU active frequency from powermetrics."
-	metricMlxHwGpuFrequencyMhzUnit           = "MHz"
 	metricMlxHwGpuPowerMilliwatts            = "mlx_hw_gpu_power_milliwatts"
 	metricMlxHwGpuPowerMilliwattsHelp        = "Apple GPU power from powermetrics."
-	metricMlxHwGpuPowerMilliwattsUnit        = "mW"
 	metricMlxHwPackagePowerMilliwatts        = "mlx_hw_package_power_milliwatts"
 	metricMlxHwPackagePowerMilliwattsHelp    = "CPU+GPU+ANE power from powermetrics (its Combined Power)."
-	metricMlxHwPackagePowerMilliwattsUnit    = "mW"
 	metricMlxHwCpuPowerMilliwatts            = "mlx_hw_cpu_power_milliwatts"
 	metricMlxHwCpuPowerMilliwattsHelp        = "CPU power from powermetrics."
-	metricMlxHwCpuPowerMilliwattsUnit        = "mW"
 	metricMlxHwAnePowerMilliwatts            = "mlx_hw_ane_power_milliwatts"
 	metricMlxHwAnePowerMilliwattsHelp        = "Neural Engine power from powermetrics."
-	metricMlxHwAnePowerMilliwattsUnit        = "mW"
 	metricMlxHwGpuIokitUtilPercent           = "mlx_hw_gpu_iokit_util_percent"
 	metricMlxHwGpuIokitUtilPercentHelp       = "Apple GPU Device Utilization % from IOKit (ioreg)."
-	metricMlxHwGpuIokitUtilPercentUnit       = "%"
 	metricMlxHwGpuMemUsedBytes               = "mlx_hw_gpu_mem_used_bytes"
 	metricMlxHwGpuMemUsedBytesHelp           = "GPU memory in use from IOKit (In use system memory)."
-	metricMlxHwGpuMemUsedBytesUnit           = "By"
 	metricMlxHwGpuMemAllocBytes              = "mlx_hw_gpu_mem_alloc_bytes"
 	metricMlxHwGpuMemAllocBytesHelp          = "GPU memory allocated from IOKit (Alloc system memory)."
-	metricMlxHwGpuMemAllocBytesUnit          = "By"
 	metricMlxHwGpuMemTotalBytes              = "mlx_hw_gpu_mem_total_bytes"
 	metricMlxHwGpuMemTotalBytesHelp          = "Unified memory the GPU shares: hw.memsize."
-	metricMlxHwGpuMemTotalBytesUnit          = "By"
 	metricMlxHwGpuWiredLimitBytes            = "mlx_hw_gpu_wired_limit_bytes"
 	metricMlxHwGpuWiredLimitBytesHelp        = "GPU wired memory limit set by iogpu.wired_limit_mb."
-	metricMlxHwGpuWiredLimitBytesUnit        = "By"
 	metricMlxHwNvidiaGpuInfo                 = "mlx_hw_nvidia_gpu_info"
 	metricMlxHwNvidiaGpuInfoHelp             = "1 for each NVIDIA GPU, with its model and UUID."
-	metricMlxHwNvidiaGpuInfoUnit             = ""
 	metricMlxHwNvidiaGpuUtilizationRatio     = "mlx_hw_nvidia_gpu_utilization_ratio"
 	metricMlxHwNvidiaGpuUtilizationRatioHelp = "NVIDIA GPU utilisation, 0..1."
-	metricMlxHwNvidiaGpuUtilizationRatioUnit = "1"
 	metricMlxHwNvidiaGpuMemoryUsedBytes      = "mlx_hw_nvidia_gpu_memory_used_bytes"
 	metricMlxHwNvidiaGpuMemoryUsedBytesHelp  = "NVIDIA GPU memory in use."
-	metricMlxHwNvidiaGpuMemoryUsedBytesUnit  = "By"
 	metricMlxHwNvidiaGpuMemoryTotalBytes     = "mlx_hw_nvidia_gpu_memory_total_bytes"
 	metricMlxHwNvidiaGpuMemoryTotalBytesHelp = "NVIDIA GPU memory."
-	metricMlxHwNvidiaGpuMemoryTotalBytesUnit = "By"
 	metricMlxHwNvidiaGpuPowerWatts           = "mlx_hw_nvidia_gpu_power_watts"
 	metricMlxHwNvidiaGpuPowerWattsHelp       = "NVIDIA GPU power draw."
-	metricMlxHwNvidiaGpuPowerWattsUnit       = "W"
 	metricMlxHwNvidiaGpuTempCelsius          = "mlx_hw_nvidia_gpu_temp_celsius"
 	metricMlxHwNvidiaGpuTempCelsiusHelp      = "NVIDIA GPU core temperature."
-	metricMlxHwNvidiaGpuTempCelsiusUnit      = "Cel"
 	metricMlxHwNvidiaGpuSmClockHertz         = "mlx_hw_nvidia_gpu_sm_clock_hertz"
 	metricMlxHwNvidiaGpuSmClockHertzHelp     = "NVIDIA GPU SM clock."
-	metricMlxHwNvidiaGpuSmClockHertzUnit     = "Hz"
 	metricMlxHwNvidiaGpuMemoryClockHertz     = "mlx_hw_nvidia_gpu_memory_clock_hertz"
 	metricMlxHwNvidiaGpuMemoryClockHertzHelp = "NVIDIA GPU memory clock."
-	metricMlxHwNvidiaGpuMemoryClockHertzUnit = "Hz"
 	metricMlxWorkerCpuPercent                = "mlx_worker_cpu_percent"
 	metricMlxWorkerCpuPercentHelp            = "CPU of the worker component's processes, percent of one core."
-	metricMlxWorkerCpuPercentUnit            = "%"
 	metricMlxWorkerRssBytes                  = "mlx_worker_rss_bytes"
 	metricMlxWorkerRssBytesHelp              = "Resident memory of the worker component's processes."
-	metricMlxWorkerRssBytesUnit              = "By"
 	metricMlxProcCpuPercent                  = "mlx_proc_cpu_percent"
 	metricMlxProcCpuPercentHelp              = "CPU of the component's processes, percent of one core."
-	metricMlxProcCpuPercentUnit              = "%"
 	metricMlxProcRssBytes                    = "mlx_proc_rss_bytes"
 	metricMlxProcRssBytesHelp                = "Resident memory of the component's processes."
-	metricMlxProcRssBytesUnit                = "By"
 	metricMlxProcCount                       = "mlx_proc_count"
 	metricMlxProcCountHelp                   = "Processes matched by the component."
-	metricMlxProcCountUnit                   = ""
 	metricMlxNetRxBytesTotal                 = "mlx_net_rx_bytes_total"
 	metricMlxNetRxBytesTotalHelp             = "Bytes received on a ring interface."
-	metricMlxNetRxBytesTotalUnit             = "By"
 	metricMlxNetTxBytesTotal                 = "mlx_net_tx_bytes_total"
 	metricMlxNetTxBytesTotalHelp             = "Bytes sent on a ring interface."
-	metricMlxNetTxBytesTotalUnit             = "By"
 	metricMlxNetRxErrorsTotal                = "mlx_net_rx_errors_total"
 	metricMlxNetRxErrorsTotalHelp            = "Receive errors on a ring interface."
-	metricMlxNetRxErrorsTotalUnit            = ""
 	metricMlxNetTxErrorsTotal                = "mlx_net_tx_errors_total"
 	metricMlxNetTxErrorsTotalHelp            = "Send errors on a ring interface."
-	metricMlxNetTxErrorsTotalUnit            = ""
 )
+
+// metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
+var metricUnits = map[string]string{
+	"mlx_hw_uptime_seconds":                "s",
+	"mlx_hw_cpu_temp_celsius":              "Cel",
+	"mlx_hw_gpu_temp_celsius":              "Cel",
+	"mlx_hw_sensor_temp_celsius":           "Cel",
+	"mlx_hw_mem_total_bytes":               "By",
+	"mlx_hw_mem_used_bytes":                "By",
+	"mlx_hw_mem_free_bytes":                "By",
+	"mlx_hw_mem_available_bytes":           "By",
+	"mlx_hw_swap_total_bytes":              "By",
+	"mlx_hw_swap_used_bytes":               "By",
+	"mlx_hw_disk_total_bytes":              "By",
+	"mlx_hw_disk_used_bytes":               "By",
+	"mlx_hw_gpu_utilization_percent":       "%",
+	"mlx_hw_gpu_frequency_mhz":             "MHz",
+	"mlx_hw_gpu_power_milliwatts":          "mW",
+	"mlx_hw_package_power_milliwatts":      "mW",
+	"mlx_hw_cpu_power_milliwatts":          "mW",
+	"mlx_hw_ane_power_milliwatts":          "mW",
+	"mlx_hw_gpu_iokit_util_percent":        "%",
+	"mlx_hw_gpu_mem_used_bytes":            "By",
+	"mlx_hw_gpu_mem_alloc_bytes":           "By",
+	"mlx_hw_gpu_mem_total_bytes":           "By",
+	"mlx_hw_gpu_wired_limit_bytes":         "By",
+	"mlx_hw_nvidia_gpu_utilization_ratio":  "1",
+	"mlx_hw_nvidia_gpu_memory_used_bytes":  "By",
+	"mlx_hw_nvidia_gpu_memory_total_bytes": "By",
+	"mlx_hw_nvidia_gpu_power_watts":        "W",
+	"mlx_hw_nvidia_gpu_temp_celsius":       "Cel",
+	"mlx_hw_nvidia_gpu_sm_clock_hertz":     "Hz",
+	"mlx_hw_nvidia_gpu_memory_clock_hertz": "Hz",
+	"mlx_worker_cpu_percent":               "%",
+	"mlx_worker_rss_bytes":                 "By",
+	"mlx_proc_cpu_percent":                 "%",
+	"mlx_proc_rss_bytes":                   "By",
+	"mlx_net_rx_bytes_total":               "By",
+	"mlx_net_tx_bytes_total":               "By",
+}

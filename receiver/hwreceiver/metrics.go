@@ -44,7 +44,7 @@ func (e emitter) counter(name, help string, v *float64, attrs ...string) {
 // original mlx_hw_telemetry.py are kept; documentation.md lists them all
 // with the new ones.
 func buildMetrics(s *sample, o emitOptions, start, now time.Time) pmetric.Metrics {
-	e := emitter{b: metricbuild.New(scopeName, start, now), node: o.node}
+	e := emitter{b: metricbuild.New(scopeName, metricUnits, start, now), node: o.node}
 
 	e.gauge(metricMlxHwUp, metricMlxHwUpHelp, fp(1))
 	for _, src := range sortedKeys(s.sources) {

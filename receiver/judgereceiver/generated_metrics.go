@@ -2,21 +2,23 @@
 
 package judgereceiver
 
-// The metrics of metadata.yaml: name, help text and unit.
+// The metrics of metadata.yaml: name and help text.
 const (
 	metricMlxJudgeTracesTotal     = "mlx_judge_traces_total"
 	metricMlxJudgeTracesTotalHelp = "Traces the judge loop looked at, by outcome: scored, skipped (already judged, or no question and answer), parse_failed (the reply held no scores), judge_error (the judge did not answer)."
-	metricMlxJudgeTracesTotalUnit = ""
 	metricMlxJudgePassesTotal     = "mlx_judge_passes_total"
 	metricMlxJudgePassesTotalHelp = "Passes of the judge loop, by outcome: ok, read_failed (the trace source did not answer), write_failed (Opik refused the scores), backed_off (the proxy was busy), panicked (a bug, logged at error level)."
-	metricMlxJudgePassesTotalUnit = ""
 	metricMlxJudgePassSeconds     = "mlx_judge_pass_seconds"
 	metricMlxJudgePassSecondsHelp = "Duration of the judge loop's passes that read their traces."
-	metricMlxJudgePassSecondsUnit = "s"
 	metricMlxJudgeScore           = "mlx_judge_score"
 	metricMlxJudgeScoreHelp       = "Scores the judge gave (0-1, higher is better), by score name and the judged answer's model."
-	metricMlxJudgeScoreUnit       = "1"
 )
+
+// metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
+var metricUnits = map[string]string{
+	"mlx_judge_pass_seconds": "s",
+	"mlx_judge_score":        "1",
+}
 
 // Histogram buckets (upper bounds).
 var (

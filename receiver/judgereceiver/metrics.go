@@ -162,7 +162,7 @@ func (s *stats) snapshot() snapshot {
 // buildMetrics turns a snapshot into the series documented in
 // documentation.md.
 func buildMetrics(s snapshot, start, now time.Time) pmetric.Metrics {
-	b := metricbuild.New(scopeName, start, now)
+	b := metricbuild.New(scopeName, metricUnits, start, now)
 	for _, r := range traceResults {
 		b.Counter(metricMlxJudgeTracesTotal, metricMlxJudgeTracesTotalHelp, s.traces[r], "result", r)
 	}

@@ -2,30 +2,31 @@
 
 package kvcachereceiver
 
-// The metrics of metadata.yaml: name, help text and unit.
+// The metrics of metadata.yaml: name and help text.
 const (
 	metricMlxKvAgentUp                  = "mlx_kv_agent_up"
 	metricMlxKvAgentUpHelp              = "1 if the engine log could be read at the last collection, else 0."
-	metricMlxKvAgentUpUnit              = ""
 	metricMlxKvCacheSequences           = "mlx_kv_cache_sequences"
 	metricMlxKvCacheSequencesHelp       = "Sequences in the engine's prompt cache, by type, as last logged."
-	metricMlxKvCacheSequencesUnit       = ""
 	metricMlxKvCacheBytes               = "mlx_kv_cache_bytes"
 	metricMlxKvCacheBytesHelp           = "Bytes of the engine's prompt cache, by type, as last logged (1e9-byte units, 2 decimals)."
-	metricMlxKvCacheBytesUnit           = "By"
 	metricMlxKvCacheMaxSequences        = "mlx_kv_cache_max_sequences"
 	metricMlxKvCacheMaxSequencesHelp    = "The engine's prompt cache limit in sequences (--prompt-cache-size)."
-	metricMlxKvCacheMaxSequencesUnit    = ""
 	metricMlxKvCacheMaxBytes            = "mlx_kv_cache_max_bytes"
 	metricMlxKvCacheMaxBytesHelp        = "The engine's prompt cache limit in bytes (--prompt-cache-bytes)."
-	metricMlxKvCacheMaxBytesUnit        = "By"
 	metricMlxKvCacheUtilization         = "mlx_kv_cache_utilization"
 	metricMlxKvCacheUtilizationHelp     = "How full the prompt cache is against the engine's limits: the larger of sequences / max sequences and bytes / max bytes."
-	metricMlxKvCacheUtilizationUnit     = "1"
 	metricMlxKvEstBytesMaxContext       = "mlx_kv_est_bytes_max_context"
 	metricMlxKvEstBytesMaxContextHelp   = "Estimated KV cache bytes of one sequence as long as the model's context."
-	metricMlxKvEstBytesMaxContextUnit   = "By"
 	metricMlxKvCacheStateAgeSeconds     = "mlx_kv_cache_state_age_seconds"
 	metricMlxKvCacheStateAgeSecondsHelp = "Seconds since the engine logged the cache state reported."
-	metricMlxKvCacheStateAgeSecondsUnit = "s"
 )
+
+// metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
+var metricUnits = map[string]string{
+	"mlx_kv_cache_bytes":             "By",
+	"mlx_kv_cache_max_bytes":         "By",
+	"mlx_kv_cache_utilization":       "1",
+	"mlx_kv_est_bytes_max_context":   "By",
+	"mlx_kv_cache_state_age_seconds": "s",
+}

@@ -30,7 +30,7 @@ type snapshot struct {
 // documentation.md. Cache series are left out, not zeroed, while the state
 // is unknown: a zero would claim an empty cache.
 func buildMetrics(s snapshot, start, now time.Time) pmetric.Metrics {
-	b := metricbuild.New(scopeName, start, now)
+	b := metricbuild.New(scopeName, metricUnits, start, now)
 	b.Gauge(metricMlxKvAgentUp, metricMlxKvAgentUpHelp, metricbuild.Bool(s.logReadable))
 	b.Gauge(metricMlxKvCacheMaxSequences, metricMlxKvCacheMaxSequencesHelp, float64(s.maxSequences))
 	if s.hasMaxBytes {

@@ -2,27 +2,25 @@
 
 package loghealthreceiver
 
-// The metrics of metadata.yaml: name, help text and unit.
+// The metrics of metadata.yaml: name and help text.
 const (
 	metricMlxLogTailerUp               = "mlx_log_tailer_up"
 	metricMlxLogTailerUpHelp           = "1 while the log pipeline's classification processor runs."
-	metricMlxLogTailerUpUnit           = ""
 	metricMlxLogTailerLinesTotal       = "mlx_log_tailer_lines_total"
 	metricMlxLogTailerLinesTotalHelp   = "Log records read and classified, by severity and category, dropped ones included."
-	metricMlxLogTailerLinesTotalUnit   = ""
 	metricMlxLogTailerShippedTotal     = "mlx_log_tailer_shipped_total"
 	metricMlxLogTailerShippedTotalHelp = "Records a sink's destination accepted, by severity and sink."
-	metricMlxLogTailerShippedTotalUnit = ""
 	metricMlxLogTailerDroppedTotal     = "mlx_log_tailer_dropped_total"
 	metricMlxLogTailerDroppedTotalHelp = "Records dropped, by reason; sink is empty for the processor's drops."
-	metricMlxLogTailerDroppedTotalUnit = ""
 	metricMlxLogTailerErrorsTotal      = "mlx_log_tailer_errors_total"
 	metricMlxLogTailerErrorsTotalHelp  = "Failed export attempts, retried or not."
-	metricMlxLogTailerErrorsTotalUnit  = ""
 	metricMlxLogTailerFileBytes        = "mlx_log_tailer_file_bytes"
 	metricMlxLogTailerFileBytesHelp    = "Size of the followed log file in bytes."
-	metricMlxLogTailerFileBytesUnit    = "By"
 	metricMlxLogTailerQueueDepth       = "mlx_log_tailer_queue_depth"
 	metricMlxLogTailerQueueDepthHelp   = "Records in a sink's sending queue, in flight included."
-	metricMlxLogTailerQueueDepthUnit   = ""
 )
+
+// metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
+var metricUnits = map[string]string{
+	"mlx_log_tailer_file_bytes": "By",
+}

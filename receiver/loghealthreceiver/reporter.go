@@ -49,7 +49,7 @@ func fileSize(path string) int64 {
 }
 
 func buildMetrics(snap loghealth.Snapshot, fileBytes int64, now time.Time) pmetric.Metrics {
-	b := metricbuild.New(scopeName, snap.Start, now)
+	b := metricbuild.New(scopeName, metricUnits, snap.Start, now)
 	b.Gauge(metricMlxLogTailerUp, metricMlxLogTailerUpHelp, metricbuild.Bool(snap.Up))
 
 	lines := make([]loghealth.LineKey, 0, len(snap.Lines))

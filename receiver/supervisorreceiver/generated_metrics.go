@@ -2,45 +2,38 @@
 
 package supervisorreceiver
 
-// The metrics of metadata.yaml: name, help text and unit.
+// The metrics of metadata.yaml: name and help text.
 const (
 	metricMlxServerState                   = "mlx_server_state"
 	metricMlxServerStateHelp               = "Engine state: 0 idle, 1 running, 2 starting, 3 backoff."
-	metricMlxServerStateUnit               = ""
 	metricMlxServerUp                      = "mlx_server_up"
 	metricMlxServerUpHelp                  = "1 if the engine process is running (attach mode: its /health answers)."
-	metricMlxServerUpUnit                  = ""
 	metricMlxServerReady                   = "mlx_server_ready"
 	metricMlxServerReadyHelp               = "1 if the last readiness probe succeeded."
-	metricMlxServerReadyUnit               = ""
 	metricMlxModelLoaded                   = "mlx_model_loaded"
 	metricMlxModelLoadedHelp               = "1 while the probe sees the model served."
-	metricMlxModelLoadedUnit               = ""
 	metricMlxServerRestartsTotal           = "mlx_server_restarts_total"
 	metricMlxServerRestartsTotalHelp       = "Engine restarts performed by the supervisor."
-	metricMlxServerRestartsTotalUnit       = ""
 	metricMlxServerCrashesTotal            = "mlx_server_crashes_total"
 	metricMlxServerCrashesTotalHelp        = "Engine exits not asked for by the supervisor, by reason."
-	metricMlxServerCrashesTotalUnit        = ""
 	metricMlxServerUptimeSeconds           = "mlx_server_uptime_seconds"
 	metricMlxServerUptimeSecondsHelp       = "Seconds since the running engine started; 0 when it is down."
-	metricMlxServerUptimeSecondsUnit       = "s"
 	metricMlxServerLastExitCode            = "mlx_server_last_exit_code"
 	metricMlxServerLastExitCodeHelp        = "Exit code of the last engine exit; minus the signal number when a signal ended it."
-	metricMlxServerLastExitCodeUnit        = ""
 	metricMlxServerLastCrashReason         = "mlx_server_last_crash_reason"
 	metricMlxServerLastCrashReasonHelp     = "1 for the reason of the most recent crash, 0 for the others."
-	metricMlxServerLastCrashReasonUnit     = ""
 	metricMlxServerHealthChecksTotal       = "mlx_server_health_checks_total"
 	metricMlxServerHealthChecksTotalHelp   = "Health probe outcomes."
-	metricMlxServerHealthChecksTotalUnit   = ""
 	metricMlxServerBackoffSeconds          = "mlx_server_backoff_seconds"
 	metricMlxServerBackoffSecondsHelp      = "Delay before the next restart while in backoff, else 0."
-	metricMlxServerBackoffSecondsUnit      = "s"
 	metricMlxServerLogWriteErrorsTotal     = "mlx_server_log_write_errors_total"
 	metricMlxServerLogWriteErrorsTotalHelp = "Writes of the engine's output to its log file that failed (a full disk); the engine runs on, those lines are lost."
-	metricMlxServerLogWriteErrorsTotalUnit = ""
 	metricMlxSupervisorPanicsTotal         = "mlx_supervisor_panics_total"
 	metricMlxSupervisorPanicsTotalHelp     = "Panics recovered in the supervisor's loops, by loop; the loop is started again."
-	metricMlxSupervisorPanicsTotalUnit     = ""
 )
+
+// metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
+var metricUnits = map[string]string{
+	"mlx_server_uptime_seconds":  "s",
+	"mlx_server_backoff_seconds": "s",
+}

@@ -18,7 +18,7 @@ var healthResults = []string{"ok", "fail", "skipped"}
 // buildMetrics turns a status snapshot into the supervisor's series; names,
 // types and labels are those of mlx_server_supervisor.py (documentation.md).
 func buildMetrics(snap snapshot, model string, start, now time.Time) pmetric.Metrics {
-	b := metricbuild.New(scopeName, start, now)
+	b := metricbuild.New(scopeName, metricUnits, start, now)
 	b.Gauge(metricMlxServerState, metricMlxServerStateHelp, float64(snap.state))
 	b.Gauge(metricMlxServerUp, metricMlxServerUpHelp, metricbuild.Bool(snap.up))
 	b.Gauge(metricMlxServerReady, metricMlxServerReadyHelp, metricbuild.Bool(snap.ready))

@@ -1,0 +1,83 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const openMetricsAccept = "application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5"
+
+// A scraper that asks for OpenMetrics (Prometheus does) gets metadata.yaml's
+// units in Prometheus' words, on the families whose names end with them;
+// one that asks for the classic text format (VictoriaMetrics) gets the
+// same series with no units. Prometheus' own OpenMetrics parser accepts
+// the scrape.
+func TestOpenMetricsScrapeShowsUnits(t *testing.T) {
+	r := newRig(t)
+	resp := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16, "stream": true}`)
+	require.Equal(t, http.StatusOK, resp.status)
+	settle(r.proxy)
+
+	om := r.do(r.url, http.MethodGet, "/metrics", "", "Accept", openMetricsAccept)
+	require.Equal(t, http.StatusOK, om.status)
+	assert.True(t, strings.HasPrefix(om.header.Get("Content-Type"), "application/openmetrics-text"), om.header.Get("Content-Type"))
+	assert.Equal(t, map[string]string{
+		"mlx_ttft_seconds":                 "seconds",
+		"mlx_generation_seconds":           "seconds",
+		"mlx_queue_wait_seconds":           "seconds",
+		"mlx_admission_wait_seconds":       "seconds",
+		"mlx_token_rate_tokens_per_second": "per_second",
+	}, unitLines(om.body), "{token}, 1 and a unit the name does not end with (mlx_kv_bytes_per_token's By) show none")
+
+	text := r.do(r.url, http.MethodGet, "/metrics", "")
+	require.Equal(t, http.StatusOK, text.status)
+	assert.True(t, strings.HasPrefix(text.header.Get("Content-Type"), "text/plain; version=0.0.4"), text.header.Get("Content-Type"))
+	assert.NotContains(t, string(text.body), "# UNIT")
+	assert.Contains(t, string(text.body), "mlx_ttft_seconds_count{", "the same series")
+
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Log("promtool not installed: Prometheus' parser not run (scripts/install-deps.sh installs it)")
+		return
+	}
+	// promtool reads OpenMetrics only to build blocks, and then wants a
+	// timestamp on every sample; the scrape is otherwise given as it is.
+	in := filepath.Join(t.TempDir(), "scrape.om")
+	require.NoError(t, os.WriteFile(in, withTimestamps(om.body, "1700000000"), 0o600))
+	out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", in, t.TempDir()).CombinedOutput()
+	assert.NoError(t, err, "Prometheus' OpenMetrics parser refused the scrape:\n%s", out)
+}
+
+// unitLines returns the `# UNIT name unit` lines of an OpenMetrics scrape.
+func unitLines(b []byte) map[string]string {
+	units := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 4 && f[0] == "#" && f[1] == "UNIT" {
+			units[f[2]] = f[3]
+		}
+	}
+	return units
+}
+
+// withTimestamps appends ts to every sample line.
+func withTimestamps(b []byte, ts string) []byte {
+	var out bytes.Buffer
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			out.WriteString(line)
+			continue
+		}
+		out.WriteString(strings.TrimSuffix(line, "\n") + " " + ts + "\n")
+	}
+	return out.Bytes()
+}
