@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 	"gopkg.in/natefinch/lumberjack.v2"
 )
@@ -129,9 +128,4 @@ func (s *supervisor) shutdown(ctx context.Context) error {
 		return s.logFile.Close()
 	}
 	return nil
-}
-
-func (s *supervisor) scrape(context.Context) (pmetric.Metrics, error) {
-	snap := s.st.snapshot(s.cfg.SpawnMode(), time.Now())
-	return buildMetrics(snap, s.model, s.started, time.Now()), nil
 }

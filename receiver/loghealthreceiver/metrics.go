@@ -1,8 +1,6 @@
 package loghealthreceiver
 
 import (
-	"context"
-	"os"
 	"sort"
 	"time"
 
@@ -26,28 +24,8 @@ var processorReasons = map[string]bool{
 	loghealth.ReasonHTTPFilter: true, loghealth.ReasonRateLimit: true, loghealth.ReasonEmpty: true,
 }
 
-type reporter struct {
-	cfg   *Config
-	stats *loghealth.Stats
-}
-
-func newReporter(cfg *Config) *reporter {
-	return &reporter{cfg: cfg, stats: loghealth.For(cfg.HealthKey)}
-}
-
-func (r *reporter) scrape(context.Context) (pmetric.Metrics, error) {
-	return buildMetrics(r.stats.Snapshot(), fileSize(r.cfg.FilePath), time.Now()), nil
-}
-
-// fileSize is the size of the followed file, 0 while it does not exist.
-func fileSize(path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}
-
+// buildMetrics turns the pipeline's counts and the followed file's size
+// into the mlx_log_tailer_* series (documentation.md).
 func buildMetrics(snap loghealth.Snapshot, fileBytes int64, now time.Time) pmetric.Metrics {
 	b := metricbuild.New(scopeName, metricUnits, snap.Start, now)
 	b.Gauge(metricMlxLogTailerUp, metricMlxLogTailerUpHelp, metricbuild.Bool(snap.Up))

@@ -1,0 +1,138 @@
+package judgereceiver
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
+)
+
+// The outcomes of a pass (mlx_judge_passes_total{result}).
+const (
+	passOK          = "ok"
+	passReadFailed  = "read_failed"
+	passWriteFailed = "write_failed"
+	passBackedOff   = "backed_off"
+	passPanicked    = "panicked"
+)
+
+var (
+	traceResults = []string{judge.ResultScored, judge.ResultSkipped, judge.ResultParseFailed, judge.ResultJudgeError}
+	passResults  = []string{passOK, passReadFailed, passWriteFailed, passBackedOff, passPanicked}
+)
+
+// maxModels bounds the model label: the first models seen keep their
+// name, later ones are "other" (the proxy's rule for its model label).
+const maxModels = 8
+
+// hist is a histogram's state.
+type hist struct {
+	counts []uint64 // per bucket, the last for +Inf
+	sum    float64
+}
+
+func newHist(bounds []float64) *hist { return &hist{counts: make([]uint64, len(bounds)+1)} }
+
+func (h *hist) observe(bounds []float64, v float64) {
+	i, _ := slices.BinarySearch(bounds, v)
+	h.counts[i]++
+	h.sum += v
+}
+
+func (h *hist) clone() *hist { return &hist{counts: slices.Clone(h.counts), sum: h.sum} }
+
+type scoreKey struct{ name, model string }
+
+// stats is what the loop has done since the receiver started.
+type stats struct {
+	mu          sync.Mutex
+	traces      map[string]float64
+	passes      map[string]float64
+	scores      map[scoreKey]*hist
+	passSeconds *hist
+	models      []string
+}
+
+func newStats() *stats {
+	s := &stats{traces: map[string]float64{}, passes: map[string]float64{}, scores: map[scoreKey]*hist{}, passSeconds: newHist(passBounds)}
+	for _, r := range traceResults {
+		s.traces[r] = 0
+	}
+	for _, r := range passResults {
+		s.passes[r] = 0
+	}
+	return s
+}
+
+// record counts a pass.
+func (s *stats) record(p *judge.Pass) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.passes[passOutcome(p)]++
+	if p.ReadErr != nil {
+		return
+	}
+	s.passSeconds.observe(passBounds, p.End.Sub(p.Start).Seconds())
+	for _, j := range p.Judgements {
+		s.traces[j.Result]++
+		model := s.modelLabel(j.Candidate.Model)
+		for name, v := range j.Scores {
+			k := scoreKey{name, model}
+			h := s.scores[k]
+			if h == nil {
+				h = newHist(scoreBounds)
+				s.scores[k] = h
+			}
+			h.observe(scoreBounds, v)
+		}
+	}
+}
+
+// panicked counts a pass that panicked.
+func (s *stats) panicked() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.passes[passPanicked]++
+}
+
+func passOutcome(p *judge.Pass) string {
+	switch {
+	case p.ReadErr != nil:
+		return passReadFailed
+	case p.WriteErr != nil:
+		return passWriteFailed
+	case p.BackedOff:
+		return passBackedOff
+	}
+	return passOK
+}
+
+func (s *stats) modelLabel(m string) string {
+	if m == "" {
+		m = "unknown"
+	}
+	if slices.Contains(s.models, m) {
+		return m
+	}
+	if len(s.models) < maxModels {
+		s.models = append(s.models, m)
+		return m
+	}
+	return "other"
+}
+
+func (s *stats) snapshot() snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := snapshot{traces: map[string]float64{}, passes: map[string]float64{}, scores: map[scoreKey]*hist{}, passSeconds: s.passSeconds.clone()}
+	for k, v := range s.traces {
+		out.traces[k] = v
+	}
+	for k, v := range s.passes {
+		out.passes[k] = v
+	}
+	for k, h := range s.scores {
+		out.scores[k] = h.clone()
+	}
+	return out
+}
