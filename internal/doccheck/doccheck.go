@@ -1,5 +1,6 @@
-// Package doccheck reads the metric names a component's documentation.md
-// lists, so tests can hold the documentation to what is really emitted.
+// Package doccheck holds what a component really emits to what it says it
+// emits: metrics to its metadata.yaml (metadata.go), and record attributes
+// to the tables of its documentation.md.
 package doccheck
 
 import (
@@ -7,73 +8,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 )
-
-// MetricNames returns the names of the `### <name>` headings under the
-// `## Metrics` section of a documentation.md, sorted.
-func MetricNames(path string) ([]string, error) {
-	var names []string
-	err := eachMetricLine(path, func(metric, line string) {
-		if line == "" {
-			names = append(names, metric)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
-// Platforms returns, for every metric of the `## Metrics` section, its
-// "- <platform>: <text>" lines for the platforms asked for (for example
-// "- macOS: powermetrics, ..."): metric -> platform -> text. A metric with
-// none of those lines maps to an empty map.
-func Platforms(path string, platforms ...string) (map[string]map[string]string, error) {
-	out := map[string]map[string]string{}
-	err := eachMetricLine(path, func(metric, line string) {
-		if line == "" {
-			out[metric] = map[string]string{}
-			return
-		}
-		for _, p := range platforms {
-			if text, ok := strings.CutPrefix(line, "- "+p+": "); ok {
-				out[metric][p] = text
-			}
-		}
-	})
-	return out, err
-}
-
-// eachMetricLine calls f(metric, "") at each `### <metric>` heading under
-// `## Metrics`, then f(metric, line) for each line under it, trimmed.
-func eachMetricLine(path string, f func(metric, line string)) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	cur, inMetrics, found := "", false, false
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case strings.HasPrefix(line, "## "):
-			inMetrics = strings.EqualFold(strings.TrimPrefix(line, "## "), "Metrics")
-			cur = ""
-		case inMetrics && strings.HasPrefix(line, "### "):
-			cur, found = strings.TrimSpace(strings.TrimPrefix(line, "### ")), true
-			f(cur, "")
-		case cur != "" && line != "":
-			f(cur, line)
-		}
-	}
-	if !found {
-		return fmt.Errorf("%s: no `### <metric>` headings under `## Metrics`", path)
-	}
-	return nil
-}
 
 // Attribute is one row of an attribute table of a documentation.md.
 type Attribute struct {

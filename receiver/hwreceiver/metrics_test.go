@@ -49,19 +49,6 @@ func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts and labels are metadata.yaml's")
 }
 
-func TestMetadataListsTheDocumentedMetrics(t *testing.T) {
-	documented, err := doccheck.MetricNames("documentation.md")
-	require.NoError(t, err)
-	b, err := os.ReadFile("metadata.yaml")
-	require.NoError(t, err)
-	var inMetadata []string
-	for _, m := range regexp.MustCompile(`(?m)^  (mlx_\w+):$`).FindAllStringSubmatch(string(b), -1) {
-		inMetadata = append(inMetadata, m[1])
-	}
-	sort.Strings(inMetadata)
-	assert.Equal(t, documented, inMetadata)
-}
-
 func TestCountersAreMonotonicAndTheRestGauges(t *testing.T) {
 	md := buildMetrics(fullSample(), defaultEmit, time.Now(), time.Now())
 	for _, m := range metrictest.Metrics(md) {
