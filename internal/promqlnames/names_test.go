@@ -195,3 +195,23 @@ func TestDocumentedNamesReadTheMetadata(t *testing.T) {
 		t.Error("a gauge has no _bucket series")
 	}
 }
+
+// The original's series are an interface its users' dashboards and rules
+// read: each is in some component's metadata.yaml, so it is emitted and
+// checked against a real scrape. A component that renamed or dropped one
+// fails here.
+func TestEveryOriginalSeriesIsDocumented(t *testing.T) {
+	names, err := DocumentedNames("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	for _, n := range names {
+		set[n] = true
+	}
+	for _, n := range OriginalSeries {
+		if !set[n] {
+			t.Errorf("%s, a series of the original, is in no metadata.yaml", n)
+		}
+	}
+}
