@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"iter"
 	"time"
 )
 
@@ -67,16 +68,7 @@ func (u *usageJSON) toUsage() *Usage {
 
 // applyChunk adds one streamed chunk to the record. now is when it arrived.
 func (r *Record) applyChunk(c *completionJSON, now time.Time) {
-	r.applyIdentity(c)
-	if c.Usage != nil {
-		r.Usage = c.Usage.toUsage()
-	}
-	for i := range c.Choices {
-		cj := &c.Choices[i]
-		ch := r.choice(cj.Index)
-		if ch == nil {
-			continue
-		}
+	for cj, ch := range r.apply(c) {
 		text := cj.Text
 		if cj.Delta != nil {
 			text = cj.Delta.Content
@@ -114,28 +106,33 @@ func (r *Record) applyChunk(c *completionJSON, now time.Time) {
 	}
 }
 
-// applyIdentity keeps the answer's id and model (every chunk repeats them).
-func (r *Record) applyIdentity(c *completionJSON) {
-	if r.ResponseID == "" && c.ID != "" {
-		r.ResponseID = c.ID
-	}
-	if r.ResponseModel == "" && c.Model != "" {
-		r.ResponseModel = c.Model
+// apply is how a response and a chunk are read alike: it keeps what they
+// say of the whole answer (its id and model, which every chunk repeats, and
+// the usage), then yields each choice with the choice's record; a choice
+// past maxChoices is left out.
+func (r *Record) apply(c *completionJSON) iter.Seq2[*choiceJSON, *Choice] {
+	return func(yield func(*choiceJSON, *Choice) bool) {
+		if r.ResponseID == "" && c.ID != "" {
+			r.ResponseID = c.ID
+		}
+		if r.ResponseModel == "" && c.Model != "" {
+			r.ResponseModel = c.Model
+		}
+		if c.Usage != nil {
+			r.Usage = c.Usage.toUsage()
+		}
+		for i := range c.Choices {
+			cj := &c.Choices[i]
+			if ch := r.choice(cj.Index); ch != nil && !yield(cj, ch) {
+				return
+			}
+		}
 	}
 }
 
 // applyResponse adds a non-streamed response to the record.
 func (r *Record) applyResponse(c *completionJSON) {
-	r.applyIdentity(c)
-	if c.Usage != nil {
-		r.Usage = c.Usage.toUsage()
-	}
-	for i := range c.Choices {
-		cj := &c.Choices[i]
-		ch := r.choice(cj.Index)
-		if ch == nil {
-			continue
-		}
+	for cj, ch := range r.apply(c) {
 		if cj.Text != nil {
 			ch.appendText(*cj.Text)
 		}
