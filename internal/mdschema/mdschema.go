@@ -1,12 +1,15 @@
 // Package mdschema reads a component's metadata.yaml, the one schema of
 // what the component emits: every metric with its type, unit, description
 // (the help text a scrape shows), attributes, buckets and the platforms that
-// emit it. cmd/mdgen writes documentation.md's metrics section and the Go
-// constants from it; the doc tests and internal/promqlnames read it too.
+// emit it, and the attribute keys of the spans and log records it emits.
+// cmd/mdgen writes documentation.md's metrics section and attribute tables
+// and the Go constants from it; the doc tests and internal/promqlnames read
+// it too.
 //
 // The schema follows contrib's mdatagen where it has a field for the purpose
 // (type, attributes with enum and name_override, metrics with gauge, sum or
-// histogram, extended_documentation); buckets and platforms are this
+// histogram, extended_documentation, resource_attributes); buckets,
+// platforms and the span and log record sections (records.go) are this
 // repository's.
 package mdschema
 
@@ -27,6 +30,12 @@ type Component struct {
 	Attributes Ordered[Attribute] `yaml:"attributes"`
 	Metrics    Ordered[Metric]    `yaml:"metrics"`
 	Events     yaml.Node          `yaml:"events"`
+
+	// The keys of the spans and log records (records.go).
+	SpanAttributes     RecordAttributes          `yaml:"span_attributes"`
+	LogAttributes      Ordered[RecordAttributes] `yaml:"log_attributes"`
+	ResourceAttributes RecordAttributes          `yaml:"resource_attributes"`
+	SpanEvents         Ordered[SpanEvent]        `yaml:"span_events"`
 }
 
 // Attribute is a metric attribute (a Prometheus label).
@@ -232,6 +241,7 @@ func (c *Component) check() error {
 			labels[a.Name(id)] = true
 		}
 	}
+	errs = append(errs, c.checkRecords())
 	return errors.Join(errs...)
 }
 
