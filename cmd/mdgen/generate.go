@@ -16,6 +16,8 @@ import (
 
 type options struct {
 	metadata, doc, goFile, pkg string
+	// attrGoFile is the Go file of the keys of attrSections (attributes.go).
+	attrGoFile, attrSections string
 }
 
 // The markers of the generated section of documentation.md.
@@ -36,40 +38,65 @@ func (o options) generate() (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := spliceDoc(old, metricsMarkdown(c))
+		b := old
+		// A component without metrics (the proxy receiver's spans and
+		// records) needs no metrics section.
+		if len(c.Metrics) > 0 || bytes.Contains(old, []byte(beginMarker)) {
+			b, err = spliceDoc(b, metricsMarkdown(c))
+		}
+		if err == nil {
+			b, err = spliceAttributes(b, c)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.doc, err)
 		}
 		files[o.doc] = b
 	}
+	if (o.goFile != "" || o.attrGoFile != "") && o.pkg == "" {
+		return nil, errors.New("no -package (and no GOPACKAGE)")
+	}
 	if o.goFile != "" {
-		if o.pkg == "" {
-			return nil, errors.New("no -package (and no GOPACKAGE)")
-		}
-		rel := o.metadata
-		absGo, err1 := filepath.Abs(o.goFile)
-		absMeta, err2 := filepath.Abs(o.metadata)
-		if r, err := filepath.Rel(filepath.Dir(absGo), absMeta); err1 == nil && err2 == nil && err == nil {
-			rel = r
-		}
-		b, err := goSource(c, o.pkg, filepath.ToSlash(rel))
+		b, err := goSource(c, o.pkg, o.from(o.goFile))
 		if err != nil {
 			return nil, err
 		}
 		files[o.goFile] = b
 	}
+	if o.attrGoFile != "" {
+		b, err := attrGoSource(c, o.pkg, o.from(o.attrGoFile), strings.Split(o.attrSections, ","))
+		if err != nil {
+			return nil, err
+		}
+		files[o.attrGoFile] = b
+	}
 	return files, nil
 }
 
-// spliceDoc puts section between the markers of doc.
+// from is metadata.yaml's path as the Go file at goFile names it.
+func (o options) from(goFile string) string {
+	rel := o.metadata
+	absGo, err1 := filepath.Abs(goFile)
+	absMeta, err2 := filepath.Abs(o.metadata)
+	if r, err := filepath.Rel(filepath.Dir(absGo), absMeta); err1 == nil && err2 == nil && err == nil {
+		rel = r
+	}
+	return filepath.ToSlash(rel)
+}
+
+// spliceDoc puts section between the metrics markers of doc.
 func spliceDoc(doc, section []byte) ([]byte, error) {
-	begin := bytes.Index(doc, []byte(beginMarker))
-	end := bytes.Index(doc, []byte(endMarker))
+	return spliceSection(doc, beginMarker, endMarker, section)
+}
+
+// spliceSection puts section between the markers beginMark and endMark of doc.
+func spliceSection(doc []byte, beginMark, endMark string, section []byte) ([]byte, error) {
+	begin := bytes.Index(doc, []byte(beginMark))
+	end := bytes.Index(doc, []byte(endMark))
 	if begin < 0 || end < begin {
-		return nil, fmt.Errorf("no %q ... %q markers", beginMarker, endMarker)
+		return nil, fmt.Errorf("no %q ... %q markers", beginMark, endMark)
 	}
 	var out bytes.Buffer
-	out.Write(doc[:begin+len(beginMarker)])
+	out.Write(doc[:begin+len(beginMark)])
 	out.WriteString("\n\n")
 	out.Write(section)
 	out.WriteString("\n")

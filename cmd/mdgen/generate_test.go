@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,14 +52,13 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 			}
 			runs++
 			dir := filepath.Dir(path)
-			o := options{pkg: pkg}
+			var o options
 			fl := flag.NewFlagSet("mdgen", flag.ContinueOnError)
-			fl.StringVar(&o.metadata, "metadata", "metadata.yaml", "")
-			fl.StringVar(&o.doc, "doc", "documentation.md", "")
-			fl.StringVar(&o.goFile, "go", "generated_metrics.go", "")
-			fl.StringVar(&o.pkg, "package", pkg, "")
-			require.NoError(t, fl.Parse(strings.Fields(m[2])), path)
-			for _, p := range []*string{&o.metadata, &o.doc, &o.goFile} {
+			o.register(fl, pkg)
+			args, err := generateArgs(m[2])
+			require.NoError(t, err, path)
+			require.NoError(t, fl.Parse(args), path)
+			for _, p := range []*string{&o.metadata, &o.doc, &o.goFile, &o.attrGoFile} {
 				if *p != "" {
 					*p = filepath.Join(dir, *p)
 				}
@@ -74,6 +74,27 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 		return sc.Err()
 	}))
 	assert.GreaterOrEqual(t, runs, 6, "the mdgen directives of the receivers and the proxy")
+}
+
+// generateArgs splits a go:generate directive's arguments as go generate
+// does: at spaces, a double-quoted Go string being one argument ("" is an
+// empty one).
+func generateArgs(s string) ([]string, error) {
+	var args []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		if s[0] != '"' {
+			arg, rest, _ := strings.Cut(s, " ")
+			args, s = append(args, arg), rest
+			continue
+		}
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return nil, err
+		}
+		arg, _ := strconv.Unquote(q)
+		args, s = append(args, arg), s[len(q):]
+	}
+	return args, nil
 }
 
 func TestSpliceKeepsTheProse(t *testing.T) {

@@ -1,14 +1,18 @@
 // Command mdgen writes, from a component's metadata.yaml, the metrics
-// section of its documentation.md (between the mdgen markers; the prose
-// around them is hand-written) and a Go file of the names, help texts,
-// units and buckets the code uses. It stands in for contrib's mdatagen,
-// which is not served here. Run it through go generate:
+// section and the attribute tables of its documentation.md (between the
+// mdgen markers; the prose around them is hand-written), a Go file of the
+// names, help texts, units and buckets the code uses, and with
+// -attributes-go a Go file of the attribute keys of its spans and log
+// records (attributes.go has the naming rule: mlx.gen_seconds is
+// attrMlxGenSeconds). It stands in for contrib's mdatagen, which is not
+// served here. Run it through go generate:
 //
 //	//go:generate go run ../../cmd/mdgen
 //
 // Flags name the files when they are not the package's own (the proxy's
-// constants live in proxy/, its metadata.yaml in extension/proxyextension).
-// -check writes nothing and fails when a file is not what it would write.
+// constants live in proxy/, its metadata.yaml in extension/proxyextension
+// and receiver/proxyreceiver). -check writes nothing and fails when a file
+// is not what it would write.
 package main
 
 import (
@@ -16,14 +20,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 )
 
 func main() {
 	var o options
-	flag.StringVar(&o.metadata, "metadata", "metadata.yaml", "the component's metadata.yaml")
-	flag.StringVar(&o.doc, "doc", "documentation.md", "the documentation.md whose metrics section is written; empty: none")
-	flag.StringVar(&o.goFile, "go", "generated_metrics.go", "the Go file written; empty: none")
-	flag.StringVar(&o.pkg, "package", os.Getenv("GOPACKAGE"), "the Go file's package")
+	o.register(flag.CommandLine, os.Getenv("GOPACKAGE"))
 	check := flag.Bool("check", false, "write nothing; fail when a file is stale")
 	flag.Parse()
 	files, err := o.generate()
@@ -34,6 +36,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mdgen:", err)
 		os.Exit(1)
 	}
+}
+
+// register defines the flags of o on fl; pkg is the default package.
+func (o *options) register(fl *flag.FlagSet, pkg string) {
+	fl.StringVar(&o.metadata, "metadata", "metadata.yaml", "the component's metadata.yaml")
+	fl.StringVar(&o.doc, "doc", "documentation.md", "the documentation.md whose metrics section and attribute tables are written; empty: none")
+	fl.StringVar(&o.goFile, "go", "generated_metrics.go", "the Go file of the metrics written; empty: none")
+	fl.StringVar(&o.attrGoFile, "attributes-go", "", "the Go file of the attribute keys written; empty: none")
+	fl.StringVar(&o.attrSections, "attributes", strings.Join(attrSections, ","), "the sections whose keys -attributes-go holds")
+	fl.StringVar(&o.pkg, "package", pkg, "the Go files' package")
 }
 
 // write writes the files, or with check only compares them.
