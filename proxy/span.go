@@ -92,26 +92,23 @@ func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
 	// cap cuts only content. One slot stays for mlx.content_truncated.
 	b := &attrs{budget: ps.t.cfg.MaxContentBytes, room: maxSpanAttributes - 1}
 	if errType, msg := f.errorType(); errType != "" {
-		b.add(attribute.String("error.type", errType))
+		b.add(attribute.String(attrErrorType, errType))
 		ps.span.SetStatus(codes.Error, msg)
 	}
 	ps.originalAttrs(b, h, sc)
 	ps.genAIAttrs(b)
 	ps.openInferenceAttrs(b, h, sc)
 	if b.truncated || f.request.cut {
-		b.kv = append(b.kv, attribute.Bool("mlx.content_truncated", true))
+		b.kv = append(b.kv, attribute.Bool(attrMlxContentTruncated, true))
 	}
 	ps.span.SetAttributes(b.kv...)
+	// The event at the first streamed chunk with text, reasoning or a
+	// tool call, named as Envoy AI Gateway's OpenInference spans name it.
 	if !f.firstChunk.IsZero() && f.streaming && !f.destreamed {
-		ps.span.AddEvent(FirstTokenEvent, trace.WithTimestamp(f.firstChunk))
+		ps.span.AddEvent(eventFirstTokenStreamEvent, trace.WithTimestamp(f.firstChunk))
 	}
 	ps.span.End(trace.WithTimestamp(f.end))
 }
-
-// FirstTokenEvent is the span event at the first streamed chunk with
-// text, reasoning or a tool call (the name Envoy AI Gateway's
-// OpenInference spans use).
-const FirstTokenEvent = "First Token Stream Event"
 
 // drop abandons the span unended: it is never exported.
 func (ps *pendingSpan) drop() {
@@ -123,44 +120,44 @@ func (ps *pendingSpan) drop() {
 func (ps *pendingSpan) originalAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
 	f := &ps.f
 	b.add(
-		attribute.String("http.request.method", http.MethodPost),
-		attribute.String("url.path", f.path),
-		attribute.String("mlx.model", ident(f.model)),
-		attribute.Bool("mlx.streaming", f.streaming),
-		attribute.String("mlx.kind", f.kind),
-		attribute.Bool("mlx.tools_provided", f.toolsOffered),
+		attribute.String(attrHttpRequestMethod, http.MethodPost),
+		attribute.String(attrUrlPath, f.path),
+		attribute.String(attrMlxModel, ident(f.model)),
+		attribute.Bool(attrMlxStreaming, f.streaming),
+		attribute.String(attrMlxKind, f.kind),
+		attribute.Bool(attrMlxToolsProvided, f.toolsOffered),
 	)
 	if f.status != 0 {
-		b.add(attribute.Int("http.response.status_code", f.status))
+		b.add(attribute.Int(attrHttpResponseStatusCode, f.status))
 	}
 	if f.hasTemp {
-		b.add(attribute.Float64("mlx.temperature", f.temperature))
+		b.add(attribute.Float64(attrMlxTemperature, f.temperature))
 	}
 	gen := f.end.Sub(f.start).Seconds()
-	b.add(attribute.Float64("mlx.gen_seconds", gen))
+	b.add(attribute.Float64(attrMlxGenSeconds, gen))
 	if ttft, ok := f.ttft(); ok {
-		b.add(attribute.Float64("mlx.ttft_seconds", ttft))
+		b.add(attribute.Float64(attrMlxTtftSeconds, ttft))
 	}
 	if u := f.usage; u != nil {
-		b.add(attribute.Int("mlx.tokens_prompt", u.PromptTokens), attribute.Int("mlx.tokens_completion", u.CompletionTokens))
+		b.add(attribute.Int(attrMlxTokensPrompt, u.PromptTokens), attribute.Int(attrMlxTokensCompletion, u.CompletionTokens))
 	}
 	if f.out != nil {
-		b.add(attribute.Int("mlx.tool_calls", len(f.out.toolCalls)))
+		b.add(attribute.Int(attrMlxToolCalls, len(f.out.toolCalls)))
 	}
 	if h != nil {
-		b.add(attribute.Float64("mlx.hallucination_risk", h.Risk), attribute.Bool("mlx.hallucination_flagged", h.Flagged))
+		b.add(attribute.Float64(attrMlxHallucinationRisk, h.Risk), attribute.Bool(attrMlxHallucinationFlagged, h.Flagged))
 	}
 	if sc != nil && sc.OK {
 		b.add(
-			attribute.String("mlx.logprobs_source", f.source),
-			attribute.Int("mlx.scored_tokens", sc.Tokens),
-			attribute.Float64("mlx.perplexity", round4(sc.Perplexity)),
-			attribute.Float64("mlx.confidence_mean", round4(sc.ConfidenceMean)),
-			attribute.Float64("mlx.confidence_min", round4(sc.ConfidenceMin)),
-			attribute.Float64("mlx.low_confidence_token_ratio", round4(sc.LowConfidenceRatio)),
+			attribute.String(attrMlxLogprobsSource, f.source),
+			attribute.Int(attrMlxScoredTokens, sc.Tokens),
+			attribute.Float64(attrMlxPerplexity, round4(sc.Perplexity)),
+			attribute.Float64(attrMlxConfidenceMean, round4(sc.ConfidenceMean)),
+			attribute.Float64(attrMlxConfidenceMin, round4(sc.ConfidenceMin)),
+			attribute.Float64(attrMlxLowConfidenceTokenRatio, round4(sc.LowConfidenceRatio)),
 		)
 		if sc.HasEntropy() {
-			b.add(attribute.Float64("mlx.token_entropy", round4(sc.EntropyMean)))
+			b.add(attribute.Float64(attrMlxTokenEntropy, round4(sc.EntropyMean)))
 		}
 	}
 }
@@ -186,41 +183,41 @@ func (ps *pendingSpan) genAIAttrs(b *attrs) {
 		op = "text_completion"
 	}
 	b.add(
-		attribute.String("gen_ai.operation.name", op),
-		attribute.String("gen_ai.provider.name", Provider),
-		attribute.String("gen_ai.request.model", ident(f.model)),
-		attribute.Bool("gen_ai.request.stream", f.streaming),
+		attribute.String(attrGenAiOperationName, op),
+		attribute.String(attrGenAiProviderName, Provider),
+		attribute.String(attrGenAiRequestModel, ident(f.model)),
+		attribute.Bool(attrGenAiRequestStream, f.streaming),
 	)
 	b.add(ps.t.server...)
 	rf := &f.request
 	if v, ok := rf.number("temperature"); ok {
-		b.add(attribute.Float64("gen_ai.request.temperature", v))
+		b.add(attribute.Float64(attrGenAiRequestTemperature, v))
 	}
 	if v, ok := rf.number("top_p"); ok {
-		b.add(attribute.Float64("gen_ai.request.top_p", v))
+		b.add(attribute.Float64(attrGenAiRequestTopP, v))
 	}
 	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
 		if v, ok := rf.number(k); ok {
-			b.add(attribute.Int64("gen_ai.request.max_tokens", int64(v)))
+			b.add(attribute.Int64(attrGenAiRequestMaxTokens, int64(v)))
 			break
 		}
 	}
 	if f.respID != "" {
-		b.add(attribute.String("gen_ai.response.id", ident(f.respID)))
+		b.add(attribute.String(attrGenAiResponseId, ident(f.respID)))
 	}
 	if f.respModel != "" {
-		b.add(attribute.String("gen_ai.response.model", ident(f.respModel)))
+		b.add(attribute.String(attrGenAiResponseModel, ident(f.respModel)))
 	}
 	if len(f.finishReasons) > 0 {
-		b.add(attribute.StringSlice("gen_ai.response.finish_reasons", f.finishReasons))
+		b.add(attribute.StringSlice(attrGenAiResponseFinishReasons, f.finishReasons))
 	}
 	if !f.firstChunk.IsZero() && f.streaming && !f.destreamed {
-		b.add(attribute.Float64("gen_ai.response.time_to_first_chunk", f.firstChunk.Sub(f.start).Seconds()))
+		b.add(attribute.Float64(attrGenAiResponseTimeToFirstChunk, f.firstChunk.Sub(f.start).Seconds()))
 	}
 	if u := f.usage; u != nil {
-		b.add(attribute.Int("gen_ai.usage.input_tokens", u.PromptTokens), attribute.Int("gen_ai.usage.output_tokens", u.CompletionTokens))
+		b.add(attribute.Int(attrGenAiUsageInputTokens, u.PromptTokens), attribute.Int(attrGenAiUsageOutputTokens, u.CompletionTokens))
 		if u.HasCached {
-			b.add(attribute.Int("gen_ai.usage.cache_read.input_tokens", u.CachedTokens))
+			b.add(attribute.Int(attrGenAiUsageCacheReadInputTokens, u.CachedTokens))
 		}
 	}
 }

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -28,32 +27,32 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		model = f.model
 	}
 	b.add(
-		attribute.String("openinference.span.kind", "LLM"),
-		attribute.String("llm.provider", Provider),
-		attribute.String("llm.model_name", ident(model)),
+		attribute.String(attrOpeninferenceSpanKind, "LLM"),
+		attribute.String(attrLlmProvider, Provider),
+		attribute.String(attrLlmModelName, ident(model)),
 	)
 	if f.out != nil && f.out.finish != "" {
-		b.add(attribute.String("llm.finish_reason", ident(f.out.finish)))
+		b.add(attribute.String(attrLlmFinishReason, ident(f.out.finish)))
 	}
 	if u := f.usage; u != nil {
 		total := u.TotalTokens
 		if total == 0 {
 			total = u.PromptTokens + u.CompletionTokens
 		}
-		b.add(attribute.Int("llm.token_count.prompt", u.PromptTokens),
-			attribute.Int("llm.token_count.completion", u.CompletionTokens),
-			attribute.Int("llm.token_count.total", total))
+		b.add(attribute.Int(attrLlmTokenCountPrompt, u.PromptTokens),
+			attribute.Int(attrLlmTokenCountCompletion, u.CompletionTokens),
+			attribute.Int(attrLlmTokenCountTotal, total))
 		if u.HasCached {
-			b.add(attribute.Int("llm.token_count.prompt_details.cache_read", u.CachedTokens))
+			b.add(attribute.Int(attrLlmTokenCountPromptDetailsCacheRead, u.CachedTokens))
 		}
 	}
 	if params := invocationParameters(f.request.params()); params != "" && !cfg.Hide.InvocationParameters {
 		if len(params) > maxParamsBytes {
 			params, b.truncated = cutAt(params, maxParamsBytes), true
 		}
-		b.add(attribute.String("llm.invocation_parameters", params))
+		b.add(attribute.String(attrLlmInvocationParameters, params))
 	}
-	b.add(attribute.String("metadata", ps.metadata(h, sc)))
+	b.add(attribute.String(attrMetadata, ps.metadata(h, sc)))
 	if !cfg.CaptureContent {
 		return
 	}
@@ -64,7 +63,7 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		if !hide.Inputs {
 			value = b.content(string(raw))
 		}
-		b.add(attribute.String("input.value", value), attribute.String("input.mime_type", mimeOf(raw)))
+		b.add(attribute.String(attrInputValue, value), attribute.String(attrInputMimeType, mimeOf(raw)))
 	}
 	if !hide.Inputs && !hide.InputMessages {
 		inputMessages(b, f.request.fields["messages"], hide.InputText)
@@ -73,7 +72,7 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 				for i := range prompts {
 					prompts[i] = textOrRedacted(b, prompts[i], hide.InputText)
 				}
-				b.add(attribute.StringSlice("llm.prompts", prompts))
+				b.add(attribute.StringSlice(attrLlmPrompts, prompts))
 			}
 		}
 	}
@@ -88,15 +87,17 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	if !hide.Outputs {
 		value = b.content(outputValue(f.out))
 	}
-	b.add(attribute.String("output.value", value), attribute.String("output.mime_type", "application/json"))
+	b.add(attribute.String(attrOutputValue, value), attribute.String(attrOutputMimeType, "application/json"))
 	if !hide.Outputs && !hide.OutputMessages {
-		p := "llm.output_messages.0.message."
-		b.add(attribute.String(p+"role", "assistant"))
+		b.add(attribute.String(attrLlmOutputMessages0MessageRole, "assistant"))
 		if f.out.text != "" {
-			b.add(attribute.String(p+"content", textOrRedacted(b, f.out.text, hide.OutputText)))
+			b.add(attribute.String(attrLlmOutputMessages0MessageContent, textOrRedacted(b, f.out.text, hide.OutputText)))
 		}
 		for k, tc := range f.out.toolCalls {
-			toolCallAttrs(b, p+"tool_calls."+strconv.Itoa(k)+".tool_call.", tc.ID, tc.Name, tc.Arguments)
+			keys := toolCallKeys{attrLlmOutputMessages0MessageToolCallsToolCallId(k),
+				attrLlmOutputMessages0MessageToolCallsToolCallFunctionName(k),
+				attrLlmOutputMessages0MessageToolCallsToolCallFunctionArguments(k)}
+			toolCallAttrs(b, keys, tc.ID, tc.Name, tc.Arguments)
 		}
 	}
 }
@@ -206,45 +207,50 @@ func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
 		return
 	}
 	for i, m := range msgs {
-		p := "llm.input_messages." + strconv.Itoa(i) + ".message."
 		if m.Role != "" {
-			b.add(attribute.String(p+"role", ident(m.Role)))
+			b.add(attribute.String(attrLlmInputMessagesMessageRole(i), ident(m.Role)))
 		}
 		var text string
 		var parts []contentPartJSON
 		switch {
 		case json.Unmarshal(m.Content, &text) == nil:
-			b.add(attribute.String(p+"content", textOrRedacted(b, text, hideText)))
+			b.add(attribute.String(attrLlmInputMessagesMessageContent(i), textOrRedacted(b, text, hideText)))
 		case json.Unmarshal(m.Content, &parts) == nil:
 			for j, part := range parts {
-				q := p + "contents." + strconv.Itoa(j) + ".message_content."
-				b.add(attribute.String(q+"type", ident(part.Type)))
+				b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(part.Type)))
 				switch {
 				case part.Type == "text":
-					b.add(attribute.String(q+"text", textOrRedacted(b, part.Text, hideText)))
+					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
 				case part.ImageURL != nil:
-					b.add(attribute.String(q+"image.image.url", b.content(part.ImageURL.URL)))
+					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), b.content(part.ImageURL.URL)))
 				}
 			}
 		}
 		if m.Name != "" {
-			b.add(attribute.String(p+"name", ident(m.Name)))
+			b.add(attribute.String(attrLlmInputMessagesMessageName(i), ident(m.Name)))
 		}
 		if m.ToolCallID != "" {
-			b.add(attribute.String(p+"tool_call_id", ident(m.ToolCallID)))
+			b.add(attribute.String(attrLlmInputMessagesMessageToolCallId(i), ident(m.ToolCallID)))
 		}
 		for k, tc := range m.ToolCalls {
-			toolCallAttrs(b, p+"tool_calls."+strconv.Itoa(k)+".tool_call.", tc.ID, tc.Function.Name, tc.Function.Arguments)
+			keys := toolCallKeys{attrLlmInputMessagesMessageToolCallsToolCallId(i, k),
+				attrLlmInputMessagesMessageToolCallsToolCallFunctionName(i, k),
+				attrLlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k)}
+			toolCallAttrs(b, keys, tc.ID, tc.Function.Name, tc.Function.Arguments)
 		}
 	}
 }
 
-func toolCallAttrs(b *attrs, prefix, id, name, arguments string) {
+// toolCallKeys are the keys of one tool call's attributes, of an input
+// or the output message.
+type toolCallKeys struct{ id, name, arguments string }
+
+func toolCallAttrs(b *attrs, keys toolCallKeys, id, name, arguments string) {
 	if id != "" {
-		b.add(attribute.String(prefix+"id", ident(id)))
+		b.add(attribute.String(keys.id, ident(id)))
 	}
-	b.add(attribute.String(prefix+"function.name", ident(name)),
-		attribute.String(prefix+"function.arguments", b.content(arguments)))
+	b.add(attribute.String(keys.name, ident(name)),
+		attribute.String(keys.arguments, b.content(arguments)))
 }
 
 // toolDefinitions adds llm.tools.<i>.tool.json_schema, each tool as the
@@ -259,7 +265,7 @@ func toolDefinitions(b *attrs, raw json.RawMessage) {
 		if json.Compact(&compact, t) != nil {
 			continue
 		}
-		b.add(attribute.String("llm.tools."+strconv.Itoa(i)+".tool.json_schema", b.content(compact.String())))
+		b.add(attribute.String(attrLlmToolsToolJsonSchema(i), b.content(compact.String())))
 	}
 }
 

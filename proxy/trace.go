@@ -136,10 +136,10 @@ func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[sdktrace.ReadOn
 	}
 	host, _ := os.Hostname()
 	res := resource.NewSchemaless(
-		attribute.String("service.name", ServiceName),
-		attribute.String("host.name", host),
-		attribute.String("service.instance.id", node+":proxy"),
-		attribute.String("mlx.node.name", node),
+		attribute.String(attrServiceName, ServiceName),
+		attribute.String(attrHostName, host),
+		attribute.String(attrServiceInstanceId, node+":proxy"),
+		attribute.String(attrMlxNodeName, node),
 	)
 	limits := sdktrace.NewSpanLimits()
 	// Content is bounded by MaxContentBytes; the count bounds a long
@@ -157,7 +157,7 @@ func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[sdktrace.ReadOn
 	t := &tracer{cfg: cfg, node: node, provider: tp, tracer: tp.Tracer(TracerName), outbox: box,
 		unscored: make(chan *pendingSpan, max(cfg.QueueSize, 1))}
 	if h, p, ok := splitHostPort(upstreamHost); ok {
-		t.server = []attribute.KeyValue{attribute.String("server.address", h), attribute.Int("server.port", p)}
+		t.server = []attribute.KeyValue{attribute.String(attrServerAddress, h), attribute.Int(attrServerPort, p)}
 	}
 	return t
 }

@@ -19,7 +19,7 @@ const LiveScope = "mlx.proxy.live"
 func liveToLogs(recs []*proxy.LiveRecord) plog.Logs {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr("service.name", proxy.ServiceName)
+	rl.Resource().Attributes().PutStr(attrServiceName, proxy.ServiceName)
 	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(LiveScope)
 	lrs := sl.LogRecords()
@@ -31,15 +31,15 @@ func liveToLogs(recs []*proxy.LiveRecord) plog.Logs {
 		lr.SetObservedTimestamp(ts)
 		lr.SetSeverityNumber(plog.SeverityNumberInfo)
 		at := lr.Attributes()
-		at.PutStr("event", r.Event)
-		at.PutStr("model.id", r.ModelID)
-		at.PutStr("topology", r.Topology)
+		at.PutStr(attrEvent, r.Event)
+		at.PutStr(attrModelId, r.ModelID)
+		at.PutStr(attrTopology, r.Topology)
 		if r.Event != proxy.LiveStatus {
-			at.PutStr("request.id", r.RequestID)
-			at.PutStr("generation.id", r.GenerationID)
+			at.PutStr(attrRequestId, r.RequestID)
+			at.PutStr(attrGenerationId, r.GenerationID)
 		}
 		if r.TokenIndex >= 0 {
-			at.PutStr("token.index", strconv.Itoa(r.TokenIndex))
+			at.PutStr(attrTokenIndex, strconv.Itoa(r.TokenIndex))
 		}
 		if r.Body != nil {
 			lr.Body().SetStr(string(r.Body))

@@ -13,7 +13,7 @@ import (
 func accessToLogs(recs []*proxy.AccessRecord) plog.Logs {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr("service.name", proxy.ServiceName)
+	rl.Resource().Attributes().PutStr(attrServiceName, proxy.ServiceName)
 	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(proxy.AccessLogger)
 	lrs := sl.LogRecords()
@@ -30,17 +30,17 @@ func accessToLogs(recs []*proxy.AccessRecord) plog.Logs {
 			lr.SetSpanID(pcommon.SpanID(a.SpanID))
 		}
 		at := lr.Attributes()
-		at.PutStr("http.request.method", a.Method)
-		at.PutStr("url.path", a.Path)
+		at.PutStr(attrHttpRequestMethod, a.Method)
+		at.PutStr(attrUrlPath, a.Path)
 		if a.Status != 0 {
-			at.PutInt("http.response.status_code", int64(a.Status))
+			at.PutInt(attrHttpResponseStatusCode, int64(a.Status))
 		}
-		at.PutStr("network.protocol.version", protocolVersion(a.Proto))
-		at.PutStr("client.address", a.ClientAddress)
+		at.PutStr(attrNetworkProtocolVersion, protocolVersion(a.Proto))
+		at.PutStr(attrClientAddress, a.ClientAddress)
 		if a.UserAgent != "" {
-			at.PutStr("user_agent.original", a.UserAgent)
+			at.PutStr(attrUserAgentOriginal, a.UserAgent)
 		}
-		at.PutDouble("mlx.duration_seconds", a.End.Sub(a.Start).Seconds())
+		at.PutDouble(attrMlxDurationSeconds, a.End.Sub(a.Start).Seconds())
 	}
 	return ld
 }
