@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
 )
 
 // Attribute is one row of an attribute table of a documentation.md.
@@ -55,25 +57,4 @@ func Attributes(path, section string) ([]Attribute, error) {
 
 // Matches reports whether key is an instance of the documented key:
 // placeholders stand for an index.
-func (a Attribute) Matches(key string) bool {
-	pat := a.Key
-	for {
-		open := strings.IndexByte(pat, '<')
-		if open < 0 {
-			return pat == key
-		}
-		close := strings.IndexByte(pat[open:], '>')
-		if close < 0 || !strings.HasPrefix(key, pat[:open]) {
-			return false
-		}
-		key = key[open:]
-		n := 0
-		for n < len(key) && key[n] >= '0' && key[n] <= '9' {
-			n++
-		}
-		if n == 0 {
-			return false
-		}
-		key, pat = key[n:], pat[open+close+1:]
-	}
-}
+func (a Attribute) Matches(key string) bool { return mdschema.MatchKey(a.Key, key) }

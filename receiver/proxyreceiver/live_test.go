@@ -21,18 +21,20 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/live-post.golden.json")
 
-// checked counts the live records held against documentation.md.
+// checked counts the live records held against metadata.yaml.
 var checked int
 
 // forwardLive sends what the pipeline got as OTLP/HTTP-JSON, as the
 // otlp_http exporter with encoding: json does, to VeloBenchmark's
-// stand-in, after holding every record's attributes against the
-// documentation.
+// stand-in, after holding every record's attributes against
+// metadata.yaml.
 func (s *stack) forwardLive(t *testing.T, velo *velotest.Server) {
+	live := logKind(t, "live")
 	for _, ld := range s.logs.AllLogs() {
+		checkAgainstSchema(t, schema(t).ResourceAttributes, ld.ResourceLogs().At(0).Resource().Attributes())
 		lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
 		for i := 0; i < lrs.Len(); i++ {
-			checkAgainstDocs(t, "Live record attributes", lrs.At(i).Attributes())
+			checkAgainstSchema(t, live, lrs.At(i).Attributes())
 			checked++
 		}
 		b, err := plogotlp.NewExportRequestFromLogs(ld).MarshalJSON()
@@ -83,7 +85,7 @@ func TestLiveStreamsReachVeloBenchmarkAsTheClientSawThem(t *testing.T) {
 		}
 		return true
 	}, 5*time.Second, 20*time.Millisecond)
-	assert.Positive(t, checked, "records were held against the documentation")
+	assert.Positive(t, checked, "records were held against metadata.yaml")
 	for name := range cases {
 		st, _ := velo.Stream(name)
 		assert.Equal(t, want[name], ssetest.Seen{Content: st.Text, Reasoning: st.Reasoning, Tools: st.Tools, Finish: st.FinishReason, Done: true}, name)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/extension/proxyextension"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
 )
 
@@ -128,6 +130,7 @@ func (s *stack) spans(t *testing.T, n int) []ptrace.Span {
 			res := rs.At(i).Resource().Attributes()
 			svc, _ := res.Get("service.name")
 			assert.Equal(t, "mlx-metrics-proxy", svc.Str())
+			checkAgainstSchema(t, schema(t).ResourceAttributes, res)
 			ss := rs.At(i).ScopeSpans()
 			for j := 0; j < ss.Len(); j++ {
 				assert.Equal(t, "mlx.proxy", ss.At(j).Scope().Name())
@@ -140,39 +143,35 @@ func (s *stack) spans(t *testing.T, n int) []ptrace.Span {
 	return out
 }
 
-var docTypes = map[string]pcommon.ValueType{
-	"string": pcommon.ValueTypeStr, "int": pcommon.ValueTypeInt, "double": pcommon.ValueTypeDouble,
-	"bool": pcommon.ValueTypeBool, "string[]": pcommon.ValueTypeSlice,
+// loadSchema reads metadata.yaml, the one schema of the spans and records.
+var loadSchema = sync.OnceValues(func() (*mdschema.Component, error) { return mdschema.Load("metadata.yaml") })
+
+func schema(t *testing.T) *mdschema.Component {
+	t.Helper()
+	c, err := loadSchema()
+	require.NoError(t, err)
+	return c
 }
 
-// checkAgainstDocs holds attributes to a documented table: every key is
-// documented with its type, and every "always" key is there.
-func checkAgainstDocs(t *testing.T, section string, attrs pcommon.Map) {
+// checkAgainstSchema holds attributes to a table of metadata.yaml: every
+// key is in it with its type, and every "always" key is there.
+func checkAgainstSchema(t *testing.T, table mdschema.RecordAttributes, attrs pcommon.Map) {
 	t.Helper()
-	doc, err := doccheck.Attributes("documentation.md", section)
-	require.NoError(t, err)
-	for k, v := range attrs.All() {
-		found := false
-		for _, d := range doc {
-			if d.Matches(k) {
-				found = true
-				assert.Equal(t, docTypes[d.Type], v.Type(), "%s is documented as %s", k, d.Type)
-			}
-		}
-		assert.True(t, found, "%s is documented in %s", k, section)
-	}
-	for _, d := range doc {
-		if d.Set == "always" {
-			_, ok := attrs.Get(d.Key)
-			assert.True(t, ok, "%s is always set", d.Key)
-		}
-	}
+	assert.NoError(t, doccheck.CheckAttributes(table, attrs))
+}
+
+// logKind is the table of a kind of log record (access, live).
+func logKind(t *testing.T, kind string) mdschema.RecordAttributes {
+	t.Helper()
+	table, ok := schema(t).LogAttributes.Get(kind)
+	require.True(t, ok, "metadata.yaml has log_attributes.%s", kind)
+	return table
 }
 
 const toolsJSON = `[{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]`
 
-// The spans the pipeline gets carry what documentation.md says, and
-// nothing it does not.
+// The spans and access records the pipeline gets carry what metadata.yaml
+// (and so documentation.md) says, and nothing it does not.
 func TestSpansAsDocumented(t *testing.T) {
 	s := newStack(t)
 	bodies := []struct{ path, body string }{
@@ -190,7 +189,11 @@ func TestSpansAsDocumented(t *testing.T) {
 		assert.Equal(t, "mlx.chat.completions", sp.Name())
 		assert.Equal(t, ptrace.SpanKindServer, sp.Kind())
 		assert.True(t, sp.EndTimestamp() > sp.StartTimestamp())
-		checkAgainstDocs(t, "Span attributes", sp.Attributes())
+		checkAgainstSchema(t, schema(t).SpanAttributes, sp.Attributes())
+		for i := 0; i < sp.Events().Len(); i++ {
+			_, ok := schema(t).SpanEvents.Get(sp.Events().At(i).Name())
+			assert.True(t, ok, "span event %q is in metadata.yaml", sp.Events().At(i).Name())
+		}
 	}
 	streamed := spans[1]
 	require.Equal(t, 1, streamed.Events().Len())
@@ -209,6 +212,7 @@ func TestSpansAsDocumented(t *testing.T) {
 	require.Eventually(t, func() bool { return s.logs.LogRecordCount() == len(bodies) }, 5*time.Second, 5*time.Millisecond)
 	var recs []plog.LogRecord
 	for _, ld := range s.logs.AllLogs() {
+		checkAgainstSchema(t, schema(t).ResourceAttributes, ld.ResourceLogs().At(0).Resource().Attributes())
 		sl := ld.ResourceLogs().At(0).ScopeLogs().At(0)
 		assert.Equal(t, "mlx.proxy.http", sl.Scope().Name())
 		for i := 0; i < sl.LogRecords().Len(); i++ {
@@ -216,7 +220,7 @@ func TestSpansAsDocumented(t *testing.T) {
 		}
 	}
 	for i, lr := range recs {
-		checkAgainstDocs(t, "Log attributes", lr.Attributes())
+		checkAgainstSchema(t, logKind(t, "access"), lr.Attributes())
 		assert.Equal(t, `request: 127.0.0.1 - "POST `+bodies[i].path+` HTTP/1.1" 200 -`, lr.Body().Str())
 		assert.Equal(t, spans[i].TraceID(), lr.TraceID())
 		assert.Equal(t, spans[i].SpanID(), lr.SpanID())

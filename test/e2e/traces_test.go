@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
@@ -211,7 +211,7 @@ func TestTracesInJaegerAndOpik(t *testing.T) {
 		{"stream", `{"messages": [{"role": "user", "content": "Tell a story"}], "max_tokens": 8, "stream": true}`, false},
 		{"tool call", `{"messages": [{"role": "user", "content": "Use get_weather for Oslo"}], "stream": true, "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]}`, false},
 	}
-	doc, err := doccheck.Attributes(filepath.Join(repoRoot, "receiver/proxyreceiver/documentation.md"), "Span attributes")
+	schema, err := mdschema.Load(filepath.Join(repoRoot, "receiver/proxyreceiver/metadata.yaml"))
 	require.NoError(t, err)
 	ids := map[string]string{}
 	for _, c := range cases {
@@ -237,20 +237,17 @@ func TestTracesInJaegerAndOpik(t *testing.T) {
 			keys[tag.Key] = true
 			assert.NotContains(t, fmt.Sprint(tag.Value), "sk-not-for-spans", tag.Key)
 		}
-		for _, d := range doc {
-			if d.Set == "always" {
-				assert.True(t, keys[d.Key], "%s: %s is always on the span", c.name, d.Key)
+		for _, e := range schema.SpanAttributes {
+			if e.Value.Always() {
+				assert.True(t, keys[e.Key], "%s: %s is always on the span", c.name, e.Key)
 			}
 		}
 		for k := range keys {
 			if k == "otel.scope.name" || k == "otel.scope.version" || k == "span.kind" || k == "error" || k == "otel.status_code" || k == "otel.status_description" {
 				continue // Jaeger's own tags for the scope, kind and status
 			}
-			documented := false
-			for _, d := range doc {
-				documented = documented || d.Matches(k)
-			}
-			assert.True(t, documented, "%s: %s is documented", c.name, k)
+			_, documented := schema.SpanAttributes.Lookup(k)
+			assert.True(t, documented, "%s: %s is in metadata.yaml", c.name, k)
 		}
 		for _, k := range []string{"mlx.hallucination_risk", "llm.output_messages.0.message.role", "gen_ai.usage.output_tokens"} {
 			assert.True(t, keys[k], "%s: %s", c.name, k)
