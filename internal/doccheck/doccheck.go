@@ -1,6 +1,7 @@
 // Package doccheck holds what a component really emits to what it says it
-// emits: metrics to its metadata.yaml (metadata.go), and record attributes
-// to the tables of its documentation.md.
+// emits: metrics (metadata.go) and span and record attributes (records.go)
+// to its metadata.yaml, and the judge's event attributes to the table of
+// its documentation.md.
 package doccheck
 
 import (
