@@ -118,27 +118,24 @@ func putAttributes(m pcommon.Map, kvs []attribute.KeyValue) {
 		case attribute.STRING:
 			m.PutStr(k, kv.Value.AsString())
 		case attribute.BOOLSLICE:
-			s := m.PutEmptySlice(k)
-			for _, v := range kv.Value.AsBoolSlice() {
-				s.AppendEmpty().SetBool(v)
-			}
+			putSlice(m, k, kv.Value.AsBoolSlice(), pcommon.Value.SetBool)
 		case attribute.INT64SLICE:
-			s := m.PutEmptySlice(k)
-			for _, v := range kv.Value.AsInt64Slice() {
-				s.AppendEmpty().SetInt(v)
-			}
+			putSlice(m, k, kv.Value.AsInt64Slice(), pcommon.Value.SetInt)
 		case attribute.FLOAT64SLICE:
-			s := m.PutEmptySlice(k)
-			for _, v := range kv.Value.AsFloat64Slice() {
-				s.AppendEmpty().SetDouble(v)
-			}
+			putSlice(m, k, kv.Value.AsFloat64Slice(), pcommon.Value.SetDouble)
 		case attribute.STRINGSLICE:
-			s := m.PutEmptySlice(k)
-			for _, v := range kv.Value.AsStringSlice() {
-				s.AppendEmpty().SetStr(v)
-			}
+			putSlice(m, k, kv.Value.AsStringSlice(), pcommon.Value.SetStr)
 		default:
 			m.PutStr(k, kv.Value.Emit())
 		}
+	}
+}
+
+// putSlice puts vs under k as a slice, each element set by set.
+func putSlice[T any](m pcommon.Map, k string, vs []T, set func(pcommon.Value, T)) {
+	s := m.PutEmptySlice(k)
+	s.EnsureCapacity(len(vs))
+	for _, v := range vs {
+		set(s.AppendEmpty(), v)
 	}
 }
