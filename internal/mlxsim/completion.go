@@ -30,24 +30,6 @@ type generation struct {
 	generated []int
 }
 
-// Line numbers of handle_completion in the simulated server.py.
-const (
-	lineHandleCompletion = 1150
-	lineStreamEndHeaders = 1402
-	lineChunkWrite       = 1466
-	lineFinalWrite       = 1482
-	lineIncludeUsage     = 1486
-	lineKeepalive        = 1365
-	lineResponseLoop     = 1455
-)
-
-// Line numbers of the generation side in the simulated server.py, where an
-// exception of the generation thread reaches the handler's loop.
-const (
-	lineControlTokens = 952 // _process_control_tokens: for tok in token_stream:
-	lineInnerRaise    = 948 // _inner: raise response
-)
-
 func modelNotFound(name string) *pyExc {
 	return &pyExc{typ: "ModelNotFoundError", msg: "Model not found for path or HF repo: " + name + ".\n" +
 		"Please make sure you specified the local path or Hugging Face repo id correctly.\n" +

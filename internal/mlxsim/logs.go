@@ -35,17 +35,6 @@ func ParseLogLevel(s string) (int, bool) {
 	return 0, false
 }
 
-// Where the simulated Python installation lives; used in tracebacks and in
-// the UserWarning line so that log parsers see realistic paths.
-const (
-	pyStdlib   = "/opt/homebrew/Cellar/python@3.12/3.12.11/Frameworks/Python.framework/Versions/3.12/lib/python3.12"
-	pySite     = "/Users/mlx/.venv/lib/python3.12/site-packages"
-	serverPy   = pySite + "/mlx_lm/server.py"
-	pyVersion  = "3.12.11"
-	serverHdr  = "BaseHTTP/0.6 Python/" + pyVersion
-	scriptPath = "/Users/mlx/.venv/bin/mlx_lm.server"
-)
-
 // pyLog writes stderr the way mlx_lm.server does: logging records formatted
 // with "%(asctime)s - %(levelname)s - %(message)s", plus the lines that
 // bypass logging (http.server's access log, warnings, tracebacks). One mutex
@@ -134,53 +123,6 @@ func escapeControl(s string) string {
 		}
 		b.WriteRune(r)
 	}
-	return b.String()
-}
-
-// ---------------------------------------------------------------- tracebacks
-
-// pyFrame is one "File ..., line N, in func" entry with its source line and,
-// as Python 3.12 prints them, optional carets.
-type pyFrame struct {
-	file  string
-	line  int
-	fn    string
-	src   string
-	caret string
-}
-
-// pyExc is a Python exception: its type, str(e) and where it was raised.
-type pyExc struct {
-	typ    string
-	msg    string // str(e)
-	frames []pyFrame
-}
-
-// Error is str(e), which is what mlx_lm puts in {"error": ...} bodies.
-func (e *pyExc) Error() string { return e.msg }
-
-// line is the last line of a traceback: "ValueError: msg" (or just the type
-// when str(e) is empty).
-func (e *pyExc) line() string {
-	if e.msg == "" {
-		return e.typ
-	}
-	return e.typ + ": " + e.msg
-}
-
-func formatTraceback(frames []pyFrame, last string) string {
-	var b strings.Builder
-	b.WriteString("Traceback (most recent call last):\n")
-	for _, f := range frames {
-		fmt.Fprintf(&b, "  File \"%s\", line %d, in %s\n", f.file, f.line, f.fn)
-		if f.src != "" {
-			b.WriteString("    " + f.src + "\n")
-		}
-		if f.caret != "" {
-			b.WriteString("    " + f.caret + "\n")
-		}
-	}
-	b.WriteString(last + "\n")
 	return b.String()
 }
 

@@ -123,16 +123,6 @@ func pyIntVal(v any) int64 {
 	return 0
 }
 
-// Line numbers of the simulated server.py, used in tracebacks.
-const (
-	lineDoPOSTValidate = 1141
-	lineValidateType   = 1163
-	lineValidateMin    = 1167
-	lineValidateMax    = 1169
-	lineLogitBiasConv  = 1203
-	lineLogitBiasRaise = 1205
-)
-
 // validateSpec is one self._validate(...) call of validate_model_parameters.
 type validateSpec struct {
 	name     string

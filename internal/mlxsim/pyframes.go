@@ -1,0 +1,92 @@
+package mlxsim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The Python side of the simulated engine: where its installation lives,
+// and the line numbers and frames of the tracebacks it prints.
+
+// Where the simulated Python installation lives; used in tracebacks and in
+// the UserWarning line so that log parsers see realistic paths.
+const (
+	pyStdlib   = "/opt/homebrew/Cellar/python@3.12/3.12.11/Frameworks/Python.framework/Versions/3.12/lib/python3.12"
+	pySite     = "/Users/mlx/.venv/lib/python3.12/site-packages"
+	serverPy   = pySite + "/mlx_lm/server.py"
+	pyVersion  = "3.12.11"
+	serverHdr  = "BaseHTTP/0.6 Python/" + pyVersion
+	scriptPath = "/Users/mlx/.venv/bin/mlx_lm.server"
+)
+
+// Lines of mlx_lm/server.py named in tracebacks, in file order.
+const (
+	// _process_control_tokens and its _inner generator, where an exception
+	// of the generation thread reaches the handler's loop.
+	lineInnerRaise    = 948 // _inner: raise response
+	lineControlTokens = 952 // _process_control_tokens: for tok in token_stream:
+
+	// APIHandler.do_POST.
+	lineDoPOSTValidate   = 1141
+	lineHandleCompletion = 1150
+
+	// validate_model_parameters and its _validate helper.
+	lineValidateType   = 1163
+	lineValidateMin    = 1167
+	lineValidateMax    = 1169
+	lineLogitBiasConv  = 1203
+	lineLogitBiasRaise = 1205
+
+	// handle_completion.
+	lineKeepalive        = 1365
+	lineStreamEndHeaders = 1402
+	lineResponseLoop     = 1455
+	lineChunkWrite       = 1466
+	lineFinalWrite       = 1482
+	lineIncludeUsage     = 1486
+)
+
+// pyFrame is one "File ..., line N, in func" entry with its source line and,
+// as Python 3.12 prints them, optional carets.
+type pyFrame struct {
+	file  string
+	line  int
+	fn    string
+	src   string
+	caret string
+}
+
+// pyExc is a Python exception: its type, str(e) and where it was raised.
+type pyExc struct {
+	typ    string
+	msg    string // str(e)
+	frames []pyFrame
+}
+
+// Error is str(e), which is what mlx_lm puts in {"error": ...} bodies.
+func (e *pyExc) Error() string { return e.msg }
+
+// line is the last line of a traceback: "ValueError: msg" (or just the type
+// when str(e) is empty).
+func (e *pyExc) line() string {
+	if e.msg == "" {
+		return e.typ
+	}
+	return e.typ + ": " + e.msg
+}
+
+func formatTraceback(frames []pyFrame, last string) string {
+	var b strings.Builder
+	b.WriteString("Traceback (most recent call last):\n")
+	for _, f := range frames {
+		fmt.Fprintf(&b, "  File \"%s\", line %d, in %s\n", f.file, f.line, f.fn)
+		if f.src != "" {
+			b.WriteString("    " + f.src + "\n")
+		}
+		if f.caret != "" {
+			b.WriteString("    " + f.caret + "\n")
+		}
+	}
+	b.WriteString(last + "\n")
+	return b.String()
+}
