@@ -658,11 +658,11 @@ func (g *generation) finishResponse(a *accum) {
 		body := pyjson.Dumps(resp)
 		c.sendHeader("Content-Length", fmt.Sprint(len(body)))
 		if err := c.endHeaders(); err != nil {
-			g.writeFailed(err, "self.end_headers()", lineFinalWrite+8)
+			g.writeFailed(err, "self.end_headers()", lineNonStreamEndHeaders)
 			return
 		}
 		if err := c.writeString(body); err != nil {
-			g.writeFailed(err, "self.wfile.write(response_json)", lineFinalWrite+9)
+			g.writeFailed(err, "self.wfile.write(response_json)", lineNonStreamWrite)
 		}
 		return
 	}
@@ -696,13 +696,13 @@ func (g *generation) finishResponse(a *accum) {
 				"usage", g.usage(len(a.tokens)),
 			)
 			if err := c.writeString("data: " + pyjson.Dumps(u) + "\n\n"); err != nil {
-				g.writeFailed(err, `self.wfile.write(f"data: {json.dumps(resp)}\n\n".encode())`, lineIncludeUsage+6)
+				g.writeFailed(err, `self.wfile.write(f"data: {json.dumps(resp)}\n\n".encode())`, lineUsageWrite)
 				return
 			}
 		}
 	}
 	if err := c.writeString("data: [DONE]\n\n"); err != nil {
-		g.writeFailed(err, `self.wfile.write("data: [DONE]\n\n".encode())`, lineIncludeUsage+8)
+		g.writeFailed(err, `self.wfile.write("data: [DONE]\n\n".encode())`, lineDoneWrite)
 	}
 }
 

@@ -132,8 +132,8 @@ func handlerFrames(method string) []pyFrame {
 	return []pyFrame{
 		{pyStdlib + "/socketserver.py", 697, "process_request_thread", "self.finish_request(request, client_address)", ""},
 		{pyStdlib + "/socketserver.py", 362, "finish_request", "self.RequestHandlerClass(request, client_address, self)", ""},
-		{serverPy, 1689, "<lambda>", "lambda *args, **kwargs: handler_class(", "                        ^^^^^^^^^^^^^^"},
-		{serverPy, 1013, "__init__", "super().__init__(*args, **kwargs)", ""},
+		{serverPy, lineHandlerLambda, "<lambda>", "lambda *args, **kwargs: handler_class(", "                        ^^^^^^^^^^^^^^"},
+		{serverPy, lineHandlerInit, "__init__", "super().__init__(*args, **kwargs)", ""},
 		{pyStdlib + "/socketserver.py", 761, "__init__", "self.handle()", ""},
 		{pyStdlib + "/http/server.py", 436, "handle", "self.handle_one_request()", ""},
 		{pyStdlib + "/http/server.py", 424, "handle_one_request", "method()", ""},
@@ -152,7 +152,7 @@ func (l *pyLog) handleError(addr string, port int, exc *pyExc) {
 	l.write(b.String())
 }
 
-// userWarning is what warnings.warn prints at startup (L1692).
+// userWarning is what warnings.warn prints at startup.
 func userWarning() string {
-	return serverPy + ":1692: UserWarning: mlx_lm.server is not recommended for production as it only implements basic security checks.\n  warnings.warn(\n"
+	return fmt.Sprintf("%s:%d: UserWarning: mlx_lm.server is not recommended for production as it only implements basic security checks.\n  warnings.warn(\n", serverPy, lineProductionWarning)
 }

@@ -26,24 +26,47 @@ const (
 	lineInnerRaise    = 948 // _inner: raise response
 	lineControlTokens = 952 // _process_control_tokens: for tok in token_stream:
 
-	// APIHandler.do_POST.
-	lineDoPOSTValidate   = 1141
-	lineHandleCompletion = 1150
+	// APIHandler.__init__ and do_POST.
+	lineHandlerInit      = 1013 // super().__init__(*args, **kwargs)
+	lineDoPOSTLoads      = 1079 // self.body = json.loads(raw_body.decode())
+	lineDoPOSTValidate   = 1141 // self.validate_model_parameters()
+	lineDoPOSTFactory    = 1149 // request = request_factories[self.path]()
+	lineHandleCompletion = 1150 // self.handle_completion(request, stop_words)
 
-	// validate_model_parameters and its _validate helper.
+	// validate_model_parameters and its _validate helper. The
+	// self._validate(...) calls are one a line from lineValidateCalls on,
+	// in the order of validations (request.go).
 	lineValidateType   = 1163
 	lineValidateMin    = 1167
 	lineValidateMax    = 1169
+	lineValidateCalls  = 1180
 	lineLogitBiasConv  = 1203
 	lineLogitBiasRaise = 1205
 
 	// handle_completion.
-	lineKeepalive        = 1365
-	lineStreamEndHeaders = 1402
-	lineResponseLoop     = 1455
-	lineChunkWrite       = 1466
-	lineFinalWrite       = 1482
-	lineIncludeUsage     = 1486
+	lineKeepalive           = 1365 // self.wfile.write(msg), a keepalive comment
+	lineStreamEndHeaders    = 1402
+	lineResponseLoop        = 1455 // for gen in response:
+	lineChunkWrite          = 1466
+	lineFinalWrite          = 1482 // the last chunk
+	lineIncludeUsage        = 1486 // and self.stream_options["include_usage"]
+	lineNonStreamEndHeaders = 1490
+	lineNonStreamWrite      = 1491 // self.wfile.write(response_json)
+	lineUsageWrite          = 1492 // the usage chunk
+	lineDoneWrite           = 1494 // data: [DONE]
+
+	// The asserts of handle_chat_completions and handle_text_completions.
+	lineAssertMessages = 1547
+	lineAssertPrompt   = 1572
+
+	// _run_http_server, run and main.
+	lineGetaddrinfo       = 1681 // infos = socket.getaddrinfo(
+	lineServerClass       = 1686 // httpd = server_class(
+	lineHandlerLambda     = 1689 // lambda *args, **kwargs: handler_class(
+	lineProductionWarning = 1692 // warnings.warn(...), the UserWarning
+	lineServeForever      = 1698 // httpd.serve_forever()
+	lineRunHTTPServer     = 1715 // run: _run_http_server(host, port, response_generator)
+	lineMainRun           = 1864 // main: run(args.host, args.port, ModelProvider(args))
 )
 
 // pyFrame is one "File ..., line N, in func" entry with its source line and,
