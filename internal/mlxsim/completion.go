@@ -337,7 +337,7 @@ func (g *generation) run() {
 		// the handler's loop after the headers (status 200 already logged).
 		g.release(nil)
 		e.raise(c, &pyExc{typ: "ValueError", msg: "Either input_embeddings or prompt (or both) must be provided.", frames: []pyFrame{
-			{serverPy, lineHandleCompletion, "do_POST", "self.handle_completion(request, stop_words)", ""},
+			frameHandleCompletion,
 			{serverPy, lineResponseLoop, "handle_completion", "for gen in response:", ""},
 			{serverPy, lineControlTokens, "_process_control_tokens", "for tok in token_stream:", ""},
 			{serverPy, lineInnerRaise, "_inner", "raise response", ""},
@@ -679,7 +679,7 @@ func (g *generation) finishResponse(a *accum) {
 				caret = "~~~~~~~~~~~~~~~~~~~^^^^^^^^^^^^^^^^^"
 			}
 			exc.frames = []pyFrame{
-				{serverPy, lineHandleCompletion, "do_POST", "self.handle_completion(request, stop_words)", ""},
+				frameHandleCompletion,
 				{serverPy, lineIncludeUsage, "handle_completion", `and self.stream_options["include_usage"]`, caret},
 			}
 			g.e.raise(c, exc)
@@ -715,8 +715,8 @@ func (g *generation) writeFailed(err error, src string, line int) {
 		line = lineKeepalive
 	}
 	g.e.raise(g.c, &pyExc{typ: typ, msg: msg, frames: []pyFrame{
-		{serverPy, lineHandleCompletion, "do_POST", "self.handle_completion(request, stop_words)", ""},
+		frameHandleCompletion,
 		{serverPy, line, "handle_completion", src, ""},
-		{pyStdlib + "/socketserver.py", 840, "write", "self._sock.sendall(b)", ""},
+		frameSocketWriterWrite,
 	}})
 }

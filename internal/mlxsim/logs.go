@@ -3,6 +3,7 @@ package mlxsim
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -126,28 +127,13 @@ func escapeControl(s string) string {
 	return b.String()
 }
 
-// handlerFrames are the frames from socketserver's worker thread down to
-// do_POST, common to every exception that escapes a request handler.
-func handlerFrames(method string) []pyFrame {
-	return []pyFrame{
-		{pyStdlib + "/socketserver.py", 697, "process_request_thread", "self.finish_request(request, client_address)", ""},
-		{pyStdlib + "/socketserver.py", 362, "finish_request", "self.RequestHandlerClass(request, client_address, self)", ""},
-		{serverPy, lineHandlerLambda, "<lambda>", "lambda *args, **kwargs: handler_class(", "                        ^^^^^^^^^^^^^^"},
-		{serverPy, lineHandlerInit, "__init__", "super().__init__(*args, **kwargs)", ""},
-		{pyStdlib + "/socketserver.py", 761, "__init__", "self.handle()", ""},
-		{pyStdlib + "/http/server.py", 436, "handle", "self.handle_one_request()", ""},
-		{pyStdlib + "/http/server.py", 424, "handle_one_request", "method()", ""},
-	}
-}
-
 // handleError prints what socketserver.BaseServer.handle_error prints when a
 // handler raises: the client address, the traceback, dashes around.
 func (l *pyLog) handleError(addr string, port int, exc *pyExc) {
 	var b strings.Builder
 	b.WriteString(strings.Repeat("-", 40) + "\n")
 	fmt.Fprintf(&b, "Exception occurred during processing of request from ('%s', %d)\n", addr, port)
-	frames := append(handlerFrames("do_POST"), exc.frames...)
-	b.WriteString(formatTraceback(frames, exc.line()))
+	b.WriteString(formatTraceback(slices.Concat(handlerFrames, exc.frames), exc.line()))
 	b.WriteString(strings.Repeat("-", 40) + "\n")
 	l.write(b.String())
 }

@@ -17,6 +17,9 @@ const (
 	pyVersion  = "3.12.11"
 	serverHdr  = "BaseHTTP/0.6 Python/" + pyVersion
 	scriptPath = "/Users/mlx/.venv/bin/mlx_lm.server"
+
+	socketserverPy = pyStdlib + "/socketserver.py"
+	httpServerPy   = pyStdlib + "/http/server.py"
 )
 
 // Lines of mlx_lm/server.py named in tracebacks, in file order.
@@ -67,6 +70,62 @@ const (
 	lineServeForever      = 1698 // httpd.serve_forever()
 	lineRunHTTPServer     = 1715 // run: _run_http_server(host, port, response_generator)
 	lineMainRun           = 1864 // main: run(args.host, args.port, ModelProvider(args))
+)
+
+// Frames of the standard library (pyStdlib), by file.
+var (
+	// socketserver.py
+	frameServeForever         = pyFrame{socketserverPy, 240, "serve_forever", "self._handle_request_noblock()", ""}
+	frameHandleRequestNoblock = pyFrame{socketserverPy, 318, "_handle_request_noblock", "self.process_request(request, client_address)", ""}
+	frameFinishRequest        = pyFrame{socketserverPy, 362, "finish_request", "self.RequestHandlerClass(request, client_address, self)", ""}
+	frameTCPServerInit        = pyFrame{socketserverPy, 457, "__init__", "self.server_bind()", ""}
+	frameTCPServerBind        = pyFrame{socketserverPy, 473, "server_bind", "self.socket.bind(self.server_address)", ""}
+	frameProcessRequestThread = pyFrame{socketserverPy, 697, "process_request_thread", "self.finish_request(request, client_address)", ""}
+	frameProcessRequest       = pyFrame{socketserverPy, 707, "process_request", "t.start()", ""}
+	frameRequestHandlerInit   = pyFrame{socketserverPy, 761, "__init__", "self.handle()", ""}
+	frameSocketWriterWrite    = pyFrame{socketserverPy, 840, "write", "self._sock.sendall(b)", ""}
+
+	// http/server.py
+	frameHTTPServerBind   = pyFrame{httpServerPy, 136, "server_bind", "socketserver.TCPServer.server_bind(self)", ""}
+	frameHandleOneRequest = pyFrame{httpServerPy, 424, "handle_one_request", "method()", ""}
+	frameHandle           = pyFrame{httpServerPy, 436, "handle", "self.handle_one_request()", ""}
+
+	// threading.py, socket.py
+	frameThreadStart = pyFrame{pyStdlib + "/threading.py", 992, "start", "_start_new_thread(self._bootstrap, ())", ""}
+	frameGetaddrinfo = pyFrame{pyStdlib + "/socket.py", 976, "getaddrinfo", "for res in _socket.getaddrinfo(host, port, family, type, proto, flags):", "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}
+
+	// json/__init__.py, json/decoder.py
+	frameJSONLoads     = pyFrame{pyStdlib + "/json/__init__.py", 346, "loads", "return _default_decoder.decode(s)", "       ^^^^^^^^^^^^^^^^^^^^^^^^^^"}
+	frameJSONDecode    = pyFrame{pyStdlib + "/json/decoder.py", 338, "decode", "obj, end = self.raw_decode(s, idx=_w(s, 0).end())", "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}
+	frameJSONRawDecode = pyFrame{pyStdlib + "/json/decoder.py", 354, "raw_decode", "obj, end = self.scan_once(s, idx)", "           ^^^^^^^^^^^^^^^^^^^^^^"}
+)
+
+// Frames that begin several tracebacks.
+var (
+	// startupFrames lead every traceback of the main thread: the console
+	// script pip wrote (its line 8), main, then run calling
+	// _run_http_server.
+	startupFrames = []pyFrame{
+		{scriptPath, 8, "<module>", "sys.exit(main())", "         ^^^^^^"},
+		{serverPy, lineMainRun, "main", "run(args.host, args.port, ModelProvider(args))", ""},
+		{serverPy, lineRunHTTPServer, "run", "_run_http_server(host, port, response_generator)", ""},
+	}
+
+	// handlerFrames lead every exception that escapes a request handler:
+	// from socketserver's worker thread down to the handler's do_POST.
+	handlerFrames = []pyFrame{
+		frameProcessRequestThread,
+		frameFinishRequest,
+		{serverPy, lineHandlerLambda, "<lambda>", "lambda *args, **kwargs: handler_class(", "                        ^^^^^^^^^^^^^^"},
+		{serverPy, lineHandlerInit, "__init__", "super().__init__(*args, **kwargs)", ""},
+		frameRequestHandlerInit,
+		frameHandle,
+		frameHandleOneRequest,
+	}
+
+	// do_POST's calls into the request factory and handle_completion.
+	frameDoPOSTFactory    = pyFrame{serverPy, lineDoPOSTFactory, "do_POST", "request = request_factories[self.path]()", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}
+	frameHandleCompletion = pyFrame{serverPy, lineHandleCompletion, "do_POST", "self.handle_completion(request, stop_words)", ""}
 )
 
 // pyFrame is one "File ..., line N, in func" entry with its source line and,

@@ -237,9 +237,9 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 	default:
 		e.raise(c, &pyExc{typ: "RecursionError", msg: err.Error(), frames: []pyFrame{
 			{serverPy, lineDoPOSTLoads, "do_POST", "self.body = json.loads(raw_body.decode())", "            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
-			{pyStdlib + "/json/__init__.py", 346, "loads", "return _default_decoder.decode(s)", "       ^^^^^^^^^^^^^^^^^^^^^^^^^^"},
-			{pyStdlib + "/json/decoder.py", 338, "decode", "obj, end = self.raw_decode(s, idx=_w(s, 0).end())", "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
-			{pyStdlib + "/json/decoder.py", 354, "raw_decode", "obj, end = self.scan_once(s, idx)", "           ^^^^^^^^^^^^^^^^^^^^^^"},
+			frameJSONLoads,
+			frameJSONDecode,
+			frameJSONRawDecode,
 		}})
 		return
 	}
@@ -261,7 +261,7 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 	if g.chat {
 		if _, ok := d.Get("messages"); !ok {
 			e.raise(c, &pyExc{typ: "AssertionError", msg: "Request did not contain messages", frames: []pyFrame{
-				{serverPy, lineDoPOSTFactory, "do_POST", "request = request_factories[self.path]()", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+				frameDoPOSTFactory,
 				{serverPy, lineAssertMessages, "handle_chat_completions", `assert "messages" in body, "Request did not contain messages"`, "       ^^^^^^^^^^^^^^^^^^"},
 			}})
 			return
@@ -276,7 +276,7 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 		g.object = "text_completion"
 		if _, ok := d.Get("prompt"); !ok {
 			e.raise(c, &pyExc{typ: "AssertionError", msg: "Request did not contain a prompt", frames: []pyFrame{
-				{serverPy, lineDoPOSTFactory, "do_POST", "request = request_factories[self.path]()", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+				frameDoPOSTFactory,
 				{serverPy, lineAssertPrompt, "handle_text_completions", `assert "prompt" in self.body, "Request did not contain a prompt"`, "       ^^^^^^^^^^^^^^^^^^^^^^"},
 			}})
 			return
