@@ -7,6 +7,14 @@ import (
 
 // The Python side of the simulated engine: where its installation lives,
 // and the line numbers and frames of the tracebacks it prints.
+//
+// The server.py lines are meant as those of mlx_lm/server.py 0.32.0 dev
+// (newest tag v0.31.3), the version shared/reference/mlx-lm-server.md was
+// read from, and the standard library's as CPython 3.12.11's (pyVersion).
+// No traceback was captured from a running engine: the frames are
+// reconstructions (doc.go, "Known differences"), and only the lines that
+// reference cites are checked against it: L1692 (the UserWarning), L1365
+// (the keepalive) and L1193-1194 (the logprobs checks).
 
 // Where the simulated Python installation lives; used in tracebacks and in
 // the UserWarning line so that log parsers see realistic paths.
