@@ -30,24 +30,6 @@ type generation struct {
 	generated []int
 }
 
-// Line numbers of handle_completion in the simulated server.py.
-const (
-	lineHandleCompletion = 1150
-	lineStreamEndHeaders = 1402
-	lineChunkWrite       = 1466
-	lineFinalWrite       = 1482
-	lineIncludeUsage     = 1486
-	lineKeepalive        = 1365
-	lineResponseLoop     = 1455
-)
-
-// Line numbers of the generation side in the simulated server.py, where an
-// exception of the generation thread reaches the handler's loop.
-const (
-	lineControlTokens = 952 // _process_control_tokens: for tok in token_stream:
-	lineInnerRaise    = 948 // _inner: raise response
-)
-
 func modelNotFound(name string) *pyExc {
 	return &pyExc{typ: "ModelNotFoundError", msg: "Model not found for path or HF repo: " + name + ".\n" +
 		"Please make sure you specified the local path or Hugging Face repo id correctly.\n" +
@@ -355,7 +337,7 @@ func (g *generation) run() {
 		// the handler's loop after the headers (status 200 already logged).
 		g.release(nil)
 		e.raise(c, &pyExc{typ: "ValueError", msg: "Either input_embeddings or prompt (or both) must be provided.", frames: []pyFrame{
-			{serverPy, lineHandleCompletion, "do_POST", "self.handle_completion(request, stop_words)", ""},
+			frameHandleCompletion,
 			{serverPy, lineResponseLoop, "handle_completion", "for gen in response:", ""},
 			{serverPy, lineControlTokens, "_process_control_tokens", "for tok in token_stream:", ""},
 			{serverPy, lineInnerRaise, "_inner", "raise response", ""},
@@ -676,11 +658,11 @@ func (g *generation) finishResponse(a *accum) {
 		body := pyjson.Dumps(resp)
 		c.sendHeader("Content-Length", fmt.Sprint(len(body)))
 		if err := c.endHeaders(); err != nil {
-			g.writeFailed(err, "self.end_headers()", lineFinalWrite+8)
+			g.writeFailed(err, "self.end_headers()", lineNonStreamEndHeaders)
 			return
 		}
 		if err := c.writeString(body); err != nil {
-			g.writeFailed(err, "self.wfile.write(response_json)", lineFinalWrite+9)
+			g.writeFailed(err, "self.wfile.write(response_json)", lineNonStreamWrite)
 		}
 		return
 	}
@@ -697,7 +679,7 @@ func (g *generation) finishResponse(a *accum) {
 				caret = "~~~~~~~~~~~~~~~~~~~^^^^^^^^^^^^^^^^^"
 			}
 			exc.frames = []pyFrame{
-				{serverPy, lineHandleCompletion, "do_POST", "self.handle_completion(request, stop_words)", ""},
+				frameHandleCompletion,
 				{serverPy, lineIncludeUsage, "handle_completion", `and self.stream_options["include_usage"]`, caret},
 			}
 			g.e.raise(c, exc)
@@ -714,13 +696,13 @@ func (g *generation) finishResponse(a *accum) {
 				"usage", g.usage(len(a.tokens)),
 			)
 			if err := c.writeString("data: " + pyjson.Dumps(u) + "\n\n"); err != nil {
-				g.writeFailed(err, `self.wfile.write(f"data: {json.dumps(resp)}\n\n".encode())`, lineIncludeUsage+6)
+				g.writeFailed(err, `self.wfile.write(f"data: {json.dumps(resp)}\n\n".encode())`, lineUsageWrite)
 				return
 			}
 		}
 	}
 	if err := c.writeString("data: [DONE]\n\n"); err != nil {
-		g.writeFailed(err, `self.wfile.write("data: [DONE]\n\n".encode())`, lineIncludeUsage+8)
+		g.writeFailed(err, `self.wfile.write("data: [DONE]\n\n".encode())`, lineDoneWrite)
 	}
 }
 
@@ -733,8 +715,8 @@ func (g *generation) writeFailed(err error, src string, line int) {
 		line = lineKeepalive
 	}
 	g.e.raise(g.c, &pyExc{typ: typ, msg: msg, frames: []pyFrame{
-		{serverPy, lineHandleCompletion, "do_POST", "self.handle_completion(request, stop_words)", ""},
+		frameHandleCompletion,
 		{serverPy, line, "handle_completion", src, ""},
-		{pyStdlib + "/socketserver.py", 840, "write", "self._sock.sendall(b)", ""},
+		frameSocketWriterWrite,
 	}})
 }

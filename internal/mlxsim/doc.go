@@ -67,7 +67,9 @@
 //     later request; the simulator answers 404 {"error": str(e)} as the
 //     sequential path does.
 //   - Python version specific texts follow CPython 3.12; tracebacks are
-//     plausible reconstructions with invented line numbers.
+//     plausible reconstructions, not captures: their frames and line
+//     numbers are in pyframes.go, and only the server.py lines the
+//     reference cites are checked.
 //   - Behind a ResponseWriter that cannot be hijacked (HTTP/2, recorders)
 //     net/http frames the response (status line, header case, chunking).
 package mlxsim

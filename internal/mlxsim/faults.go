@@ -3,6 +3,7 @@ package mlxsim
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -60,17 +61,13 @@ func (e *Engine) completionClosed(n int) {
 // exitTraceback is the main thread dying while serve_forever starts a
 // handler thread, a failure seen on loaded machines.
 func exitTraceback() string {
-	frames := []pyFrame{
-		{scriptPath, 8, "<module>", "sys.exit(main())", "         ^^^^^^"},
-		{serverPy, 1864, "main", "run(args.host, args.port, ModelProvider(args))", ""},
-		{serverPy, 1715, "run", "_run_http_server(host, port, response_generator)", ""},
-		{serverPy, 1698, "_run_http_server", "httpd.serve_forever()", ""},
-		{pyStdlib + "/socketserver.py", 240, "serve_forever", "self._handle_request_noblock()", ""},
-		{pyStdlib + "/socketserver.py", 318, "_handle_request_noblock", "self.process_request(request, client_address)", ""},
-		{pyStdlib + "/socketserver.py", 707, "process_request", "t.start()", ""},
-		{pyStdlib + "/threading.py", 992, "start", "_start_new_thread(self._bootstrap, ())", ""},
-	}
-	return formatTraceback(frames, "RuntimeError: can't start new thread")
+	return formatTraceback(slices.Concat(startupFrames, []pyFrame{
+		{serverPy, lineServeForever, "_run_http_server", "httpd.serve_forever()", ""},
+		frameServeForever,
+		frameHandleRequestNoblock,
+		frameProcessRequest,
+		frameThreadStart,
+	}), "RuntimeError: can't start new thread")
 }
 
 // BindErrorTraceback is what mlx_lm.server prints when it cannot bind its
@@ -83,21 +80,15 @@ func BindErrorTraceback(err error) string {
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		last = "OSError: [Errno 49] Can't assign requested address"
 	case strings.Contains(err.Error(), "no such host") || strings.Contains(err.Error(), "lookup"):
-		return formatTraceback([]pyFrame{
-			{scriptPath, 8, "<module>", "sys.exit(main())", "         ^^^^^^"},
-			{serverPy, 1864, "main", "run(args.host, args.port, ModelProvider(args))", ""},
-			{serverPy, 1715, "run", "_run_http_server(host, port, response_generator)", ""},
-			{serverPy, 1681, "_run_http_server", "infos = socket.getaddrinfo(", "        ^^^^^^^^^^^^^^^^^^^"},
-			{pyStdlib + "/socket.py", 976, "getaddrinfo", "for res in _socket.getaddrinfo(host, port, family, type, proto, flags):", "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
-		}, "socket.gaierror: [Errno 8] nodename nor servname provided, or not known")
+		return formatTraceback(slices.Concat(startupFrames, []pyFrame{
+			{serverPy, lineGetaddrinfo, "_run_http_server", "infos = socket.getaddrinfo(", "        ^^^^^^^^^^^^^^^^^^^"},
+			frameGetaddrinfo,
+		}), "socket.gaierror: [Errno 8] nodename nor servname provided, or not known")
 	}
-	return formatTraceback([]pyFrame{
-		{scriptPath, 8, "<module>", "sys.exit(main())", "         ^^^^^^"},
-		{serverPy, 1864, "main", "run(args.host, args.port, ModelProvider(args))", ""},
-		{serverPy, 1715, "run", "_run_http_server(host, port, response_generator)", ""},
-		{serverPy, 1686, "_run_http_server", "httpd = server_class(", "        ^^^^^^^^^^^^^"},
-		{pyStdlib + "/socketserver.py", 457, "__init__", "self.server_bind()", ""},
-		{pyStdlib + "/http/server.py", 136, "server_bind", "socketserver.TCPServer.server_bind(self)", ""},
-		{pyStdlib + "/socketserver.py", 473, "server_bind", "self.socket.bind(self.server_address)", ""},
-	}, last)
+	return formatTraceback(slices.Concat(startupFrames, []pyFrame{
+		{serverPy, lineServerClass, "_run_http_server", "httpd = server_class(", "        ^^^^^^^^^^^^^"},
+		frameTCPServerInit,
+		frameHTTPServerBind,
+		frameTCPServerBind,
+	}), last)
 }

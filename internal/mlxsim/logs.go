@@ -3,6 +3,7 @@ package mlxsim
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,17 +35,6 @@ func ParseLogLevel(s string) (int, bool) {
 	}
 	return 0, false
 }
-
-// Where the simulated Python installation lives; used in tracebacks and in
-// the UserWarning line so that log parsers see realistic paths.
-const (
-	pyStdlib   = "/opt/homebrew/Cellar/python@3.12/3.12.11/Frameworks/Python.framework/Versions/3.12/lib/python3.12"
-	pySite     = "/Users/mlx/.venv/lib/python3.12/site-packages"
-	serverPy   = pySite + "/mlx_lm/server.py"
-	pyVersion  = "3.12.11"
-	serverHdr  = "BaseHTTP/0.6 Python/" + pyVersion
-	scriptPath = "/Users/mlx/.venv/bin/mlx_lm.server"
-)
 
 // pyLog writes stderr the way mlx_lm.server does: logging records formatted
 // with "%(asctime)s - %(levelname)s - %(message)s", plus the lines that
@@ -137,80 +127,18 @@ func escapeControl(s string) string {
 	return b.String()
 }
 
-// ---------------------------------------------------------------- tracebacks
-
-// pyFrame is one "File ..., line N, in func" entry with its source line and,
-// as Python 3.12 prints them, optional carets.
-type pyFrame struct {
-	file  string
-	line  int
-	fn    string
-	src   string
-	caret string
-}
-
-// pyExc is a Python exception: its type, str(e) and where it was raised.
-type pyExc struct {
-	typ    string
-	msg    string // str(e)
-	frames []pyFrame
-}
-
-// Error is str(e), which is what mlx_lm puts in {"error": ...} bodies.
-func (e *pyExc) Error() string { return e.msg }
-
-// line is the last line of a traceback: "ValueError: msg" (or just the type
-// when str(e) is empty).
-func (e *pyExc) line() string {
-	if e.msg == "" {
-		return e.typ
-	}
-	return e.typ + ": " + e.msg
-}
-
-func formatTraceback(frames []pyFrame, last string) string {
-	var b strings.Builder
-	b.WriteString("Traceback (most recent call last):\n")
-	for _, f := range frames {
-		fmt.Fprintf(&b, "  File \"%s\", line %d, in %s\n", f.file, f.line, f.fn)
-		if f.src != "" {
-			b.WriteString("    " + f.src + "\n")
-		}
-		if f.caret != "" {
-			b.WriteString("    " + f.caret + "\n")
-		}
-	}
-	b.WriteString(last + "\n")
-	return b.String()
-}
-
-// handlerFrames are the frames from socketserver's worker thread down to
-// do_POST, common to every exception that escapes a request handler.
-func handlerFrames(method string) []pyFrame {
-	return []pyFrame{
-		{pyStdlib + "/socketserver.py", 697, "process_request_thread", "self.finish_request(request, client_address)", ""},
-		{pyStdlib + "/socketserver.py", 362, "finish_request", "self.RequestHandlerClass(request, client_address, self)", ""},
-		{serverPy, 1689, "<lambda>", "lambda *args, **kwargs: handler_class(", "                        ^^^^^^^^^^^^^^"},
-		{serverPy, 1013, "__init__", "super().__init__(*args, **kwargs)", ""},
-		{pyStdlib + "/socketserver.py", 761, "__init__", "self.handle()", ""},
-		{pyStdlib + "/http/server.py", 436, "handle", "self.handle_one_request()", ""},
-		{pyStdlib + "/http/server.py", 424, "handle_one_request", "method()", ""},
-	}
-}
-
 // handleError prints what socketserver.BaseServer.handle_error prints when a
 // handler raises: the client address, the traceback, dashes around.
 func (l *pyLog) handleError(addr string, port int, exc *pyExc) {
 	var b strings.Builder
 	b.WriteString(strings.Repeat("-", 40) + "\n")
 	fmt.Fprintf(&b, "Exception occurred during processing of request from ('%s', %d)\n", addr, port)
-	frames := append(handlerFrames("do_POST"), exc.frames...)
-	b.WriteString(formatTraceback(frames, exc.line()))
+	b.WriteString(formatTraceback(slices.Concat(handlerFrames, exc.frames), exc.line()))
 	b.WriteString(strings.Repeat("-", 40) + "\n")
 	l.write(b.String())
 }
 
-// userWarning is what warnings.warn prints at startup (L1692).
+// userWarning is what warnings.warn prints at startup.
 func userWarning() string {
-	return serverPy + ":1692: UserWarning: mlx_lm.server is not recommended for production as it only implements basic security checks.\n  warnings.warn(\n"
+	return fmt.Sprintf("%s:%d: UserWarning: mlx_lm.server is not recommended for production as it only implements basic security checks.\n  warnings.warn(\n", serverPy, lineProductionWarning)
 }

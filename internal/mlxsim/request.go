@@ -123,16 +123,6 @@ func pyIntVal(v any) int64 {
 	return 0
 }
 
-// Line numbers of the simulated server.py, used in tracebacks.
-const (
-	lineDoPOSTValidate = 1141
-	lineValidateType   = 1163
-	lineValidateMin    = 1167
-	lineValidateMax    = 1169
-	lineLogitBiasConv  = 1203
-	lineLogitBiasRaise = 1205
-)
-
 // validateSpec is one self._validate(...) call of validate_model_parameters.
 type validateSpec struct {
 	name     string
@@ -140,33 +130,34 @@ type validateSpec struct {
 	kind     string // "bool", "int", "num", "float", "str"
 	min, max *float64
 	optional bool
-	line     int
 }
 
 func fp(f float64) *float64 { return &f }
 
+// validations are the self._validate(...) calls in server.py's order; the
+// Nth is on line lineValidateCalls+N.
 var validations = []validateSpec{
-	{"stream", func(q *completionRequest) any { return q.stream }, "bool", nil, nil, false, 1180},
-	{"max_tokens", func(q *completionRequest) any { return q.maxTokens }, "int", fp(0), nil, false, 1181},
-	{"temperature", func(q *completionRequest) any { return q.temperature }, "num", fp(0), nil, false, 1182},
-	{"top_p", func(q *completionRequest) any { return q.topP }, "num", fp(0), fp(1), false, 1183},
-	{"top_k", func(q *completionRequest) any { return q.topK }, "int", fp(0), nil, false, 1184},
-	{"min_p", func(q *completionRequest) any { return q.minP }, "num", fp(0), fp(1), false, 1185},
-	{"num_draft_tokens", func(q *completionRequest) any { return q.numDraft }, "int", fp(0), nil, false, 1186},
-	{"repetition_penalty", func(q *completionRequest) any { return q.repPenalty }, "num", fp(0), nil, false, 1187},
-	{"repetition_context_size", func(q *completionRequest) any { return q.repCtx }, "int", fp(0), nil, false, 1188},
-	{"presence_penalty", func(q *completionRequest) any { return q.presPenalty }, "num", nil, nil, false, 1189},
-	{"presence_context_size", func(q *completionRequest) any { return q.presCtx }, "int", fp(0), nil, false, 1190},
-	{"frequency_penalty", func(q *completionRequest) any { return q.freqPenalty }, "num", nil, nil, false, 1191},
-	{"frequency_context_size", func(q *completionRequest) any { return q.freqCtx }, "int", fp(0), nil, false, 1192},
-	{"logprobs", func(q *completionRequest) any { return q.logprobs }, "bool", nil, nil, false, 1193},
-	{"top_logprobs", func(q *completionRequest) any { return q.topLogprobs }, "int", fp(0), fp(11), false, 1194},
-	{"xtc_probability", func(q *completionRequest) any { return q.xtcProb }, "float", fp(0), fp(1), false, 1195},
-	{"xtc_threshold", func(q *completionRequest) any { return q.xtcThresh }, "float", fp(0), fp(1), false, 1196},
-	{"requested_model", func(q *completionRequest) any { return q.model }, "str", nil, nil, false, 1197},
-	{"adapter", func(q *completionRequest) any { return q.adapter }, "str", nil, nil, true, 1198},
-	{"seed", func(q *completionRequest) any { return q.seed }, "int", nil, nil, true, 1199},
-	{"logit_bias", func(q *completionRequest) any { return q.logitBias }, "dict", nil, nil, true, 1200},
+	{"stream", func(q *completionRequest) any { return q.stream }, "bool", nil, nil, false},
+	{"max_tokens", func(q *completionRequest) any { return q.maxTokens }, "int", fp(0), nil, false},
+	{"temperature", func(q *completionRequest) any { return q.temperature }, "num", fp(0), nil, false},
+	{"top_p", func(q *completionRequest) any { return q.topP }, "num", fp(0), fp(1), false},
+	{"top_k", func(q *completionRequest) any { return q.topK }, "int", fp(0), nil, false},
+	{"min_p", func(q *completionRequest) any { return q.minP }, "num", fp(0), fp(1), false},
+	{"num_draft_tokens", func(q *completionRequest) any { return q.numDraft }, "int", fp(0), nil, false},
+	{"repetition_penalty", func(q *completionRequest) any { return q.repPenalty }, "num", fp(0), nil, false},
+	{"repetition_context_size", func(q *completionRequest) any { return q.repCtx }, "int", fp(0), nil, false},
+	{"presence_penalty", func(q *completionRequest) any { return q.presPenalty }, "num", nil, nil, false},
+	{"presence_context_size", func(q *completionRequest) any { return q.presCtx }, "int", fp(0), nil, false},
+	{"frequency_penalty", func(q *completionRequest) any { return q.freqPenalty }, "num", nil, nil, false},
+	{"frequency_context_size", func(q *completionRequest) any { return q.freqCtx }, "int", fp(0), nil, false},
+	{"logprobs", func(q *completionRequest) any { return q.logprobs }, "bool", nil, nil, false},
+	{"top_logprobs", func(q *completionRequest) any { return q.topLogprobs }, "int", fp(0), fp(11), false},
+	{"xtc_probability", func(q *completionRequest) any { return q.xtcProb }, "float", fp(0), fp(1), false},
+	{"xtc_threshold", func(q *completionRequest) any { return q.xtcThresh }, "float", fp(0), fp(1), false},
+	{"requested_model", func(q *completionRequest) any { return q.model }, "str", nil, nil, false},
+	{"adapter", func(q *completionRequest) any { return q.adapter }, "str", nil, nil, true},
+	{"seed", func(q *completionRequest) any { return q.seed }, "int", nil, nil, true},
+	{"logit_bias", func(q *completionRequest) any { return q.logitBias }, "dict", nil, nil, true},
 }
 
 var kindTypeNames = map[string]string{
@@ -195,7 +186,8 @@ func validateFrame(line int, src string) []pyFrame {
 // validate is validate_model_parameters; a non-nil result is the uncaught
 // exception.
 func (q *completionRequest) validate() *pyExc {
-	for _, v := range validations {
+	for i, v := range validations {
+		line := lineValidateCalls + i
 		val := v.val(q)
 		if v.optional && val == nil {
 			continue
@@ -218,7 +210,7 @@ func (q *completionRequest) validate() *pyExc {
 		call := validateCallSource(v)
 		if !ok {
 			return &pyExc{typ: "ValueError", msg: fmt.Sprintf("%s must be of type %s", v.name, kindTypeNames[v.kind]),
-				frames: append(validateFrame(v.line, call), pyFrame{serverPy, lineValidateType, "_validate", `raise ValueError(f"{name} must be of type {allowed}")`, ""})}
+				frames: append(validateFrame(line, call), pyFrame{serverPy, lineValidateType, "_validate", `raise ValueError(f"{name} must be of type {allowed}")`, ""})}
 		}
 		if v.name == "top_logprobs" && pyIntVal(val) == -1 {
 			continue // whitelist=[-1]
@@ -229,11 +221,11 @@ func (q *completionRequest) validate() *pyExc {
 		n := pyNum(val)
 		if v.min != nil && n < *v.min {
 			return &pyExc{typ: "ValueError", msg: fmt.Sprintf("%s must be at least %s", v.name, pyNumText(*v.min)),
-				frames: append(validateFrame(v.line, call), pyFrame{serverPy, lineValidateMin, "_validate", `raise ValueError(f"{name} must be at least {min_val}")`, ""})}
+				frames: append(validateFrame(line, call), pyFrame{serverPy, lineValidateMin, "_validate", `raise ValueError(f"{name} must be at least {min_val}")`, ""})}
 		}
 		if v.max != nil && n > *v.max {
 			return &pyExc{typ: "ValueError", msg: fmt.Sprintf("%s must be at most %s", v.name, pyNumText(*v.max)),
-				frames: append(validateFrame(v.line, call), pyFrame{serverPy, lineValidateMax, "_validate", `raise ValueError(f"{name} must be at most {max_val}")`, ""})}
+				frames: append(validateFrame(line, call), pyFrame{serverPy, lineValidateMax, "_validate", `raise ValueError(f"{name} must be at most {max_val}")`, ""})}
 		}
 	}
 	if lb, ok := q.logitBias.(*pyjson.Dict); ok {

@@ -223,7 +223,7 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 	text, err := pyjson.DecodeUTF8(body)
 	if err != nil {
 		e.raise(c, &pyExc{typ: "UnicodeDecodeError", msg: err.Error(), frames: []pyFrame{
-			{serverPy, 1079, "do_POST", "self.body = json.loads(raw_body.decode())", "                          ^^^^^^^^^^^^^^^^^"},
+			{serverPy, lineDoPOSTLoads, "do_POST", "self.body = json.loads(raw_body.decode())", "                          ^^^^^^^^^^^^^^^^^"},
 		}})
 		return
 	}
@@ -236,10 +236,10 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 		return
 	default:
 		e.raise(c, &pyExc{typ: "RecursionError", msg: err.Error(), frames: []pyFrame{
-			{serverPy, 1079, "do_POST", "self.body = json.loads(raw_body.decode())", "            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
-			{pyStdlib + "/json/__init__.py", 346, "loads", "return _default_decoder.decode(s)", "       ^^^^^^^^^^^^^^^^^^^^^^^^^^"},
-			{pyStdlib + "/json/decoder.py", 338, "decode", "obj, end = self.raw_decode(s, idx=_w(s, 0).end())", "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
-			{pyStdlib + "/json/decoder.py", 354, "raw_decode", "obj, end = self.scan_once(s, idx)", "           ^^^^^^^^^^^^^^^^^^^^^^"},
+			{serverPy, lineDoPOSTLoads, "do_POST", "self.body = json.loads(raw_body.decode())", "            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+			frameJSONLoads,
+			frameJSONDecode,
+			frameJSONRawDecode,
 		}})
 		return
 	}
@@ -261,8 +261,8 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 	if g.chat {
 		if _, ok := d.Get("messages"); !ok {
 			e.raise(c, &pyExc{typ: "AssertionError", msg: "Request did not contain messages", frames: []pyFrame{
-				{serverPy, 1149, "do_POST", "request = request_factories[self.path]()", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
-				{serverPy, 1547, "handle_chat_completions", `assert "messages" in body, "Request did not contain messages"`, "       ^^^^^^^^^^^^^^^^^^"},
+				frameDoPOSTFactory,
+				{serverPy, lineAssertMessages, "handle_chat_completions", `assert "messages" in body, "Request did not contain messages"`, "       ^^^^^^^^^^^^^^^^^^"},
 			}})
 			return
 		}
@@ -276,8 +276,8 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 		g.object = "text_completion"
 		if _, ok := d.Get("prompt"); !ok {
 			e.raise(c, &pyExc{typ: "AssertionError", msg: "Request did not contain a prompt", frames: []pyFrame{
-				{serverPy, 1149, "do_POST", "request = request_factories[self.path]()", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
-				{serverPy, 1572, "handle_text_completions", `assert "prompt" in self.body, "Request did not contain a prompt"`, "       ^^^^^^^^^^^^^^^^^^^^^^"},
+				frameDoPOSTFactory,
+				{serverPy, lineAssertPrompt, "handle_text_completions", `assert "prompt" in self.body, "Request did not contain a prompt"`, "       ^^^^^^^^^^^^^^^^^^^^^^"},
 			}})
 			return
 		}
