@@ -1,0 +1,106 @@
+package mlxsim
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/tracebacks.golden")
+
+// The tracebacks mlxsim writes are what the engine's log parsers (the
+// supervisor's crash reasons, the log classifier) and the fault suite read:
+// their frames and line numbers (pyframes.go) are pinned here, so a
+// refactor that moves one fails. Regenerate with -update after a change
+// made on purpose, and read the diff.
+func TestTracebacksArePinned(t *testing.T) {
+	var out strings.Builder
+	section := func(name, text string) { fmt.Fprintf(&out, "===== %s\n%s", name, text) }
+
+	section("startup warning", userWarning())
+	section("exit", exitTraceback())
+	for _, err := range []error{syscall.EADDRINUSE, syscall.EACCES, syscall.EADDRNOTAVAIL, errors.New("lookup foo: no such host")} {
+		section("bind "+err.Error(), BindErrorTraceback(err))
+	}
+
+	log := &syncBuffer{}
+	now := func() time.Time { return time.Date(2026, 8, 22, 16, 59, 44, 123e6, time.UTC) }
+	e := New(Options{PrefillTPS: 1e9, DecodeTPS: 1e9, Now: now, Exit: func(int) {}, Abort: func() {}}, log)
+	defer e.Close()
+	<-e.loaded
+	requests := []struct {
+		name, path, body string
+		failAt           int // the write that fails (0: none)
+	}{
+		{"a bad max_tokens", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": "s"}`, 0},
+		{"no messages", "/v1/chat/completions", `{"stream": true}`, 0},
+		{"no prompt", "/v1/completions", `{"max_tokens": 3}`, 0},
+		{"not JSON", "/v1/chat/completions", `{"messages": [}`, 0},
+		{"the client gone at the first chunk", "/v1/chat/completions", `{"stream": true, "max_tokens": 4, "messages": [{"role": "user", "content": "tell me about owls"}]}`, 2},
+		{"the client gone at the answer", "/v1/chat/completions", `{"max_tokens": 4, "messages": [{"role": "user", "content": "tell me about owls"}]}`, 1},
+	}
+	for _, r := range requests {
+		before := len(log.String())
+		serveOnce(e, r.path, r.body, r.failAt)
+		section(r.name, uuidRe.ReplaceAllString(log.String()[before:], "UUID"))
+	}
+
+	golden := "testdata/tracebacks.golden"
+	if *update {
+		require.NoError(t, os.WriteFile(golden, []byte(out.String()), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), out.String(), "a traceback changed; go test ./internal/mlxsim -run TestTracebacksArePinned -update if it was meant to")
+	assert.Contains(t, out.String(), "BrokenPipeError", "a client gone is logged as the engine logs it")
+}
+
+var uuidRe = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// serveOnce hands the engine one request on a connection whose failAt-th
+// write fails with a broken pipe, as a client that went away.
+func serveOnce(e *Engine, path, body string, failAt int) {
+	req := httptest.NewRequest("POST", path, strings.NewReader(body))
+	req.RemoteAddr = "192.0.2.7:40123"
+	c := &failingConn{failAt: failAt}
+	e.ServeHTTP(&hijackable{conn: c, body: body}, req)
+}
+
+type failingConn struct {
+	net.Conn
+	writes, failAt int
+}
+
+func (c *failingConn) Write(p []byte) (int, error) {
+	c.writes++
+	if c.failAt > 0 && c.writes >= c.failAt {
+		return 0, syscall.EPIPE
+	}
+	return len(p), nil
+}
+func (c *failingConn) Close() error                     { return nil }
+func (c *failingConn) SetDeadline(time.Time) error      { return nil }
+func (c *failingConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *failingConn) SetWriteDeadline(time.Time) error { return nil }
+
+type hijackable struct {
+	httptest.ResponseRecorder
+	conn *failingConn
+	body string
+}
+
+func (w *hijackable) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return w.conn, bufio.NewReadWriter(bufio.NewReader(strings.NewReader(w.body)), bufio.NewWriter(w.conn)), nil
+}
