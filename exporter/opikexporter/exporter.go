@@ -14,9 +14,6 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 )
 
-// The override attribute Opik uses as the trace id as it is.
-const opikTraceIDKey = "opik.trace_id"
-
 // opikExporter stamps opik.trace_id, then hands the spans to the spans
 // half and the spans that carry scores to the scores half.
 type opikExporter struct {
@@ -67,15 +64,17 @@ func (e *opikExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 // stampTraceIDs sets opik.trace_id on every span that Opik is to make a
 // trace of: a root span, and a proxy span (it carries mlx.model) that
 // continues a client's trace, whose parent Opik never sees. The id is the
-// one internal/opikid derives from the trace id and the span's start.
+// one internal/opikid derives from the trace id and the span's start. The
+// key is metadata.yaml's (generated_attributes.go): Opik's override
+// attribute, which it uses as the trace id as it is.
 func stampTraceIDs(td ptrace.Traces) {
 	spanwalk.Each(td, func(s ptrace.Span) {
 		if !s.ParentSpanID().IsEmpty() {
-			if _, proxySpan := s.Attributes().Get("mlx.model"); !proxySpan {
+			if _, proxySpan := s.Attributes().Get(attrModel); !proxySpan {
 				return
 			}
 		}
-		s.Attributes().PutStr(opikTraceIDKey, opikid.TraceID(s.TraceID(), s.StartTimestamp().AsTime()))
+		s.Attributes().PutStr(attrOpikTraceId, opikid.TraceID(s.TraceID(), s.StartTimestamp().AsTime()))
 	})
 }
 

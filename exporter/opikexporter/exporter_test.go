@@ -14,8 +14,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -196,9 +199,53 @@ func TestStampsRootsAndProxySpansOnly(t *testing.T) {
 	child.SetTraceID(proxy.TraceID())
 	child.SetParentSpanID(pcommon.SpanID{1})
 	stampTraceIDs(td)
-	id, ok := proxy.Attributes().Get(opikTraceIDKey)
+	id, ok := proxy.Attributes().Get(attrOpikTraceId)
 	require.True(t, ok)
 	assert.True(t, opikid.IsV7(id.Str()))
-	_, ok = child.Attributes().Get(opikTraceIDKey)
+	_, ok = child.Attributes().Get(attrOpikTraceId)
 	assert.False(t, ok, "only roots and proxy spans are stamped")
+}
+
+// What the exporter adds to a span is as metadata.yaml says: every key in
+// it, with its type.
+func TestStampedKeysAsInMetadata(t *testing.T) {
+	schema, err := mdschema.Load("metadata.yaml")
+	require.NoError(t, err)
+	td := ptrace.NewTraces()
+	proxySpan(td, 1, true)
+	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty().SetTraceID(pcommon.TraceID{2}) // a root
+	before := ptrace.NewTraces()
+	td.CopyTo(before)
+	stampTraceIDs(td)
+	var was, now []ptrace.Span
+	spanwalk.Each(before, func(s ptrace.Span) { was = append(was, s) })
+	spanwalk.Each(td, func(s ptrace.Span) { now = append(now, s) })
+	require.Len(t, now, 2)
+	for i, s := range now {
+		added := pcommon.NewMap()
+		for k, v := range s.Attributes().All() {
+			if _, ok := was[i].Attributes().Get(k); !ok {
+				v.CopyTo(added.PutEmpty(k))
+			}
+		}
+		assert.Equal(t, 1, added.Len(), "span %d is stamped", i)
+		assert.NoError(t, doccheck.CheckAttributes(schema.SpanAttributes, added), "span %d", i)
+	}
+}
+
+// The proxy's keys the exporter reads, as proxySpan sets them, are in the
+// proxy's metadata.yaml with the same types: a key renamed or retyped
+// there fails here, not silently in Opik.
+func TestReadKeysAreTheProxys(t *testing.T) {
+	proxy, err := mdschema.Load("../../receiver/proxyreceiver/metadata.yaml")
+	require.NoError(t, err)
+	td := ptrace.NewTraces()
+	at := proxySpan(td, 1, true).Attributes()
+	var read mdschema.RecordAttributes
+	for _, e := range proxy.SpanAttributes {
+		if _, ok := at.Get(e.Key); ok {
+			read = append(read, e)
+		}
+	}
+	assert.NoError(t, doccheck.CheckAttributes(read, at))
 }

@@ -15,9 +15,11 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
 )
 
-// The span attributes the scores are read from (the proxy's; see
-// receiver/proxyreceiver/documentation.md).
+// The proxy's span attributes read here: the mark of a proxy span
+// (stampTraceIDs) and the scores' inputs. They are the proxy's keys
+// (receiver/proxyreceiver/metadata.yaml; a test holds them to it).
 const (
+	attrModel      = "mlx.model"
 	attrRisk       = "mlx.hallucination_risk"
 	attrFlagged    = "mlx.hallucination_flagged"
 	attrConfidence = "mlx.confidence_mean"
@@ -37,7 +39,7 @@ func scoreCarriers(td ptrace.Traces) ptrace.Traces {
 		if _, ok := at.Get(attrRisk); !ok {
 			return
 		}
-		if _, ok := at.Get(opikTraceIDKey); !ok {
+		if _, ok := at.Get(attrOpikTraceId); !ok {
 			return
 		}
 		if !started {
@@ -49,7 +51,7 @@ func scoreCarriers(td ptrace.Traces) ptrace.Traces {
 		c.SetSpanID(s.SpanID())
 		c.SetName(s.Name())
 		c.SetStartTimestamp(s.StartTimestamp())
-		for _, k := range []string{opikTraceIDKey, attrRisk, attrFlagged, attrConfidence, attrTokens, attrSource} {
+		for _, k := range []string{attrOpikTraceId, attrRisk, attrFlagged, attrConfidence, attrTokens, attrSource} {
 			if v, ok := at.Get(k); ok {
 				v.CopyTo(c.Attributes().PutEmpty(k))
 			}
@@ -75,7 +77,7 @@ func reasonConfidence(tokens int64, source string) string {
 // hallucination_flagged always, token_confidence when it was scored.
 func scoresOf(s ptrace.Span, project string) []feedbackScore {
 	at := s.Attributes()
-	id, _ := at.Get(opikTraceIDKey)
+	id, _ := at.Get(attrOpikTraceId)
 	risk, _ := at.Get(attrRisk)
 	flagged, _ := at.Get(attrFlagged)
 	item := func(name string, value float64, category, reason string) feedbackScore {

@@ -13,15 +13,6 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
 )
 
-func TestAttributeMatches(t *testing.T) {
-	a := Attribute{Key: "llm.input_messages.<i>.message.contents.<j>.message_content.text"}
-	assert.True(t, a.Matches("llm.input_messages.0.message.contents.12.message_content.text"))
-	assert.False(t, a.Matches("llm.input_messages.x.message.contents.1.message_content.text"))
-	assert.False(t, a.Matches("llm.input_messages.0.message.contents.1.message_content.type"))
-	assert.True(t, Attribute{Key: "url.path"}.Matches("url.path"))
-	assert.False(t, Attribute{Key: "url.path"}.Matches("url.paths"))
-}
-
 const testMetadata = `type: x
 attributes:
   model: {description: M., type: string}

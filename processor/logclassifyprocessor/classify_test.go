@@ -1,16 +1,40 @@
 package logclassifyprocessor
 
 import (
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
 )
 
+// loadSchema reads metadata.yaml, the one schema of the keys the processor
+// sets.
+var loadSchema = sync.OnceValues(func() (*mdschema.Component, error) { return mdschema.Load("metadata.yaml") })
+
+// engineKeys is metadata.yaml's table of the engine's records.
+func engineKeys(t *testing.T) mdschema.RecordAttributes {
+	t.Helper()
+	c, err := loadSchema()
+	require.NoError(t, err)
+	table, ok := c.LogAttributes.Get("engine")
+	require.True(t, ok, "metadata.yaml has log_attributes.engine")
+	return table
+}
+
 // Every line shape of reference/mlx-lm-server.md, as the engine writes it
-// (a traceback is one record: the file_log receiver joins its lines).
+// (a traceback is one record: the file_log receiver joins its lines), and
+// the attributes each record gets are as metadata.yaml says: every key in
+// it with its type, every always key present.
 func TestClassifyEveryLineShape(t *testing.T) {
+	keys := engineKeys(t)
+	cl := &classifier{cfg: createDefaultConfig().(*Config)}
 	for _, tc := range []struct {
 		name, line         string
 		severity, category string
@@ -46,6 +70,7 @@ func TestClassifyEveryLineShape(t *testing.T) {
 
 		// The access log, and http.server's own error lines.
 		{"access 200", `127.0.0.1 - - [22/Aug/2026 16:59:44] "POST /v1/chat/completions HTTP/1.1" 200 -`, info, CategoryHTTP},
+		{"access with a query", `127.0.0.1 - - [22/Aug/2026 16:59:44] "GET /v1/models?limit=1 HTTP/1.1" 200 -`, info, CategoryHTTP},
 		{"access 404", `127.0.0.1 - - [22/Aug/2026 16:59:44] "GET /nope HTTP/1.1" 404 -`, warning, CategoryHTTP},
 		{"access 500", `::1 - - [22/Aug/2026 16:59:44] "POST /v1/completions HTTP/1.1" 500 -`, errorS, CategoryHTTP},
 		{"http error line", `127.0.0.1 - - [22/Aug/2026 16:59:44] code 400, message Bad request syntax ('garbage')`, warning, CategoryError},
@@ -80,6 +105,10 @@ func TestClassifyEveryLineShape(t *testing.T) {
 			assert.Equal(t, tc.severity, c.severity, "severity")
 			assert.Equal(t, tc.category, c.category, "category")
 			assert.Equal(t, severityNumbers[tc.severity], c.number, "severity number")
+			lr := plog.NewLogRecord()
+			lr.Body().SetStr(tc.line)
+			cl.apply(lr, tc.line, c)
+			assert.NoError(t, doccheck.CheckAttributes(keys, lr.Attributes()))
 		})
 	}
 }
@@ -144,4 +173,10 @@ func TestEveryCategoryIsReachable(t *testing.T) {
 	for _, c := range Categories {
 		assert.True(t, seen[c], c)
 	}
+}
+
+// The log-health sinks count records by the severity word this processor
+// sets.
+func TestSeverityKeyIsLogHealths(t *testing.T) {
+	assert.Equal(t, loghealth.AttrSeverity, attrMlxLogSeverity)
 }

@@ -13,14 +13,6 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
 )
 
-// Attributes set on every record (the original tailer's names).
-const (
-	AttrSeverity = loghealth.AttrSeverity
-	AttrCategory = "mlx.log.category"
-	AttrSource   = "mlx.log.source"
-	AttrProject  = "mlx.log.project"
-)
-
 // classifier is the processor's state.
 type classifier struct {
 	cfg     *Config
@@ -102,7 +94,8 @@ func (c *classifier) processRecord(lr plog.LogRecord, now time.Time, counts *bat
 	return false
 }
 
-// apply writes the classification into the record.
+// apply writes the classification into the record. Its keys are
+// metadata.yaml's (generated_attributes.go).
 func (c *classifier) apply(lr plog.LogRecord, body string, cl class) {
 	if cl.body != body {
 		lr.Body().SetStr(cl.body)
@@ -114,26 +107,26 @@ func (c *classifier) apply(lr plog.LogRecord, body string, cl class) {
 	lr.SetSeverityText(cl.text)
 	attrs := lr.Attributes()
 	attrs.EnsureCapacity(attrs.Len() + 4)
-	attrs.PutStr(AttrSeverity, cl.severity)
-	attrs.PutStr(AttrCategory, cl.category)
-	attrs.PutStr(AttrSource, c.cfg.Source)
-	attrs.PutStr(AttrProject, c.cfg.Project)
+	attrs.PutStr(attrMlxLogSeverity, cl.severity)
+	attrs.PutStr(attrMlxLogCategory, cl.category)
+	attrs.PutStr(attrMlxLogSource, c.cfg.Source)
+	attrs.PutStr(attrMlxLogProject, c.cfg.Project)
 	if a := cl.access; a != nil {
-		attrs.PutStr("client.address", a.client)
+		attrs.PutStr(attrClientAddress, a.client)
 		if a.method != "" {
-			attrs.PutStr("http.request.method", a.method)
+			attrs.PutStr(attrHttpRequestMethod, a.method)
 			path, query, hasQuery := strings.Cut(a.target, "?")
-			attrs.PutStr("url.path", path)
+			attrs.PutStr(attrUrlPath, path)
 			if hasQuery {
-				attrs.PutStr("url.query", query)
+				attrs.PutStr(attrUrlQuery, query)
 			}
 		}
 		if a.status > 0 {
-			attrs.PutInt("http.response.status_code", int64(a.status))
+			attrs.PutInt(attrHttpResponseStatusCode, int64(a.status))
 		}
 	}
 	if cl.excType != "" {
-		attrs.PutStr("exception.type", cl.excType)
-		attrs.PutStr("exception.message", cl.excMsg)
+		attrs.PutStr(attrExceptionType, cl.excType)
+		attrs.PutStr(attrExceptionMessage, cl.excMsg)
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
 )
@@ -16,24 +15,13 @@ const eventName = "gen_ai.evaluation.result"
 // serviceName is the resource of the events.
 const serviceName = "mlx-judge"
 
-// The attributes of an evaluation event (documentation.md, "Evaluation
-// events").
-const (
-	attrEvalName    = string(semconv.GenAIEvaluationNameKey)
-	attrScoreValue  = string(semconv.GenAIEvaluationScoreValueKey)
-	attrExplanation = string(semconv.GenAIEvaluationExplanationKey)
-	attrOpikTraceID = "opik.trace_id"
-	attrJudgeModel  = "mlx.judge.model"
-	attrJudgedModel = "gen_ai.request.model"
-)
-
 // evaluationEvents turns the scored judgements of a pass into one
 // gen_ai.evaluation.result log record per score, in the judged span's
-// trace context.
+// trace context. Its keys are metadata.yaml's (generated_attributes.go).
 func evaluationEvents(p *judge.Pass, scoreNames []string, judgeModel string, now time.Time) plog.Logs {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr(string(semconv.ServiceNameKey), serviceName)
+	rl.Resource().Attributes().PutStr(attrServiceName, serviceName)
 	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(scopeName)
 	ts := pcommon.NewTimestampFromTime(now)
@@ -54,15 +42,15 @@ func evaluationEvents(p *judge.Pass, scoreNames []string, judgeModel string, now
 				lr.SetSpanID(c.SpanID)
 			}
 			at := lr.Attributes()
-			at.PutStr(attrEvalName, name)
-			at.PutDouble(attrScoreValue, j.Scores[name])
-			at.PutStr(attrExplanation, judge.Reason)
-			at.PutStr(attrJudgeModel, judgeModel)
+			at.PutStr(attrGenAiEvaluationName, name)
+			at.PutDouble(attrGenAiEvaluationScoreValue, j.Scores[name])
+			at.PutStr(attrGenAiEvaluationExplanation, judge.Reason)
+			at.PutStr(attrMlxJudgeModel, judgeModel)
 			if c.Model != "" {
-				at.PutStr(attrJudgedModel, c.Model)
+				at.PutStr(attrGenAiRequestModel, c.Model)
 			}
 			if c.OpikID != "" {
-				at.PutStr(attrOpikTraceID, c.OpikID)
+				at.PutStr(attrOpikTraceId, c.OpikID)
 			}
 		}
 	}
