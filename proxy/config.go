@@ -67,6 +67,13 @@ type Config struct {
 	// the original did on :8080. Off, /metrics there is 404 and the series
 	// are on ServeMetrics' listener only.
 	MetricsOnProxyPort bool `mapstructure:"metrics_on_proxy_port"`
+	// MetricsOpenMetrics answers a scraper that asks for OpenMetrics
+	// (Prometheus does) in that format, with the series' units. Off by
+	// default: OpenMetrics writes a histogram's integer bounds as floats
+	// (le="1.0", not le="1"), which Prometheus before 3.0 stores as other
+	// series than the classic text's, so turning it on under a running
+	// Prometheus 2 splits every such bucket series in two.
+	MetricsOpenMetrics bool `mapstructure:"metrics_open_metrics"`
 	// MetricsBearerToken, when set, is required (Authorization: Bearer) on
 	// /metrics wherever it is served. Not read from YAML here: the
 	// extension reads it as a secret (metrics_bearer_token) and sets it.

@@ -12,17 +12,34 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
 )
 
 const openMetricsAccept = "application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5"
 
-// A scraper that asks for OpenMetrics (Prometheus does) gets metadata.yaml's
-// units in Prometheus' words, on the families whose names end with them;
-// one that asks for the classic text format (VictoriaMetrics) gets the
-// same series with no units. Prometheus' own OpenMetrics parser accepts
-// the scrape.
-func TestOpenMetricsScrapeShowsUnits(t *testing.T) {
+// By default every scraper gets the classic text format, whatever it asks
+// for: OpenMetrics would change the bucket bounds' le values for a
+// Prometheus 2 that already stores them.
+func TestOpenMetricsIsOptIn(t *testing.T) {
 	r := newRig(t)
+	resp := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16, "stream": true}`)
+	require.Equal(t, http.StatusOK, resp.status)
+	settle(r.proxy)
+	om := r.do(r.url, http.MethodGet, "/metrics", "", "Accept", openMetricsAccept)
+	require.Equal(t, http.StatusOK, om.status)
+	assert.True(t, strings.HasPrefix(om.header.Get("Content-Type"), "text/plain; version=0.0.4"), om.header.Get("Content-Type"))
+	assert.NotContains(t, string(om.body), "# UNIT")
+	assert.Contains(t, string(om.body), `mlx_ttft_seconds_bucket{model="mlx-community/Qwen3-4B-4bit",le="1"}`, "le as the classic text writes it")
+}
+
+// With metrics_open_metrics, a scraper that asks for OpenMetrics
+// (Prometheus does) gets metadata.yaml's units in Prometheus' words, on the
+// families whose names end with them; one that asks for the classic text
+// format (VictoriaMetrics) gets the same series with no units. Prometheus'
+// own OpenMetrics parser accepts the scrape.
+func TestOpenMetricsScrapeShowsUnits(t *testing.T) {
+	r := newRig(t, func(c *Config, _ *mlxsim.Options) { c.MetricsOpenMetrics = true })
 	resp := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16, "stream": true}`)
 	require.Equal(t, http.StatusOK, resp.status)
 	settle(r.proxy)

@@ -102,9 +102,10 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	p.scorer = newScorer(cfg, newQualityMetrics(p.metrics.Registry, cfg.modelLabel()), p.metrics.models, log)
 	p.scorer.onPanic, p.tracer.onPanic, p.live.onPanic = p.reporter(), p.reporter(), p.reporter()
 	p.recorders = []Recorder{p.metrics, p.scorer}
-	// OpenMetrics when the scraper asks for it (Prometheus does), so the
-	// units reach it; the classic text format otherwise (VictoriaMetrics).
-	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	// With metrics_open_metrics, OpenMetrics when the scraper asks for it
+	// (Prometheus does), so the units reach it; the classic text format
+	// otherwise (VictoriaMetrics asks for it).
+	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{EnableOpenMetrics: cfg.MetricsOpenMetrics})
 	p.metricsOnPort = p.metricsHandler()
 	p.transport = &http.Transport{
 		// The engine is on this machine: never through an HTTP proxy.

@@ -16,15 +16,12 @@ import (
 
 type options struct {
 	metadata, doc, goFile, pkg string
-	// attrGoFile is the Go file of the keys of attrSections (attributes.go).
-	attrGoFile, attrSections string
+	// attrGoFile is the Go file of the keys of the sections attrWanted lists (comma-separated; attributes.go).
+	attrGoFile, attrWanted string
 }
 
-// The markers of the generated section of documentation.md.
-const (
-	beginMarker = "<!-- mdgen:metrics:begin (generated from metadata.yaml by cmd/mdgen: edit metadata.yaml, run go generate ./...) -->"
-	endMarker   = "<!-- mdgen:metrics:end -->"
-)
+// The markers of the generated metrics section of documentation.md.
+var beginMarker, endMarker = attrMarkers("metrics")
 
 // generate returns the files mdgen writes, by path.
 func (o options) generate() (map[string][]byte, error) {
@@ -63,7 +60,7 @@ func (o options) generate() (map[string][]byte, error) {
 		files[o.goFile] = b
 	}
 	if o.attrGoFile != "" {
-		b, err := attrGoSource(c, o.pkg, o.from(o.attrGoFile), strings.Split(o.attrSections, ","))
+		b, err := attrGoSource(c, o.pkg, o.from(o.attrGoFile), strings.Split(o.attrWanted, ","))
 		if err != nil {
 			return nil, err
 		}

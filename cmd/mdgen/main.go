@@ -44,7 +44,7 @@ func (o *options) register(fl *flag.FlagSet, pkg string) {
 	fl.StringVar(&o.doc, "doc", "documentation.md", "the documentation.md whose metrics section and attribute tables are written; empty: none")
 	fl.StringVar(&o.goFile, "go", "generated_metrics.go", "the Go file of the metrics written; empty: none")
 	fl.StringVar(&o.attrGoFile, "attributes-go", "", "the Go file of the attribute keys written; empty: none")
-	fl.StringVar(&o.attrSections, "attributes", strings.Join(attrSections, ","), "the sections whose keys -attributes-go holds")
+	fl.StringVar(&o.attrWanted, "attributes", strings.Join(attrSections, ","), "the sections whose keys -attributes-go holds")
 	fl.StringVar(&o.pkg, "package", pkg, "the Go files' package")
 }
 

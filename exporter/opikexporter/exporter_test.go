@@ -2,6 +2,7 @@ package opikexporter
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -248,4 +249,10 @@ func TestReadKeysAreTheProxys(t *testing.T) {
 		}
 	}
 	assert.NoError(t, doccheck.CheckAttributes(read, at))
+	for _, key := range []string{attrModel, attrRisk, attrFlagged, attrConfidence, attrTokens, attrSource} {
+		_, ok := at.Get(key)
+		assert.Truef(t, ok, "%s: the exporter reads it, the fixture does not set it", key)
+		assert.Truef(t, slices.ContainsFunc(read, func(e mdschema.Entry[mdschema.RecordAttribute]) bool { return e.Key == key }),
+			"%s: the exporter reads it, the proxy's metadata.yaml does not list it", key)
+	}
 }

@@ -48,6 +48,7 @@ func TestFullConfig(t *testing.T) {
 		MetricsBearerToken: "s3cret",
 		ProxySettings: ProxySettings{
 			MetricsOnProxyPort: false,
+			MetricsOpenMetrics: true,
 			Upstream:           "http://127.0.0.1:18081",
 			Timeouts: proxy.Timeouts{ReadHeaderTimeout: 5 * time.Second, UpstreamResponseHeaderTimeout: 0, IdleTimeout: 30 * time.Second, ShutdownTimeout: 2 * time.Second, BodyReadTimeout: 10 * time.Second,
 				StreamStallTimeout: 45 * time.Second, ClientWriteTimeout: 20 * time.Second},

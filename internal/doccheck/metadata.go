@@ -28,7 +28,7 @@ func MetadataNames(path string) ([]string, error) {
 
 // MetadataPlatforms returns, for every metric of a metadata.yaml, its
 // platforms entries for the platforms asked for: metric -> platform ->
-// text, as Platforms reads them from a documentation.md.
+// text.
 func MetadataPlatforms(path string, platforms ...string) (map[string]map[string]string, error) {
 	c, err := mdschema.Load(path)
 	if err != nil {

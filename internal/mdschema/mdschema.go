@@ -29,7 +29,6 @@ type Component struct {
 	Tests      yaml.Node          `yaml:"tests"`
 	Attributes Ordered[Attribute] `yaml:"attributes"`
 	Metrics    Ordered[Metric]    `yaml:"metrics"`
-	Events     yaml.Node          `yaml:"events"`
 
 	// The keys of the spans and log records (records.go).
 	SpanAttributes     RecordAttributes          `yaml:"span_attributes"`
