@@ -48,13 +48,34 @@ func TestTracebacksArePinned(t *testing.T) {
 		{"no messages", "/v1/chat/completions", `{"stream": true}`, 0},
 		{"no prompt", "/v1/completions", `{"max_tokens": 3}`, 0},
 		{"not JSON", "/v1/chat/completions", `{"messages": [}`, 0},
-		{"the client gone at the first chunk", "/v1/chat/completions", `{"stream": true, "max_tokens": 4, "messages": [{"role": "user", "content": "tell me about owls"}]}`, 2},
-		{"the client gone at the answer", "/v1/chat/completions", `{"max_tokens": 4, "messages": [{"role": "user", "content": "tell me about owls"}]}`, 1},
+		{"top_logprobs too high", "/v1/chat/completions", `{"messages": [], "top_logprobs": 12}`, 0},
+		{"temperature too low", "/v1/chat/completions", `{"messages": [], "temperature": -0.5}`, 0},
+		{"logit_bias with a key that is no int", "/v1/chat/completions", `{"messages": [], "logit_bias": {"x": 1}}`, 0},
+		{"logit_bias with a value that is no float", "/v1/chat/completions", `{"messages": [], "logit_bias": {"1": "abc"}}`, 0},
+		{"not UTF-8", "/v1/chat/completions", "{\"a\": \"\xff\"}", 0},
+		{"nested too deep", "/v1/chat/completions", strings.Repeat("[", 5000), 0},
+		{"an empty prompt (the generation thread raises)", "/v1/completions", `{"prompt": "", "max_tokens": 3}`, 0},
+		{"stream_options without include_usage", "/v1/chat/completions", `{"stream": true, "stream_options": {}, "max_tokens": 3, "messages": [{"role": "user", "content": "hi"}]}`, 0},
+	}
+	run := func(name, path, body string, failAt int) int {
+		before := len(log.String())
+		writes := serveOnce(e, path, body, failAt)
+		section(name, uuidRe.ReplaceAllString(log.String()[before:], "UUID"))
+		return writes
 	}
 	for _, r := range requests {
-		before := len(log.String())
-		serveOnce(e, r.path, r.body, r.failAt)
-		section(r.name, uuidRe.ReplaceAllString(log.String()[before:], "UUID"))
+		run(r.name, r.path, r.body, r.failAt)
+	}
+	// The client gone at each write of an answer, streamed (with the usage
+	// chunk) and not: every write's frame.
+	for _, body := range []string{
+		`{"stream": true, "stream_options": {"include_usage": true}, "max_tokens": 3, "messages": [{"role": "user", "content": "tell me about owls"}]}`,
+		`{"max_tokens": 3, "messages": [{"role": "user", "content": "tell me about owls"}]}`,
+	} {
+		n := run("whole "+body, "/v1/chat/completions", body, 0)
+		for k := 1; k <= n; k++ {
+			run(fmt.Sprintf("the client gone at write %d of %s", k, body), "/v1/chat/completions", body, k)
+		}
 	}
 
 	golden := "testdata/tracebacks.golden"
@@ -70,12 +91,14 @@ func TestTracebacksArePinned(t *testing.T) {
 var uuidRe = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // serveOnce hands the engine one request on a connection whose failAt-th
-// write fails with a broken pipe, as a client that went away.
-func serveOnce(e *Engine, path, body string, failAt int) {
+// write fails with a broken pipe, as a client that went away (0: none),
+// and returns the writes the engine made.
+func serveOnce(e *Engine, path, body string, failAt int) int {
 	req := httptest.NewRequest("POST", path, strings.NewReader(body))
 	req.RemoteAddr = "192.0.2.7:40123"
 	c := &failingConn{failAt: failAt}
 	e.ServeHTTP(&hijackable{conn: c, body: body}, req)
+	return c.writes
 }
 
 type failingConn struct {
