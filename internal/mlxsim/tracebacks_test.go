@@ -52,6 +52,7 @@ func TestTracebacksArePinned(t *testing.T) {
 		{"temperature too low", "/v1/chat/completions", `{"messages": [], "temperature": -0.5}`, 0},
 		{"logit_bias with a key that is no int", "/v1/chat/completions", `{"messages": [], "logit_bias": {"x": 1}}`, 0},
 		{"logit_bias with a value that is no float", "/v1/chat/completions", `{"messages": [], "logit_bias": {"1": "abc"}}`, 0},
+		{"logit_bias with a list for a value", "/v1/chat/completions", `{"messages": [], "logit_bias": {"1": [1]}}`, 0},
 		{"not UTF-8", "/v1/chat/completions", "{\"a\": \"\xff\"}", 0},
 		{"nested too deep", "/v1/chat/completions", strings.Repeat("[", 5000), 0},
 		{"an empty prompt (the generation thread raises)", "/v1/completions", `{"prompt": "", "max_tokens": 3}`, 0},
