@@ -272,8 +272,11 @@ func TestStackTwoNodes(t *testing.T) {
 			assert.Equal(t, []string{"rank0"}, nodes, "job %s", job)
 		}
 		// Whatever VictoriaMetrics has from rank1's targets is hardware and
-		// the collector's own health.
-		res, err := vm.query(fmt.Sprintf(`count by (__name__) ({instance=~%q})`, rank1+":.*"))
+		// the collector's own health. vmalert's ALERTS series are left out:
+		// they carry the instance of an alert's series (a target of rank1's
+		// seen down while its collector was starting is a pending
+		// MLXHardwareExporterDown), but rank1 does not serve them.
+		res, err := vm.query(fmt.Sprintf(`count by (__name__) ({instance=~%q, __name__!~"ALERTS|ALERTS_FOR_STATE"})`, rank1+":.*"))
 		require.NoError(t, err)
 		require.NotEmpty(t, res)
 		for _, r := range res {
