@@ -87,25 +87,18 @@ func newMetrics(cfg Config) *Metrics {
 	m.toolCalls = counter(metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, "model", "kind", "tool", "type")
 	m.finishReasons = counter(metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, "model", "reason", "kind")
 	m.temperature = gauge(metricMlxTemperature, metricMlxTemperatureHelp, "model", "kind")
-	m.up = prometheus.NewGauge(prometheus.GaugeOpts{Name: metricMlxUp, Help: metricMlxUpHelp})
-	m.Registry.MustRegister(m.up)
+	m.up = gauge(metricMlxUp, metricMlxUpHelp).WithLabelValues()
 	m.inFlight = gauge(metricMlxInFlight, metricMlxInFlightHelp, "model")
 	m.refusals = counter(metricMlxHttpRefusalsTotal, metricMlxHttpRefusalsTotalHelp, "route", "status")
-	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricMlxProxyPanicsTotal,
-		Help: metricMlxProxyPanicsTotalHelp}, []string{"where"})
-	m.Registry.MustRegister(m.panics)
+	m.panics = counter(metricMlxProxyPanicsTotal, metricMlxProxyPanicsTotalHelp, "where")
 	for _, w := range panicPlaces {
 		m.panics.WithLabelValues(w)
 	}
-	m.cuts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricMlxProxyBufferCutsTotal,
-		Help: metricMlxProxyBufferCutsTotalHelp}, []string{"buffer"})
-	m.Registry.MustRegister(m.cuts)
+	m.cuts = counter(metricMlxProxyBufferCutsTotal, metricMlxProxyBufferCutsTotalHelp, "buffer")
 	for _, b := range []string{cutSSEEvent, cutToolArguments, cutText} {
 		m.cuts.WithLabelValues(b)
 	}
-	m.stalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricMlxStreamStallsTotal,
-		Help: metricMlxStreamStallsTotalHelp}, []string{"side"})
-	m.Registry.MustRegister(m.stalls)
+	m.stalls = counter(metricMlxStreamStallsTotal, metricMlxStreamStallsTotalHelp, "side")
 	for _, side := range []string{stallEngine, stallClient} {
 		m.stalls.WithLabelValues(side)
 	}
@@ -118,14 +111,9 @@ func newMetrics(cfg Config) *Metrics {
 	m.cacheRatio = gauge(metricMlxPromptCacheRatio, metricMlxPromptCacheRatioHelp, "model")
 	m.modelInfo = gauge(metricMlxModelInfo, metricMlxModelInfoHelp, "model", "attr")
 	m.modelArch = gauge(metricMlxModelArch, metricMlxModelArchHelp, "model", "arch", "dtype")
-	m.spansDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: metricMlxSpansDroppedTotal,
-		Help: metricMlxSpansDroppedTotalHelp})
-	m.accessDropped = prometheus.NewCounter(prometheus.CounterOpts{Name: metricMlxAccessLogDroppedTotal,
-		Help: metricMlxAccessLogDroppedTotalHelp})
-	m.Registry.MustRegister(m.spansDropped, m.accessDropped)
-	m.liveDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricMlxLiveRecordsDroppedTotal,
-		Help: metricMlxLiveRecordsDroppedTotalHelp}, []string{"reason"})
-	m.Registry.MustRegister(m.liveDropped)
+	m.spansDropped = counter(metricMlxSpansDroppedTotal, metricMlxSpansDroppedTotalHelp).WithLabelValues()
+	m.accessDropped = counter(metricMlxAccessLogDroppedTotal, metricMlxAccessLogDroppedTotalHelp).WithLabelValues()
+	m.liveDropped = counter(metricMlxLiveRecordsDroppedTotal, metricMlxLiveRecordsDroppedTotalHelp, "reason")
 	for _, r := range []string{dropQueueFull, dropNoPipeline, dropRefused, dropExportFailed} {
 		m.liveDropped.WithLabelValues(r)
 	}

@@ -64,11 +64,10 @@ func newQualityMetrics(reg *prometheus.Registry, model string) *qualityMetrics {
 		refusal:        gauge(metricMlxHeuristicRefusal, metricMlxHeuristicRefusalHelp, "model"),
 		hedging:        gauge(metricMlxHeuristicHedging, metricMlxHeuristicHedgingHelp, "model"),
 		ungrounded:     gauge(metricMlxHeuristicUngrounded, metricMlxHeuristicUngroundedHelp, "model"),
-		scoringDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: metricMlxScoringDroppedTotal, Help: metricMlxScoringDroppedTotalHelp}),
+		scoringDropped: counter(metricMlxScoringDroppedTotal, metricMlxScoringDroppedTotalHelp).WithLabelValues(),
 		confidenceFailed: counter(metricMlxConfidenceUnscoredTotal,
 			metricMlxConfidenceUnscoredTotalHelp, "model", "source"),
 	}
-	reg.MustRegister(q.scoringDropped)
 	// Counters of the configured model start at 0 so that rate() and
 	// increase() see the first event.
 	for _, src := range []string{SourceClient, SourceInjected, SourceDestreamed} {
