@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
 )
 
 // MetadataNames returns the names of the metrics a metadata.yaml lists,
@@ -55,15 +56,8 @@ func CheckMetrics(path string, md pmetric.Metrics) error {
 		return err
 	}
 	var errs []error
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				errs = append(errs, checkMetric(c, ms.At(k)))
-			}
-		}
+	for _, m := range metrictest.Metrics(md) {
+		errs = append(errs, checkMetric(c, m))
 	}
 	return errors.Join(errs...)
 }
