@@ -22,10 +22,7 @@ const openMetricsAccept = "application/openmetrics-text;version=1.0.0;q=0.9,text
 // for: OpenMetrics would change the bucket bounds' le values for a
 // Prometheus 2 that already stores them.
 func TestOpenMetricsIsOptIn(t *testing.T) {
-	r := newRig(t)
-	resp := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16, "stream": true}`)
-	require.Equal(t, http.StatusOK, resp.status)
-	settle(r.proxy)
+	r := rigAfterAStream(t)
 	om := r.do(r.url, http.MethodGet, "/metrics", "", "Accept", openMetricsAccept)
 	require.Equal(t, http.StatusOK, om.status)
 	assert.True(t, strings.HasPrefix(om.header.Get("Content-Type"), "text/plain; version=0.0.4"), om.header.Get("Content-Type"))
@@ -39,11 +36,7 @@ func TestOpenMetricsIsOptIn(t *testing.T) {
 // format (VictoriaMetrics) gets the same series with no units. Prometheus'
 // own OpenMetrics parser accepts the scrape.
 func TestOpenMetricsScrapeShowsUnits(t *testing.T) {
-	r := newRig(t, func(c *Config, _ *mlxsim.Options) { c.MetricsOpenMetrics = true })
-	resp := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16, "stream": true}`)
-	require.Equal(t, http.StatusOK, resp.status)
-	settle(r.proxy)
-
+	r := rigAfterAStream(t, func(c *Config, _ *mlxsim.Options) { c.MetricsOpenMetrics = true })
 	om := r.do(r.url, http.MethodGet, "/metrics", "", "Accept", openMetricsAccept)
 	require.Equal(t, http.StatusOK, om.status)
 	assert.True(t, strings.HasPrefix(om.header.Get("Content-Type"), "application/openmetrics-text"), om.header.Get("Content-Type"))
@@ -72,6 +65,15 @@ func TestOpenMetricsScrapeShowsUnits(t *testing.T) {
 	require.NoError(t, os.WriteFile(in, withTimestamps(om.body, "1700000000"), 0o600))
 	out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", in, t.TempDir()).CombinedOutput()
 	assert.NoError(t, err, "Prometheus' OpenMetrics parser refused the scrape:\n%s", out)
+}
+
+// rigAfterAStream is a rig whose proxy relayed one streamed chat (so the
+// histograms have series) and settled.
+func rigAfterAStream(t *testing.T, opts ...rigOption) *rig {
+	r := newRig(t, opts...)
+	require.Equal(t, http.StatusOK, r.post("/v1/chat/completions", benchStream).status)
+	settle(r.proxy)
+	return r
 }
 
 // unitLines returns the `# UNIT name unit` lines of an OpenMetrics scrape.

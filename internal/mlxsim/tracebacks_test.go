@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,7 +60,7 @@ func TestTracebacksArePinned(t *testing.T) {
 	run := func(name, path, body string, failAt int) int {
 		before := len(log.String())
 		writes := serveOnce(e, path, body, failAt)
-		section(name, uuidRe.ReplaceAllString(log.String()[before:], "UUID"))
+		section(name, log.String()[before:])
 		return writes
 	}
 	for _, r := range requests {
@@ -88,8 +87,6 @@ func TestTracebacksArePinned(t *testing.T) {
 	assert.Equal(t, string(want), out.String(), "a traceback changed; go test ./internal/mlxsim -run TestTracebacksArePinned -update if it was meant to")
 	assert.Contains(t, out.String(), "BrokenPipeError", "a client gone is logged as the engine logs it")
 }
-
-var uuidRe = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // serveOnce hands the engine one request on a connection whose failAt-th
 // write fails with a broken pipe, as a client that went away (0: none),
