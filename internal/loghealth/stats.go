@@ -108,11 +108,19 @@ func (s *Stats) ProcessorStopped() {
 	s.mu.Unlock()
 }
 
-// AddLines adds one batch's per-(severity, category) counts.
-func (s *Stats) AddLines(counts map[LineKey]uint64) {
+// AddClassified adds one processor batch: the lines it saw, by (severity,
+// category), and the ones it dropped, by reason. Both go in under one lock,
+// so no scrape sees a line counted and its drop not yet: lines minus drops
+// minus shipped never dips below what is really in flight.
+func (s *Stats) AddClassified(lines map[LineKey]uint64, dropped map[string]uint64) {
 	s.mu.Lock()
-	for k, n := range counts {
+	for k, n := range lines {
 		s.lines[k] += n
+	}
+	for reason, n := range dropped {
+		if n > 0 {
+			s.dropped[DropKey{Reason: reason}] += n
+		}
 	}
 	s.mu.Unlock()
 }

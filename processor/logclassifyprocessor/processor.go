@@ -64,10 +64,11 @@ func (c *classifier) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, er
 		})
 		return rl.ScopeLogs().Len() == 0
 	})
-	c.stats.AddLines(counts.lines)
-	c.stats.AddDropped(loghealth.ReasonHTTPFilter, "", counts.http)
-	c.stats.AddDropped(loghealth.ReasonRateLimit, "", counts.rate)
-	c.stats.AddDropped(loghealth.ReasonEmpty, "", counts.emptyBody)
+	c.stats.AddClassified(counts.lines, map[string]uint64{
+		loghealth.ReasonHTTPFilter: counts.http,
+		loghealth.ReasonRateLimit:  counts.rate,
+		loghealth.ReasonEmpty:      counts.emptyBody,
+	})
 	if ld.ResourceLogs().Len() == 0 {
 		return ld, processorhelper.ErrSkipProcessingData
 	}

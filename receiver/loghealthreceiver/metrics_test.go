@@ -22,8 +22,8 @@ import (
 func busyStats(t *testing.T) *loghealth.Stats {
 	s := loghealth.For(loghealthtest.Key(t))
 	s.ProcessorStarted()
-	s.AddLines(map[loghealth.LineKey]uint64{{Severity: "info", Category: "cache"}: 40, {Severity: "info", Category: "http"}: 10, {Severity: "error", Category: "gpu"}: 1})
-	s.AddDropped(loghealth.ReasonHTTPFilter, "", 10)
+	s.AddClassified(map[loghealth.LineKey]uint64{{Severity: "info", Category: "cache"}: 40, {Severity: "info", Category: "http"}: 10, {Severity: "error", Category: "gpu"}: 1},
+		map[string]uint64{loghealth.ReasonHTTPFilter: 10})
 	s.AddShipped("mlx_jsonl", map[string]uint64{"info": 40, "error": 1})
 	s.AddShipped("mlx_otlp_http", map[string]uint64{"info": 30})
 	s.AddDropped(loghealth.ReasonQueueFull, "mlx_otlp_http", 11)

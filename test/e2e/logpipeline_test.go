@@ -233,9 +233,10 @@ func sum(sc *promtext.Scrape, name string, labels ...string) float64 {
 	return total
 }
 
-// settled waits until the :9106 series show every line written so far
-// classified and every record delivered by both sinks.
-func settled(s *stack, lines int) *promtext.Scrape {
+// settled waits until the :9106 series of this collector run show its lines
+// classified and its records (lines that pass the filter) shipped by both
+// sinks.
+func settled(s *stack, lines, records int) *promtext.Scrape {
 	s.t.Helper()
 	var last string
 	deadline := time.Now().Add(60 * time.Second)
@@ -246,7 +247,7 @@ func settled(s *stack, lines int) *promtext.Scrape {
 			queued := sum(sc, "mlx_log_tailer_queue_depth")
 			toFile := sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl")
 			toOTLP := sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http")
-			if seen == float64(lines) && queued == 0 && toFile == toOTLP {
+			if seen == float64(lines) && queued == 0 && toFile == float64(records) && toOTLP == float64(records) {
 				return sc
 			}
 			last = fmt.Sprintf("lines %v, queued %v, shipped to the file %v and by OTLP %v, errors %v, dropped %v",
@@ -276,12 +277,13 @@ func TestLogPipelineDeliversEveryLineExactlyOnce(t *testing.T) {
 	waitForJSONL(s, len(delivered), 90*time.Second)
 	// Truncating loses what the collector has not read yet (the last line
 	// waits for the next one, or for force_flush_period): wait for it.
-	settled(s, 55_000)
+	settled(s, 55_000, len(delivered))
 	w.truncate()
 	w.write(55_000, 65_000)
 	delivered, _ = w.expected(65_000)
 	waitForJSONL(s, len(delivered), 90*time.Second)
-	run1 := settled(s, 65_000)
+	run1 := settled(s, 65_000, len(delivered))
+	run1Records := len(delivered)
 	s.stop()
 
 	// While the collector is down: more lines, and a rotation.
@@ -294,7 +296,7 @@ func TestLogPipelineDeliversEveryLineExactlyOnce(t *testing.T) {
 	w.write(85_000, 100_000)
 	delivered, lines := w.expected(100_000)
 	waitForJSONL(s, len(delivered), 90*time.Second)
-	run2 := settled(s, 100_000-65_000)
+	run2 := settled(s, 100_000-65_000, len(delivered)-run1Records)
 	t.Logf("100,000 lines (%d records) from file to JSONL in %s, two collector runs", len(delivered), time.Since(start).Round(time.Millisecond))
 
 	// Exactly once each, in order within each file.
@@ -351,7 +353,8 @@ func TestLogHealthScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 	s := startCollector(t, collectorOptions{configs: []string{"config/mlx.yaml", logOnlyOverlay(t)}})
 	w := newEngineLogWriter(t, s.dataDir)
 	w.write(0, 100)
-	sc := settled(s, 100)
+	delivered, _ := w.expected(100)
+	sc := settled(s, 100, len(delivered))
 	documented, err := doccheck.MetadataNames(filepath.Join(repoRoot, "receiver/loghealthreceiver/metadata.yaml"))
 	require.NoError(t, err)
 	assert.Equal(t, documented, sc.Names())
