@@ -180,9 +180,28 @@ type Snapshot struct {
 	Queues map[string]int64
 }
 
-// Snapshot copies the counters and reads every queue size.
+// Snapshot reads every queue size, then copies the counters. In that order
+// because a sink counts a batch shipped (or dropped) before the batch leaves
+// its queue: a queue read first and found empty means every batch that left
+// it is already in the counters, so a scrape never shows records neither
+// queued nor shipped nor dropped.
 func (s *Stats) Snapshot() Snapshot {
 	s.mu.Lock()
+	readers := make(map[string]func() (int64, bool), len(s.queues))
+	for k, f := range s.queues {
+		readers[k] = f
+	}
+	s.mu.Unlock()
+	// Queue sizes are read outside the lock: they call into the exporters.
+	queues := map[string]int64{}
+	for sink, f := range readers {
+		if n, ok := f(); ok {
+			queues[sink] = n
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	snap := Snapshot{
 		Up:      s.running > 0,
 		Start:   s.start,
@@ -190,7 +209,7 @@ func (s *Stats) Snapshot() Snapshot {
 		Shipped: make(map[ShipKey]uint64, len(s.shipped)),
 		Dropped: make(map[DropKey]uint64, len(s.dropped)),
 		Errors:  s.errors,
-		Queues:  map[string]int64{},
+		Queues:  queues,
 	}
 	for k, v := range s.lines {
 		snap.Lines[k] = v
@@ -200,17 +219,6 @@ func (s *Stats) Snapshot() Snapshot {
 	}
 	for k, v := range s.dropped {
 		snap.Dropped[k] = v
-	}
-	readers := make(map[string]func() (int64, bool), len(s.queues))
-	for k, f := range s.queues {
-		readers[k] = f
-	}
-	s.mu.Unlock()
-	// Queue sizes are read outside the lock: they call into the exporters.
-	for sink, f := range readers {
-		if n, ok := f(); ok {
-			snap.Queues[sink] = n
-		}
 	}
 	return snap
 }

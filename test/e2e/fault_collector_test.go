@@ -168,9 +168,12 @@ func TestFaultCollectorKilledAndRestarted(t *testing.T) {
 	assert.Zero(t, lost, "no line lost")
 	// file_log saves its checkpoint once a poll (1 s in the shipped
 	// config), after the poll's lines are in the queue: a kill in that
-	// window reads them again at restart. At most one poll's worth (2,000
-	// lines/s here); the runs so far saw none.
-	assert.LessOrEqual(t, dup, 2000, "at most one poll's lines twice")
+	// window reads them again at restart, and a batch the file sink had
+	// written but not yet marked done in its persistent queue is written
+	// again too. A poll that comes late holds more than a second of lines.
+	// So the bound is two polls' worth (2,000 lines/s here); the runs so far
+	// saw none.
+	assert.LessOrEqual(t, dup, 4000, "at most two polls' lines again")
 	assert.False(t, completion(context.Background(), second.proxyURL("/v1/chat/completions"), true, 8), "the restarted collector serves")
 	second.finish(t, faultRow{name: "collector kill -9 and restart mid-traffic", sent: load.sent.Load(), failed: load.failed.Load(), hasFailed: true,
 		linesLost: lost, linesDuplicated: dup, hasLines: true,

@@ -286,13 +286,34 @@ func (s *stack) scrape(exporter string) (*promtext.Scrape, error) {
 	return promtext.Parse(b)
 }
 
-// waitFor scrapes until cond holds, and returns that scrape.
+// scrapeMeeting scrapes exporter and says whether cond holds. A prometheus
+// exporter stores a collection one series at a time, and a scrape during
+// that store mixes two collections (v0.165's accumulator is a sync.Map with
+// no lock across a collection): the series cond reads may be new while the
+// ones the test asserts next are not. So a scrape that meets cond is taken
+// again a moment later, when that collection is whole (collections are at
+// least 200 ms apart in every test config), and the second one is returned.
+func (s *stack) scrapeMeeting(exporter string, cond func(*promtext.Scrape) bool) (*promtext.Scrape, bool, error) {
+	sc, err := s.scrape(exporter)
+	if err != nil || !cond(sc) {
+		return sc, false, err
+	}
+	time.Sleep(50 * time.Millisecond)
+	sc, err = s.scrape(exporter)
+	if err != nil {
+		return nil, false, err
+	}
+	return sc, cond(sc), nil
+}
+
+// waitFor scrapes until cond holds, and returns a whole scrape that meets it
+// (scrapeMeeting).
 func (s *stack) waitFor(exporter string, timeout time.Duration, what string, cond func(*promtext.Scrape) bool) *promtext.Scrape {
 	s.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		sc, err := s.scrape(exporter)
-		if err == nil && cond(sc) {
+		sc, ok, err := s.scrapeMeeting(exporter, cond)
+		if ok {
 			return sc
 		}
 		if time.Now().After(deadline) {

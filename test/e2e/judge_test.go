@@ -167,9 +167,12 @@ func TestJudgeScoresRealTracesInOpik(t *testing.T) {
 	}
 
 	// Later passes skip them; the counts are on :9105.
-	sc := s.waitFor("prometheus/supervisor", 20*time.Second, "judged traces skipped", func(sc *promtext.Scrape) bool {
-		v, _ := sc.Value("mlx_judge_traces_total", "result", "skipped")
-		return v >= float64(2*len(answers))
+	// Skipped counts every pass over a judged trace, so it can pass its mark
+	// in a collection before the one that counts the last score.
+	sc := s.waitFor("prometheus/supervisor", 20*time.Second, "judged traces scored, then skipped", func(sc *promtext.Scrape) bool {
+		skipped, _ := sc.Value("mlx_judge_traces_total", "result", "skipped")
+		scored, _ := sc.Value("mlx_judge_traces_total", "result", "scored")
+		return skipped >= float64(2*len(answers)) && scored >= float64(len(answers))
 	})
 	assert.Equal(t, float64(len(answers)), value(t, sc, "mlx_judge_traces_total", "result", "scored"))
 	assert.Equal(t, float64(len(answers)), value(t, sc, "mlx_judge_score", "name", "correctness", "model", "mlx-community/Qwen3-4B-4bit"))
@@ -287,9 +290,10 @@ func TestJudgeReadsJaegerWithoutOpik(t *testing.T) {
 		require.True(t, ok, "event for unknown trace %s", id)
 		assert.Equal(t, wantScores(t, qa[0], qa[1]), scores)
 	}
-	sc := s.waitFor("prometheus/supervisor", 20*time.Second, "judged traces skipped", func(sc *promtext.Scrape) bool {
-		v, _ := sc.Value("mlx_judge_traces_total", "result", "skipped")
-		return v >= float64(len(answers))
+	sc := s.waitFor("prometheus/supervisor", 20*time.Second, "judged traces scored, then skipped", func(sc *promtext.Scrape) bool {
+		skipped, _ := sc.Value("mlx_judge_traces_total", "result", "skipped")
+		scored, _ := sc.Value("mlx_judge_traces_total", "result", "scored")
+		return skipped >= float64(len(answers)) && scored >= float64(len(answers))
 	})
 	assert.Equal(t, float64(len(answers)), value(t, sc, "mlx_judge_traces_total", "result", "scored"))
 	// The judge's own requests are not in Jaeger.

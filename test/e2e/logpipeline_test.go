@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -170,24 +169,26 @@ func countJSONL(dataDir string) int {
 	return n
 }
 
+// readJSONL reads the records of the sink's files. A last piece with no
+// newline is a write still in progress (a write of many pages shows page by
+// page) and is left for the next read.
 func readJSONL(t *testing.T, dataDir string) []jsonlRecord {
 	t.Helper()
 	var out []jsonlRecord
 	for _, f := range jsonlFiles(dataDir) {
-		fh, err := os.Open(f)
+		b, err := os.ReadFile(f)
 		if os.IsNotExist(err) {
 			continue
 		}
 		require.NoError(t, err)
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
+		for line := range bytes.Lines(b) {
+			if !bytes.HasSuffix(line, []byte("\n")) {
+				break
+			}
 			var r jsonlRecord
-			require.NoError(t, json.Unmarshal(sc.Bytes(), &r), sc.Text())
+			require.NoError(t, json.Unmarshal(line, &r), string(line))
 			out = append(out, r)
 		}
-		require.NoError(t, sc.Err())
-		fh.Close()
 	}
 	return out
 }
@@ -234,27 +235,31 @@ func sum(sc *promtext.Scrape, name string, labels ...string) float64 {
 }
 
 // settled waits until the :9106 series of this collector run show its lines
-// classified and its records (lines that pass the filter) shipped by both
-// sinks.
+// classified, the ones that do not pass the filter (records fewer) dropped,
+// and the records shipped by both sinks. The condition holds every total the
+// tests then assert by label: counters only grow, so when a family's total
+// is reached, each of its series is at its final value too.
 func settled(s *stack, lines, records int) *promtext.Scrape {
 	s.t.Helper()
 	var last string
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		sc, err := s.scrape("prometheus/logs")
-		if err == nil {
+		sc, ok, err := s.scrapeMeeting("prometheus/logs", func(sc *promtext.Scrape) bool {
 			seen := sum(sc, "mlx_log_tailer_lines_total")
+			dropped := sum(sc, "mlx_log_tailer_dropped_total")
 			queued := sum(sc, "mlx_log_tailer_queue_depth")
 			toFile := sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl")
 			toOTLP := sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http")
-			if seen == float64(lines) && queued == 0 && toFile == float64(records) && toOTLP == float64(records) {
-				return sc
-			}
-			last = fmt.Sprintf("lines %v, queued %v, shipped to the file %v and by OTLP %v, errors %v, dropped %v",
-				seen, queued, toFile, toOTLP, sum(sc, "mlx_log_tailer_errors_total"), sum(sc, "mlx_log_tailer_dropped_total"))
+			last = fmt.Sprintf("lines %v, dropped %v, queued %v, shipped to the file %v and by OTLP %v, errors %v",
+				seen, dropped, queued, toFile, toOTLP, sum(sc, "mlx_log_tailer_errors_total"))
+			return seen == float64(lines) && dropped == float64(lines-records) && queued == 0 &&
+				toFile == float64(records) && toOTLP == float64(records)
+		})
+		if ok {
+			return sc
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("the pipeline did not settle at %d lines: %s (scrape error: %v)", lines, last, err)
+			s.t.Fatalf("the pipeline did not settle at %d lines and %d records: %s (scrape error: %v)", lines, records, last, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -535,13 +540,16 @@ func TestLogPipelineClassifiesTheSimulatedEngine(t *testing.T) {
 	})
 	assert.Zero(t, sum(sc, "mlx_log_tailer_lines_total", "category", "other"), "no line of the simulated engine falls to other: every shape it writes is in the rule table")
 
-	categories := map[string]int{}
-	for _, r := range readJSONL(t, s.dataDir) {
-		categories[r.Attributes["mlx.log.category"].(string)]++
-		assert.Equal(t, "mlx", r.Attributes["mlx.log.project"])
-	}
-	assert.Positive(t, categories["cache"])
-	assert.Positive(t, categories["startup"])
+	// The file is written a moment after the lines are counted.
+	var categories map[string]int
+	require.Eventually(t, func() bool {
+		categories = map[string]int{}
+		for _, r := range readJSONL(t, s.dataDir) {
+			categories[r.Attributes["mlx.log.category"].(string)]++
+			assert.Equal(t, "mlx", r.Attributes["mlx.log.project"])
+		}
+		return categories["cache"] > 0 && categories["startup"] > 0
+	}, 30*time.Second, 100*time.Millisecond, "cache and startup records in the file")
 	assert.Zero(t, categories["http"], "the access log is not shipped")
 }
 
@@ -554,9 +562,12 @@ func TestShippedConfigSendsLogsToTheStoreNotItself(t *testing.T) {
 	s := startCollector(t, collectorOptions{configs: []string{"config/mlx.yaml", logOnlyOverlay(t)}, noOTLPLogs: true, vlogsURL: vl.url})
 	w := newEngineLogWriter(t, s.dataDir)
 	w.write(0, 50)
+	delivered, _ := w.expected(50)
+	records := float64(len(delivered))
 	sc := s.waitFor("prometheus/logs", 60*time.Second, "every line read and shipped", func(sc *promtext.Scrape) bool {
 		return sum(sc, "mlx_log_tailer_lines_total") == 50 && sum(sc, "mlx_log_tailer_queue_depth") == 0 &&
-			sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http/vlogs") == sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl")
+			sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http/vlogs") == records &&
+			sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl") == records
 	})
 	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{sink="mlx_jsonl"}`, `mlx_log_tailer_queue_depth{sink="mlx_otlp_http/vlogs"}`},
 		sc.Series("mlx_log_tailer_queue_depth"), "the file and the log store; no OTLP sink without config/otlp-logs.yaml")

@@ -106,10 +106,6 @@ func TestReadyOnlyAfterTheModelLoads(t *testing.T) {
 
 func TestScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 	s := startCollector(t, collectorOptions{configs: demoConfigs, env: map[string]string{"MLXSIM_LOAD_DELAY": "0s"}})
-	sc := s.waitFor("prometheus/supervisor", 30*time.Second, "mlx_server_ready 1", func(sc *promtext.Scrape) bool {
-		v, _ := sc.Value("mlx_server_ready")
-		return v == 1
-	})
 	// :9105 serves the supervisor's series and the judge loop's.
 	documented, err := doccheck.MetadataNames(filepath.Join(repoRoot, "receiver/supervisorreceiver/metadata.yaml"))
 	require.NoError(t, err)
@@ -120,6 +116,11 @@ func TestScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 			documented = append(documented, n)
 		}
 	}
+	// The two receivers report on their own clocks: wait for both.
+	sc := s.waitFor("prometheus/supervisor", 30*time.Second, "mlx_server_ready 1 and the judge's first report", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_ready")
+		return v == 1 && sc.Families["mlx_judge_traces_total"] != nil
+	})
 	sort.Strings(documented)
 	assert.Equal(t, documented, sc.Names())
 	// Labels are the data points' own: no scope or resource labels leak in.
