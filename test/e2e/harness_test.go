@@ -291,8 +291,9 @@ func (s *stack) scrape(exporter string) (*promtext.Scrape, error) {
 // that store mixes two collections (v0.165's accumulator is a sync.Map with
 // no lock across a collection): the series cond reads may be new while the
 // ones the test asserts next are not. So a scrape that meets cond is taken
-// again a moment later, when that collection is whole (collections are at
-// least 200 ms apart in every test config), and the second one is returned.
+// again a moment later, when that collection is whole (a receiver's
+// collections are at least 200 ms apart in every test config), and the
+// second one is returned.
 func (s *stack) scrapeMeeting(exporter string, cond func(*promtext.Scrape) bool) (*promtext.Scrape, bool, error) {
 	sc, err := s.scrape(exporter)
 	if err != nil || !cond(sc) {
