@@ -46,14 +46,14 @@ func (c *classifier) shutdown(context.Context) error {
 
 // batchCounts are one batch's counts, added to the pipeline's Stats once.
 type batchCounts struct {
-	lines                 map[loghealth.LineKey]uint64
-	http, rate, emptyBody uint64
+	lines   map[loghealth.LineKey]uint64
+	dropped map[string]uint64 // by reason
 }
 
 // processLogs classifies every record, drops what the configuration drops,
 // and counts both.
 func (c *classifier) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
-	counts := batchCounts{lines: map[loghealth.LineKey]uint64{}}
+	counts := batchCounts{lines: map[loghealth.LineKey]uint64{}, dropped: map[string]uint64{}}
 	now := c.now()
 	ld.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
 		rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool {
@@ -64,11 +64,7 @@ func (c *classifier) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, er
 		})
 		return rl.ScopeLogs().Len() == 0
 	})
-	c.stats.AddClassified(counts.lines, map[string]uint64{
-		loghealth.ReasonHTTPFilter: counts.http,
-		loghealth.ReasonRateLimit:  counts.rate,
-		loghealth.ReasonEmpty:      counts.emptyBody,
-	})
+	c.stats.AddClassified(counts.lines, counts.dropped)
 	if ld.ResourceLogs().Len() == 0 {
 		return ld, processorhelper.ErrSkipProcessingData
 	}
@@ -82,13 +78,13 @@ func (c *classifier) processRecord(lr plog.LogRecord, now time.Time, counts *bat
 	counts.lines[loghealth.LineKey{Severity: cl.severity, Category: cl.category}]++
 	switch {
 	case strings.TrimSpace(cl.body) == "":
-		counts.emptyBody++
+		counts.dropped[loghealth.ReasonEmpty]++
 		return true
 	case cl.category == CategoryHTTP && !c.cfg.IncludeHTTP:
-		counts.http++
+		counts.dropped[loghealth.ReasonHTTPFilter]++
 		return true
 	case c.limiter != nil && !c.limiter.allow(now):
-		counts.rate++
+		counts.dropped[loghealth.ReasonRateLimit]++
 		return true
 	}
 	c.apply(lr, body, cl)
