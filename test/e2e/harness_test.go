@@ -311,6 +311,13 @@ func (s *stack) scrapeMeeting(exporter string, cond func(*promtext.Scrape) bool)
 // (scrapeMeeting).
 func (s *stack) waitFor(exporter string, timeout time.Duration, what string, cond func(*promtext.Scrape) bool) *promtext.Scrape {
 	s.t.Helper()
+	return s.waitForShowing(exporter, timeout, what, cond, nil)
+}
+
+// waitForShowing is waitFor whose timeout also says state() (if not nil):
+// what cond last saw.
+func (s *stack) waitForShowing(exporter string, timeout time.Duration, what string, cond func(*promtext.Scrape) bool, state func() string) *promtext.Scrape {
+	s.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		sc, ok, err := s.scrapeMeeting(exporter, cond)
@@ -318,6 +325,9 @@ func (s *stack) waitFor(exporter string, timeout time.Duration, what string, con
 			return sc
 		}
 		if time.Now().After(deadline) {
+			if state != nil {
+				what += ": " + state()
+			}
 			s.t.Fatalf("timed out after %s waiting for %s (last scrape error: %v)", timeout, what, err)
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -242,9 +242,8 @@ func sum(sc *promtext.Scrape, name string, labels ...string) float64 {
 func settled(s *stack, lines, records int) *promtext.Scrape {
 	s.t.Helper()
 	var last string
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		sc, ok, err := s.scrapeMeeting("prometheus/logs", func(sc *promtext.Scrape) bool {
+	return s.waitForShowing("prometheus/logs", 60*time.Second, fmt.Sprintf("the pipeline to settle at %d lines and %d records", lines, records),
+		func(sc *promtext.Scrape) bool {
 			seen := sum(sc, "mlx_log_tailer_lines_total")
 			dropped := sum(sc, "mlx_log_tailer_dropped_total")
 			queued := sum(sc, "mlx_log_tailer_queue_depth")
@@ -254,15 +253,8 @@ func settled(s *stack, lines, records int) *promtext.Scrape {
 				seen, dropped, queued, toFile, toOTLP, sum(sc, "mlx_log_tailer_errors_total"))
 			return seen == float64(lines) && dropped == float64(lines-records) && queued == 0 &&
 				toFile == float64(records) && toOTLP == float64(records)
-		})
-		if ok {
-			return sc
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the pipeline did not settle at %d lines and %d records: %s (scrape error: %v)", lines, records, last, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		},
+		func() string { return last })
 }
 
 func TestLogPipelineDeliversEveryLineExactlyOnce(t *testing.T) {
