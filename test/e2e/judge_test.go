@@ -167,13 +167,7 @@ func TestJudgeScoresRealTracesInOpik(t *testing.T) {
 	}
 
 	// Later passes skip them; the counts are on :9105.
-	// Skipped counts every pass over a judged trace, so it can pass its mark
-	// in a collection before the one that counts the last score.
-	sc := s.waitFor("prometheus/supervisor", 20*time.Second, "judged traces scored, then skipped", func(sc *promtext.Scrape) bool {
-		skipped, _ := sc.Value("mlx_judge_traces_total", "result", "skipped")
-		scored, _ := sc.Value("mlx_judge_traces_total", "result", "scored")
-		return skipped >= float64(2*len(answers)) && scored >= float64(len(answers))
-	})
+	sc := scoredThenSkipped(s, len(answers), 2*len(answers))
 	assert.Equal(t, float64(len(answers)), value(t, sc, "mlx_judge_traces_total", "result", "scored"))
 	assert.Equal(t, float64(len(answers)), value(t, sc, "mlx_judge_score", "name", "correctness", "model", "mlx-community/Qwen3-4B-4bit"))
 	assert.Equal(t, 0.0, value(t, sc, "mlx_judge_traces_total", "result", "judge_error"))
@@ -290,11 +284,7 @@ func TestJudgeReadsJaegerWithoutOpik(t *testing.T) {
 		require.True(t, ok, "event for unknown trace %s", id)
 		assert.Equal(t, wantScores(t, qa[0], qa[1]), scores)
 	}
-	sc := s.waitFor("prometheus/supervisor", 20*time.Second, "judged traces scored, then skipped", func(sc *promtext.Scrape) bool {
-		skipped, _ := sc.Value("mlx_judge_traces_total", "result", "skipped")
-		scored, _ := sc.Value("mlx_judge_traces_total", "result", "scored")
-		return skipped >= float64(len(answers)) && scored >= float64(len(answers))
-	})
+	sc := scoredThenSkipped(s, len(answers), len(answers))
 	assert.Equal(t, float64(len(answers)), value(t, sc, "mlx_judge_traces_total", "result", "scored"))
 	// The judge's own requests are not in Jaeger.
 	for id := range answers {
@@ -364,4 +354,17 @@ func TestJudgeFaultsAreCounted(t *testing.T) {
 	})
 	assert.Equal(t, 0.0, value(t, sc, "mlx_judge_traces_total", "result", "scored"))
 	assert.Empty(t, evaluations(s.dataDir))
+}
+
+// scoredThenSkipped waits until :9105 counts at least scored traces scored
+// and skipped skips (later passes over judged traces). Skipped counts every
+// pass, so it can pass its mark in a collection before the one that counts
+// the last score: the wait holds both.
+func scoredThenSkipped(s *stack, scored, skipped int) *promtext.Scrape {
+	s.t.Helper()
+	return s.waitFor("prometheus/supervisor", 20*time.Second, "judged traces scored, then skipped", func(sc *promtext.Scrape) bool {
+		sk, _ := sc.Value("mlx_judge_traces_total", "result", "skipped")
+		sd, _ := sc.Value("mlx_judge_traces_total", "result", "scored")
+		return sk >= float64(skipped) && sd >= float64(scored)
+	})
 }
