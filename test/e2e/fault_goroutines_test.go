@@ -151,9 +151,9 @@ func union(a, b goroutineProfile) map[string]bool {
 	return keys
 }
 
-// The profile parser on this process's own profile: goroutines started
+// The leak check's profile parser, on this process's own profile: goroutines started
 // and left waiting show as grown, on their stack, and not as connections.
-func TestGoroutineProfileShowsWhatGrew(t *testing.T) {
+func TestFaultLeakCheckShowsWhatGrew(t *testing.T) {
 	read := func() goroutineProfile {
 		var b bytes.Buffer
 		require.NoError(t, pprof.Lookup("goroutine").WriteTo(&b, 1))
@@ -184,7 +184,7 @@ func waitForRelease(started *sync.WaitGroup, release chan struct{}) {
 
 // A client's kept-alive connection shows as a pooled connection: its
 // reader and writer goroutines.
-func TestGoroutineProfileTellsPooledConnections(t *testing.T) {
+func TestFaultLeakCheckTellsPooledConnections(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{}}
