@@ -151,15 +151,17 @@ func union(a, b goroutineProfile) map[string]bool {
 	return keys
 }
 
-// The leak check's profile parser, on this process's own profile: goroutines started
-// and left waiting show as grown, on their stack, and not as connections.
+// ownGoroutines is this test process's own profile, in pprof's format.
+func ownGoroutines(t *testing.T) goroutineProfile {
+	var b bytes.Buffer
+	require.NoError(t, pprof.Lookup("goroutine").WriteTo(&b, 1))
+	return parseGoroutineProfile(&b)
+}
+
+// The leak check on this process's own profile: goroutines started and
+// left waiting show as grown, on their stack, and not as connections.
 func TestFaultLeakCheckShowsWhatGrew(t *testing.T) {
-	read := func() goroutineProfile {
-		var b bytes.Buffer
-		require.NoError(t, pprof.Lookup("goroutine").WriteTo(&b, 1))
-		return parseGoroutineProfile(&b)
-	}
-	before := read()
+	before := ownGoroutines(t)
 	require.Positive(t, before.total())
 	release := make(chan struct{})
 	var started sync.WaitGroup
@@ -168,7 +170,7 @@ func TestFaultLeakCheckShowsWhatGrew(t *testing.T) {
 		go waitForRelease(&started, release)
 	}
 	started.Wait()
-	g := read().since(before)
+	g := ownGoroutines(t).since(before)
 	close(release)
 	assert.Equal(t, 7, g.others)
 	assert.Zero(t, g.connections)
@@ -188,17 +190,12 @@ func TestFaultLeakCheckTellsPooledConnections(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{}}
-	read := func() goroutineProfile {
-		var b bytes.Buffer
-		require.NoError(t, pprof.Lookup("goroutine").WriteTo(&b, 1))
-		return parseGoroutineProfile(&b)
-	}
-	before := read()
+	before := ownGoroutines(t)
 	resp, err := client.Get(srv.URL)
 	require.NoError(t, err)
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	assert.Equal(t, 2, read().since(before).connections)
+	assert.Equal(t, 2, ownGoroutines(t).since(before).connections)
 	client.CloseIdleConnections()
-	assert.Eventually(t, func() bool { return read().since(before).connections == 0 }, 5*time.Second, 10*time.Millisecond)
+	assert.Eventually(t, func() bool { return ownGoroutines(t).since(before).connections == 0 }, 5*time.Second, 10*time.Millisecond)
 }
