@@ -116,20 +116,16 @@ type goroutineGrowth struct {
 }
 
 func (after goroutineProfile) since(before goroutineProfile) goroutineGrowth {
-	var g goroutineGrowth
+	ac, ao := after.split()
+	bc, bo := before.split()
+	g := goroutineGrowth{connections: ac - bc, others: ao - bo}
 	type grown struct {
 		stack string
 		n     int
 	}
 	var all []grown
-	for stack := range union(after, before) {
-		d := after[stack] - before[stack]
-		if pooledConnection(stack) {
-			g.connections += d
-		} else {
-			g.others += d
-		}
-		if d > 0 {
+	for stack, n := range after {
+		if d := n - before[stack]; d > 0 {
 			all = append(all, grown{stack, d})
 		}
 	}
@@ -140,15 +136,16 @@ func (after goroutineProfile) since(before goroutineProfile) goroutineGrowth {
 	return g
 }
 
-func union(a, b goroutineProfile) map[string]bool {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
+// split counts a profile's goroutines on pooled connections and the others.
+func (p goroutineProfile) split() (connections, others int) {
+	for stack, n := range p {
+		if pooledConnection(stack) {
+			connections += n
+		} else {
+			others += n
+		}
 	}
-	for k := range b {
-		keys[k] = true
-	}
-	return keys
+	return connections, others
 }
 
 // ownGoroutines is this test process's own profile, in pprof's format.
