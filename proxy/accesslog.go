@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -19,6 +20,9 @@ type AccessRecord struct {
 	Status        int    // 0: no response was sent
 	ClientAddress string
 	UserAgent     string
+	// Client is the caller's client label (its API key's name, "local" or
+	// "anonymous"; "" when it was refused before it was known).
+	Client string
 	// TraceID and SpanID are the request's span (zero when untraced).
 	TraceID trace.TraceID
 	SpanID  trace.SpanID
@@ -40,13 +44,34 @@ func (a *AccessRecord) Line() string {
 	return "request: " + a.ClientAddress + ` - "` + a.Method + " " + a.Path + " " + a.Proto + `" ` + status + " -"
 }
 
+// Bounds of what a client puts in its access record: a record is written
+// for every request, refused ones included, and its queue and the sinks'
+// persistent queues count records, not bytes.
+const (
+	maxAccessPath      = 2048
+	maxAccessUserAgent = 256
+	maxAccessMethod    = 16
+)
+
 func newAccessRecord(r *http.Request, start time.Time) *AccessRecord {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return &AccessRecord{Start: start, Method: r.Method, Path: r.URL.Path, Proto: r.Proto,
-		ClientAddress: host, UserAgent: r.UserAgent()}
+	return &AccessRecord{Start: start, Method: cut(r.Method, maxAccessMethod), Path: cut(r.URL.Path, maxAccessPath), Proto: r.Proto,
+		ClientAddress: host, UserAgent: cut(r.UserAgent(), maxAccessUserAgent)}
+}
+
+// cut bounds s to n bytes, on a rune boundary, marking the cut with "…".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // statusWriter remembers the status the relay sent, for the access log of

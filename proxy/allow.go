@@ -1,23 +1,42 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
-// The front door's allowlist. mlx_lm loads whatever model, adapter or
-// draft model a request names (from the Hugging Face hub or a local
-// path), unloading the model it serves: one request with a made-up name
-// stalls every user behind a reload. So the proxy answers a request for a
-// model it does not serve itself, as OpenAI does, and the engine never
-// sees it.
+// The front door's checks of a completion body. mlx_lm acts on what a
+// request names before anything else: it unloads the model it serves to
+// load the one a request names (from the Hugging Face hub or a local
+// path), loads adapters and draft models, renders the chat template with
+// whatever chat_template_kwargs say, and builds a stop matcher in its only
+// generation thread, where a bad value kills the thread for every user. So
+// the proxy answers such a request itself, as OpenAI does, and the engine
+// never sees it. Every check reads the members the engine will read (the
+// last of duplicate keys), and fails closed: a member of the wrong type is
+// refused here rather than left to the engine.
 //
-//   - Served: the request names no model, names "default_model" (mlx_lm's
-//     own name for its --model), or names one of Config.ServedModels
-//     (default: Config.Model). "*" in ServedModels lets every model pass.
+//   - model: absent or null is the served model (null is rewritten to
+//     "default_model": mlx_lm's own validation refuses None); one of
+//     Config.ServedModels (default: Config.Model) or "default_model"
+//     passes; "" (which mlx_lm would load from the working directory,
+//     unloading its model) and every other name get 404 model_not_found;
+//     a value that is not a string gets 400. "*" in ServedModels lets
+//     every non-empty name through.
 //   - adapters and draft_model pass only when allowed; a null is absent.
-//   - A model that is not a string is left to the engine, which refuses it.
+//   - chat_template_kwargs: an object whose keys are all in
+//     Requests.ChatTemplateKwargs (a chat_template key would be a template
+//     of the client's own, run by Jinja in the generation thread).
+//   - stop: a string or a list of strings, bounded in number and length.
+//   - max_tokens and max_completion_tokens: integers from 0 to
+//     Requests.MaxTokens.
+//   - No top-level member may be NaN or Infinity (json.loads takes them,
+//     and `NaN < 0` is False, so they pass mlx_lm's range checks).
 
 // AnyModel in Config.ServedModels lets every model through.
 const AnyModel = "*"
@@ -26,22 +45,28 @@ type allowlist struct {
 	any             bool
 	models          map[string]bool
 	adapters, draft bool
+	kwargs          map[string]bool
+	limits          Requests
 }
 
 func newAllowlist(c Config) allowlist {
-	a := allowlist{models: map[string]bool{defaultModelName: true}, adapters: c.AllowAdapters, draft: c.AllowDraftModel}
+	a := allowlist{models: map[string]bool{defaultModelName: true}, adapters: c.AllowAdapters, draft: c.AllowDraftModel,
+		kwargs: map[string]bool{}, limits: c.Requests}
 	served := c.ServedModels
 	if len(served) == 0 && c.Model != "" {
 		served = []string{c.Model}
 	}
 	if len(served) == 0 {
-		a.any = true // nothing to compare with: the engine decides
+		a.any = true // nothing to compare with: every name passes
 	}
 	for _, m := range served {
 		if m == AnyModel {
 			a.any = true
 		}
 		a.models[m] = true
+	}
+	for _, k := range c.ChatTemplateKwargs {
+		a.kwargs[k] = true
 	}
 	return a
 }
@@ -53,24 +78,145 @@ type refusal struct {
 	message          string
 }
 
-// check returns the refusal of a request (by its parsed members), if any.
-func (a allowlist) check(fields map[string]json.RawMessage) (refusal, bool) {
-	if fields == nil {
-		return refusal{}, false // not a JSON object: the engine says what is wrong
+func badRequest(code, param, format string, args ...any) (refusal, bool) {
+	return refusal{status: http.StatusBadRequest, typ: "invalid_request_error", code: code, param: param,
+		message: fmt.Sprintf(format, args...)}, true
+}
+
+// check returns the refusal of a request (by its parsed body), if any.
+func (a allowlist) check(pb parsedBody) (refusal, bool) {
+	if len(pb.nonFinite) > 0 {
+		keys := make([]string, 0, len(pb.nonFinite))
+		for k := range pb.nonFinite {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return badRequest("invalid_value", truncateLabel(keys[0]), "`%s` is not a finite number; NaN and Infinity are not accepted.", truncateLabel(keys[0]))
 	}
-	var model string
-	if raw, ok := fields["model"]; ok && !isNull(raw) && json.Unmarshal(raw, &model) == nil && model != "" && !a.any && !a.models[model] {
-		return refusal{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", param: "model",
-			message: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", truncateLabel(model))}, true
+	f := pb.fields
+	if ref, refused := a.checkModel(f["model"]); refused {
+		return ref, true
 	}
 	for _, m := range []struct {
 		key     string
 		allowed bool
 	}{{"adapters", a.adapters}, {"draft_model", a.draft}} {
-		if raw, ok := fields[m.key]; ok && !isNull(raw) && !m.allowed {
-			return refusal{status: http.StatusBadRequest, typ: "invalid_request_error", code: "unsupported_parameter", param: m.key,
-				message: fmt.Sprintf("`%s` is not allowed by this server: it would make the engine load other weights.", m.key)}, true
+		if raw, ok := f[m.key]; ok && !isNull(raw) && !m.allowed {
+			return badRequest("unsupported_parameter", m.key, "`%s` is not allowed by this server: it would make the engine load other weights.", m.key)
 		}
+	}
+	if ref, refused := a.checkKwargs(f["chat_template_kwargs"]); refused {
+		return ref, true
+	}
+	if ref, refused := a.checkStop(f["stop"]); refused {
+		return ref, true
+	}
+	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+		if ref, refused := a.checkMaxTokens(k, f[k]); refused {
+			return ref, true
+		}
+	}
+	return refusal{}, false
+}
+
+func (a allowlist) checkModel(raw json.RawMessage) (refusal, bool) {
+	if raw == nil || isNull(raw) {
+		return refusal{}, false
+	}
+	var model string
+	if json.Unmarshal(raw, &model) != nil {
+		return badRequest("invalid_type", "model", "`model` must be a string.")
+	}
+	if model == "" || (!a.any && !a.models[model]) {
+		return refusal{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", param: "model",
+			message: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", truncateLabel(model))}, true
+	}
+	return refusal{}, false
+}
+
+func (a allowlist) checkKwargs(raw json.RawMessage) (refusal, bool) {
+	if raw == nil || isNull(raw) {
+		return refusal{}, false
+	}
+	var kwargs map[string]json.RawMessage
+	if json.Unmarshal(raw, &kwargs) != nil {
+		return badRequest("invalid_type", "chat_template_kwargs", "`chat_template_kwargs` must be an object.")
+	}
+	keys := make([]string, 0, len(kwargs))
+	for k := range kwargs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !a.kwargs[k] {
+			return badRequest("unsupported_parameter", "chat_template_kwargs", "`chat_template_kwargs.%s` is not allowed by this server (allowed: %s).",
+				truncateLabel(k), a.allowedKwargs())
+		}
+	}
+	return refusal{}, false
+}
+
+func (a allowlist) allowedKwargs() string {
+	if len(a.kwargs) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(a.kwargs))
+	for k := range a.kwargs {
+		keys = append(keys, "`"+k+"`")
+	}
+	slices.Sort(keys)
+	return fmt.Sprint(keys)
+}
+
+// checkStop: mlx_lm takes a string or a list of strings; anything else
+// (a number, a nested list, null in the list) raises in the generation
+// thread, which dies and leaves every later request hanging.
+func (a allowlist) checkStop(raw json.RawMessage) (refusal, bool) {
+	if raw == nil || isNull(raw) {
+		return refusal{}, false
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return a.checkStopString(one)
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return badRequest("invalid_type", "stop", "`stop` must be a string or a list of strings.")
+	}
+	if n := a.limits.MaxStopSequences; n > 0 && len(list) > n {
+		return badRequest("invalid_value", "stop", "`stop` has %d sequences; this server allows at most %d.", len(list), n)
+	}
+	for _, item := range list {
+		var s string
+		if isNull(item) || json.Unmarshal(item, &s) != nil {
+			return badRequest("invalid_type", "stop", "`stop` must be a string or a list of strings.")
+		}
+		if ref, refused := a.checkStopString(s); refused {
+			return ref, true
+		}
+	}
+	return refusal{}, false
+}
+
+func (a allowlist) checkStopString(s string) (refusal, bool) {
+	if n := a.limits.MaxStopBytes; n > 0 && len(s) > n {
+		return badRequest("invalid_value", "stop", "a `stop` sequence is %d bytes long; this server allows at most %d.", len(s), n)
+	}
+	return refusal{}, false
+}
+
+// checkMaxTokens: an integer literal from 0 to the bound. mlx_lm refuses
+// a float itself, but Python's True is an int, and no bound is its own.
+func (a allowlist) checkMaxTokens(key string, raw json.RawMessage) (refusal, bool) {
+	if raw == nil || isNull(raw) {
+		return refusal{}, false
+	}
+	n, ok := jsonedit.Integer(bytes.TrimSpace(raw))
+	if !ok || n < 0 {
+		return badRequest("invalid_type", key, "`%s` must be a non-negative integer.", key)
+	}
+	if limit := a.limits.MaxTokens; limit > 0 && n > int64(limit) {
+		return badRequest("invalid_value", key, "`%s` is %d; this server allows at most %d.", key, n, limit)
 	}
 	return refusal{}, false
 }
@@ -86,4 +232,19 @@ func truncateLabel(s string) string {
 // write sends the refusal in OpenAI's error shape, param included.
 func (r refusal) write(w http.ResponseWriter) {
 	writeErrorParam(w, r.status, r.typ, r.code, r.param, r.message)
+}
+
+// defaultedModel returns body with a null model set to "default_model",
+// the name mlx_lm serves its --model under (it refuses None). Other
+// bodies come back as they are.
+func defaultedModel(body []byte, pb parsedBody) []byte {
+	if raw, ok := pb.fields["model"]; !ok || !isNull(raw) {
+		return body
+	}
+	out, err := jsonedit.Set(body, jsonedit.Last, jsonedit.KV{Key: "model", Value: []byte(`"` + defaultModelName + `"`)})
+	if err != nil {
+		return body
+	}
+	pb.fields["model"] = json.RawMessage(`"` + defaultModelName + `"`)
+	return out
 }

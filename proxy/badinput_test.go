@@ -32,22 +32,32 @@ func openAIError(t *testing.T, body []byte) (code, message string) {
 	return e.Error.Code, e.Error.Message
 }
 
-// Wrong types reach the engine as they are and its answer reaches the
-// client; the request is counted under the configured model.
+// Wrong types of the members the engine acts on before it validates
+// (model, max_tokens) are refused by the proxy; the others reach the
+// engine as they are and its answer reaches the client; every request is
+// counted under the configured model.
 func TestWrongTypesGoUpstreamAndAreCounted(t *testing.T) {
 	r := newRig(t)
-	body := `{"model": 42, "messages": "hello", "temperature": "hot", "max_tokens": "many"}`
+	refused := r.post("/v1/chat/completions", `{"model": 42, "messages": [{"role": "user", "content": "hi"}]}`)
+	assert.Equal(t, http.StatusBadRequest, refused.status)
+	code, _ := openAIError(t, refused.body)
+	assert.Equal(t, "invalid_type", code)
+	refused = r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": "many"}`)
+	assert.Equal(t, http.StatusBadRequest, refused.status)
+
+	body := `{"messages": "hello", "temperature": "hot"}`
 	// mlx_lm drops such a connection without an answer (its validation
 	// error escapes the handler): the proxy says 502.
 	_, err := r.client.Post(r.direct+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	require.Error(t, err, "the engine itself gives no answer")
 	via := r.post("/v1/chat/completions", body)
 	assert.Equal(t, http.StatusBadGateway, via.status)
-	code, _ := openAIError(t, via.body)
+	code, _ = openAIError(t, via.body)
 	assert.Equal(t, "upstream_error", code)
 	sc := r.scrape()
 	assert.Equal(t, 1.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "5xx", "kind", "chat"))
-	assert.Equal(t, 1.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", "chat"))
+	assert.Equal(t, 2.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "4xx", "kind", "chat"))
+	assert.Equal(t, 3.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", "chat"))
 	assert.Equal(t, 0.0, value(t, sc, "mlx_in_flight", "model", testModel))
 	_, isTemp := sc.Value("mlx_temperature")
 	assert.False(t, isTemp, "a temperature that is not a number sets nothing")
@@ -66,6 +76,7 @@ func TestOversizedBody(t *testing.T) {
 
 	req, err := http.NewRequest(http.MethodPost, r.url+"/v1/chat/completions", io.MultiReader(strings.NewReader(big[:600]), strings.NewReader(big[600:])))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	res, err := r.client.Do(req)
 	require.NoError(t, err)
 	b, _ := io.ReadAll(res.Body)
@@ -90,6 +101,7 @@ func TestClientDisconnectMidStreamCancelsUpstream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/v1/chat/completions", strings.NewReader(body))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := r.client.Do(req)
 	require.NoError(t, err)
 	rd := bufio.NewReader(resp.Body)

@@ -18,11 +18,12 @@ type Config struct {
 	Upstream string `mapstructure:"upstream"`
 	// Timeouts bound the waits of the proxy.
 	Timeouts `mapstructure:"timeouts"`
-	// MaxRequestBodyBytes: a larger request body gets 413.
+	// MaxRequestBodyBytes: a larger completion request body gets 413.
+	// Other routes take no body.
 	MaxRequestBodyBytes int64 `mapstructure:"max_request_body_bytes"`
-	// MaxConcurrentRequests caps the completion requests in progress,
-	// counted from arrival; past it a request gets 429 with Retry-After
-	// before its body is read (0: no cap).
+	// MaxConcurrentRequests caps the requests in progress on every route
+	// but /metrics, counted from arrival; past it a request gets 429 with
+	// Retry-After before its body is read (0: no cap).
 	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
 	// Model is the model the engine serves (its --model): the model label
 	// of requests that name none (or say "default_model"), and of the model
@@ -37,6 +38,11 @@ type Config struct {
 	// draft_model, which make mlx_lm load other weights (off: 400).
 	AllowAdapters   bool `mapstructure:"allow_adapters"`
 	AllowDraftModel bool `mapstructure:"allow_draft_model"`
+	// Requests bounds what one completion request may ask of the engine.
+	Requests `mapstructure:"requests"`
+	// Access says who may call the API and from where (keys at the top of
+	// the section).
+	Access `mapstructure:",squash"`
 	// ModelConfig locates config.json: a file, a model directory or a
 	// Hugging Face repo id. Empty: Model.
 	ModelConfig string `mapstructure:"model_config"`
@@ -47,6 +53,10 @@ type Config struct {
 	// the model and tool labels; past the cap a value is "other".
 	MaxModelLabelValues int `mapstructure:"max_model_label_values"`
 	MaxToolLabelValues  int `mapstructure:"max_tool_label_values"`
+	// ToolLabels, when set, are the only tool names that keep their label
+	// value (every other is "other"), so no client can take the slots by
+	// defining tools of its own.
+	ToolLabels []string `mapstructure:"tool_labels"`
 	// ProbeInterval is how often GET /health of the engine sets mlx_up.
 	ProbeInterval time.Duration `mapstructure:"upstream_probe_interval"`
 	// DefaultTemperature is mlx_temperature for a request without one
@@ -164,11 +174,23 @@ func DefaultConfig() Config {
 			StreamStallTimeout:            2 * time.Minute,
 			ClientWriteTimeout:            time.Minute,
 		},
-		MaxRequestBodyBytes:   32 << 20,
+		MaxRequestBodyBytes:   8 << 20,
 		MaxConcurrentRequests: 64,
-		MaxModelLabelValues:   8,
-		MaxToolLabelValues:    32,
-		ProbeInterval:         15 * time.Second,
+		Requests: Requests{
+			MaxTokens:          32768,
+			MaxStopSequences:   16,
+			MaxStopBytes:       256,
+			ChatTemplateKwargs: []string{"enable_thinking"},
+		},
+		Access: Access{
+			MaxConnections:          512,
+			MaxConnectionsPerClient: 128,
+			MaxHeaderBytes:          64 << 10,
+			ModelsCacheTTL:          5 * time.Second,
+		},
+		MaxModelLabelValues: 8,
+		MaxToolLabelValues:  32,
+		ProbeInterval:       15 * time.Second,
 		Confidence: Confidence{
 			TopLogprobs:            3,
 			LowConfidenceThreshold: 0.5,
@@ -239,6 +261,8 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.Confidence.validate()...)
+	errs = append(errs, c.Requests.validate()...)
+	errs = append(errs, c.Access.validate()...)
 	if err := c.Traces.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("traces: %w", err))
 	}

@@ -16,6 +16,8 @@ type labelSet struct {
 	mu   sync.RWMutex
 	max  int
 	seen map[string]struct{}
+	// closed: only the values given up front are kept.
+	closed bool
 }
 
 func newLabelSet(max int, preset ...string) *labelSet {
@@ -57,7 +59,7 @@ func (s *labelSet) value(v string) string {
 	if ok {
 		return v
 	}
-	if n >= s.max {
+	if n >= s.max || s.closed {
 		return otherLabel
 	}
 	s.mu.Lock()

@@ -24,7 +24,7 @@ func rawRequest(t *testing.T, url string, contentLength int, first string) net.C
 	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	_, err = fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", contentLength, first)
+	_, err = fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", contentLength, first)
 	require.NoError(t, err)
 	return c
 }
@@ -60,7 +60,7 @@ func TestMalformedChunkedBodyGets400(t *testing.T) {
 	c, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
 	require.NoError(t, err)
 	defer c.Close()
-	_, err = io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+
+	_, err = io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+
 		"5\r\n{\"mes\r\nzz-not-hex\r\n")
 	require.NoError(t, err)
 	resp, b := rawAnswer(t, c)

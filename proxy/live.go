@@ -91,14 +91,17 @@ type live struct {
 	modelID, topology string
 	outbox            *outbox[*LiveRecord]
 	onPanic           panicReporter
+	// content: answers' text may go out (include_tokens, and the traces'
+	// content settings allow it).
+	content bool
 
 	mu         sync.Mutex
 	stopStatus context.CancelFunc
 	statusDone chan struct{}
 }
 
-func newLive(cfg LiveConfig, servedModel string, box *outbox[*LiveRecord]) *live {
-	l := &live{cfg: cfg, modelID: cfg.ModelID, topology: cfg.Topology, outbox: box}
+func newLive(cfg LiveConfig, servedModel string, content bool, box *outbox[*LiveRecord]) *live {
+	l := &live{cfg: cfg, modelID: cfg.ModelID, topology: cfg.Topology, outbox: box, content: content && cfg.IncludeTokens}
 	if l.modelID == "" {
 		l.modelID = servedModel
 	}
@@ -116,12 +119,20 @@ type liveStream struct {
 	l         *live
 	requestID string
 	deltas    int
+	// content: the deltas carry the answer's text; otherwise each is
+	// withheldDelta, so the panel still counts them.
+	content bool
 }
 
+// withheldDelta stands for a chunk whose text may not leave the machine:
+// traces.capture_content off, an OPENINFERENCE_HIDE_* variable for
+// outputs, or the client's X-Mlx-Trace: 0.
+var withheldDelta = []byte(`{"choices":[{"index":0,"delta":{}}]}`)
+
 // begin starts a request's stream: its stream_start record. fields are the
-// request's members (nil when it is not JSON).
-func (l *live) begin(r *http.Request, fields map[string]json.RawMessage, at time.Time) *liveStream {
-	s := &liveStream{l: l, requestID: sessionOf(r, fields)}
+// request's members; optedOut is a client that sent X-Mlx-Trace: 0.
+func (l *live) begin(r *http.Request, fields map[string]json.RawMessage, at time.Time, optedOut bool) *liveStream {
+	s := &liveStream{l: l, requestID: sessionOf(r, fields), content: l.content && !optedOut}
 	s.emit(&LiveRecord{Time: at, Event: LiveStart, TokenIndex: -1})
 	return s
 }
@@ -137,8 +148,11 @@ func (s *liveStream) chunk(data []byte, generationID string, at time.Time) {
 	if s == nil || !s.l.cfg.IncludeTokens {
 		return
 	}
-	s.emit(&LiveRecord{Time: at, Event: LiveDelta, GenerationID: generationID, TokenIndex: s.deltas,
-		Body: append([]byte(nil), data...)})
+	body := withheldDelta
+	if s.content {
+		body = append([]byte(nil), data...)
+	}
+	s.emit(&LiveRecord{Time: at, Event: LiveDelta, GenerationID: generationID, TokenIndex: s.deltas, Body: body})
 	s.deltas++
 }
 
@@ -153,7 +167,11 @@ func (s *liveStream) end(rec *Record) {
 		}
 	}
 	if s.l.cfg.IncludeTokens && s.deltas == 0 && first != nil {
-		if body, err := wholeAnswerChunk(rec, first); err == nil {
+		body, err := withheldDelta, error(nil)
+		if s.content {
+			body, err = wholeAnswerChunk(rec, first)
+		}
+		if err == nil {
 			s.emit(&LiveRecord{Time: rec.End, Event: LiveDelta, GenerationID: rec.ResponseID, TokenIndex: 0, Body: body})
 			s.deltas++
 		}

@@ -56,6 +56,9 @@ type Metrics struct {
 	spansDropped    prometheus.Counter
 	accessDropped   prometheus.Counter
 	liveDropped     *prometheus.CounterVec
+	clientRequests  *prometheus.CounterVec
+	clientTokens    *prometheus.CounterVec
+	connsRefused    *prometheus.CounterVec
 
 	models    *labelSet
 	tools     *labelSet
@@ -69,7 +72,7 @@ func newMetrics(cfg Config) *Metrics {
 	m := &Metrics{
 		Registry:  prometheus.NewRegistry(),
 		models:    newLabelSet(cfg.MaxModelLabelValues, cfg.modelLabel()),
-		tools:     newLabelSet(cfg.MaxToolLabelValues),
+		tools:     newToolLabels(cfg),
 		modelName: cfg.modelLabel(),
 		maxCtx:    map[string]int{},
 	}
@@ -118,6 +121,13 @@ func newMetrics(cfg Config) *Metrics {
 		m.liveDropped.WithLabelValues(r)
 	}
 
+	m.clientRequests = counter(metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, "client", "status")
+	m.clientTokens = counter(metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, "client", "type")
+	m.connsRefused = counter(metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, "reason")
+	for _, r := range []string{connRefusedTotal, connRefusedPerClient} {
+		m.connsRefused.WithLabelValues(r)
+	}
+
 	// The configured model's counters exist from the start at 0, so that
 	// rate() and increase() see the first request and the first error.
 	model := m.modelName
@@ -134,9 +144,12 @@ func newMetrics(cfg Config) *Metrics {
 	}
 	m.inFlight.WithLabelValues(model)
 	for _, route := range routeLabels {
-		for _, status := range []string{"400", "404", "408", "429"} {
+		for _, status := range []string{"400", "401", "403", "404", "408", "415", "429"} {
 			m.refusals.WithLabelValues(route, status)
 		}
+	}
+	for _, status := range []string{"401", "403", "404", "429"} {
+		m.refusals.WithLabelValues(routeOtherLabel, status)
 	}
 	return m
 }
@@ -222,6 +235,16 @@ func (m *Metrics) refused(route Route, status int) {
 	m.refusals.WithLabelValues(routeLabels[route], strconv.Itoa(status)).Inc()
 }
 
+// routeOtherLabel names every route but the completions in
+// mlx_http_refusals_total.
+const routeOtherLabel = "other"
+
+// refusedOther counts a request on another route that the proxy answered
+// itself (a caller refused, an unknown path, too many in progress).
+func (m *Metrics) refusedOther(status int) {
+	m.refusals.WithLabelValues(routeOtherLabel, strconv.Itoa(status)).Inc()
+}
+
 // setModelFacts publishes what config.json says about the model.
 func (m *Metrics) setModelFacts(model string, info modelconfig.Info) {
 	if info.MaxContext > 0 {
@@ -292,7 +315,7 @@ func (m *Metrics) End(rec *Record) {
 	if class, isErr := rec.Err(); isErr {
 		m.errors.WithLabelValues(model, class, kind).Inc()
 	}
-	if rec.HasTemperature && rec.RequestParsed {
+	if rec.HasTemperature && rec.RequestParsed && rec.Outcome != OutcomeRefused {
 		m.temperature.WithLabelValues(model, kind).Set(rec.Temperature)
 	}
 
@@ -321,10 +344,11 @@ func (m *Metrics) End(rec *Record) {
 			if name == "" {
 				name = "unknown"
 			}
-			m.toolCalls.WithLabelValues(model, kind, m.tools.value(name), toolTypeLabel(tc.Type)).Inc()
+			m.toolCalls.WithLabelValues(model, kind, m.toolLabel(name, ok), toolTypeLabel(tc.Type)).Inc()
 		}
 	}
 
+	m.countClient(rec)
 	u := rec.Usage
 	if u == nil {
 		return
@@ -350,6 +374,45 @@ func (m *Metrics) End(rec *Record) {
 			m.tokenRate.WithLabelValues(model).Observe(rate)
 		}
 	}
+}
+
+// countClient counts a request and its tokens under its caller. A request
+// refused before its caller was known has none, and is counted only in
+// mlx_http_refusals_total.
+func (m *Metrics) countClient(rec *Record) {
+	if rec.Client == "" {
+		return
+	}
+	class := "2xx"
+	if c, isErr := rec.Err(); isErr {
+		class = c
+	}
+	m.clientRequests.WithLabelValues(rec.Client, class).Inc()
+	if u := rec.Usage; u != nil {
+		m.clientTokens.WithLabelValues(rec.Client, "prompt").Add(float64(max(u.PromptTokens, 0)))
+		m.clientTokens.WithLabelValues(rec.Client, "completion").Add(float64(max(u.CompletionTokens, 0)))
+	}
+}
+
+// newToolLabels bounds the tool label: the names in tool_labels when it is
+// set (every other name is "other"), else the first max_tool_label_values
+// names of complete 2xx answers.
+func newToolLabels(cfg Config) *labelSet {
+	if len(cfg.ToolLabels) == 0 {
+		return newLabelSet(cfg.MaxToolLabelValues)
+	}
+	s := newLabelSet(len(cfg.ToolLabels), cfg.ToolLabels...)
+	s.closed = true
+	return s
+}
+
+// toolLabel is a tool name's label value: a name takes a slot only from a
+// whole 2xx answer.
+func (m *Metrics) toolLabel(name string, complete bool) string {
+	if complete {
+		return m.tools.value(name)
+	}
+	return m.tools.lookup(name)
 }
 
 // tokenRate is completion tokens per second of decoding. In a stream the

@@ -145,7 +145,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		require.Equal(t, want.status, got.status, s.body)
 
 		requests[[3]string{s.model, boolString(s.stream), s.kind}]++
-		if s.model != otherLabel {
+		if s.model != otherLabel && json.Valid([]byte(s.body)) {
 			queued[s.model]++ // every request the proxy passes on goes to the engine
 		}
 		if want.status >= 400 {
@@ -202,8 +202,18 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		"mlx_low_confidence_response_total", "mlx_scoring_dropped_total",
 		// Telemetry hand-over (no pipeline attached here: nothing built).
 		"mlx_spans_dropped_total", "mlx_access_log_dropped_total", "mlx_live_records_dropped_total",
+		// The front door: callers and connections.
+		"mlx_client_requests_total", "mlx_client_tokens_total", "mlx_proxy_connections_refused_total",
 	}
 	assert.ElementsMatch(t, families, sc.Names(), "exactly the proxy's families")
+	// Every request came from this machine without a key: "local".
+	assert.Equal(t, float64(len(steps)-2), value(t, sc, "mlx_client_requests_total", "client", ClientLocal, "status", "2xx"))
+	assert.Equal(t, 2.0, value(t, sc, "mlx_client_requests_total", "client", ClientLocal, "status", "4xx"))
+	var promptSum float64
+	for _, v := range prompt {
+		promptSum += v
+	}
+	assert.Equal(t, promptSum, value(t, sc, "mlx_client_tokens_total", "client", ClientLocal, "type", "prompt"))
 
 	// Counters: every series, and nothing else (the configured model's
 	// series start at 0).

@@ -9,9 +9,11 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -40,6 +42,8 @@ type Proxy struct {
 	scorer    *scorer
 	tracer    *tracer
 	allow     allowlist
+	callers   *callers
+	models    *modelsCache
 	access    *outbox[*AccessRecord]
 	live      *live
 	// active counts completion requests between begin and the end of
@@ -80,7 +84,8 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg), allow: newAllowlist(cfg)}
+	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg), allow: newAllowlist(cfg),
+		callers: newCallers(cfg.Access), models: newModelsCache(cfg.ModelsCacheTTL)}
 	p.tracer = newTracer(cfg.Traces, u.Host,
 		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
 	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
@@ -92,7 +97,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		cfg.Live.Topology = hf.Topology()
 	}
 	liveWarn := &everyMinute{}
-	p.live = newLive(cfg.Live, cfg.modelLabel(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
+	p.live = newLive(cfg.Live, cfg.modelLabel(), cfg.Traces.outputsShown(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
 		func(reason string, n int) {
 			p.metrics.liveDropped.WithLabelValues(reason).Add(float64(n))
 			if liveWarn.due() {
@@ -135,7 +140,10 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	return p, nil
 }
 
-// ServeHTTP serves /metrics and relays everything else.
+// ServeHTTP serves /metrics, and the API as the steps a request meets in
+// order: who calls (origin, key, host), how many are in progress, what
+// route, then for a completion the body read, parsed and checked, the plan
+// of what the proxy asks the engine, and the relay.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		if !p.cfg.MetricsOnProxyPort {
@@ -155,132 +163,243 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rec.parent, rec.traced = parentOf(r)
 		}
 	}
+	var who caller
 	if p.access.attached() {
-		acc := newAccessRecord(r, start)
-		sw := &statusWriter{ResponseWriter: w}
-		w = sw
-		defer func() {
-			acc.End, acc.Status = time.Now(), sw.status
-			if rec != nil {
-				if rec.Status != 0 {
-					acc.Status = rec.Status
-				}
-				if rec.spanCtx.IsValid() {
-					acc.TraceID, acc.SpanID = rec.spanCtx.TraceID(), rec.spanCtx.SpanID()
-				}
-			}
-			p.access.offer(acc)
-		}()
+		var done func()
+		w, done = p.logAccess(w, r, rec, &who, start)
+		defer done()
 	}
+	p.callers.corsHeaders(w.Header(), r)
 
-	if rec != nil && p.cfg.MaxConcurrentRequests > 0 {
-		// Counted from before the body is read, so clients still sending
-		// bodies count too, and a full proxy spends nothing on a refused one.
-		if n := p.admitted.Add(1); n > int64(p.cfg.MaxConcurrentRequests) {
-			p.admitted.Add(-1)
-			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "too_many_requests",
-				fmt.Sprintf("the server has %d requests in progress, its limit; retry shortly", p.cfg.MaxConcurrentRequests))
-			p.refuse(rec, http.StatusTooManyRequests)
-			return
-		}
-		defer p.admitted.Add(-1)
-	}
-
-	body, err := p.readBody(w, r)
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		var netErr net.Error
-		slow := errors.As(err, &netErr) && netErr.Timeout()
-		// A body cut short is a client that went away; any other read error
-		// is a body that cannot be framed (a malformed chunk), answered
-		// with 400 rather than nothing, which net/http would send as an
-		// empty 200.
-		gone := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
-		malformed := !slow && !gone && !errors.As(err, &tooLarge)
-		switch {
-		case errors.As(err, &tooLarge):
-			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
-				fmt.Sprintf("request body is larger than %d bytes", p.cfg.MaxRequestBodyBytes))
-		case slow:
-			w.Header().Set("Connection", "close")
-			writeError(w, http.StatusRequestTimeout, "invalid_request_error", "request_timeout",
-				fmt.Sprintf("the request body did not arrive within %s", p.cfg.BodyReadTimeout))
-		case malformed:
-			w.Header().Set("Connection", "close")
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "malformed_body",
-				"the request body could not be read: "+err.Error())
-		default:
-			// Most often nobody reads this; a client that only half-closed
-			// its side gets an answer instead of an empty 200.
-			w.Header().Set("Connection", "close")
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "incomplete_body",
-				"the request body ended before its declared length")
-		}
-		if rec != nil {
-			switch {
-			case tooLarge != nil:
-				p.begin(rec)
-				rec.Outcome, rec.Status = OutcomeTooLarge, http.StatusRequestEntityTooLarge
-				p.end(rec)
-			case slow:
-				p.refuse(rec, http.StatusRequestTimeout)
-			case malformed:
-				p.refuse(rec, http.StatusBadRequest)
-			default:
-				p.begin(rec)
-				rec.Outcome = OutcomeClientGone
-				p.end(rec)
-			}
-		}
+	var ok bool
+	if who, ok = p.admitCaller(w, r, rec); !ok {
 		return
 	}
-
-	if rec != nil {
-		fields := p.parseRequest(rec, body)
-		if ref, refused := p.allow.check(fields); refused {
-			ref.write(w)
-			p.refuse(rec, ref.status)
-			return
-		}
-		if rec.traced {
-			rec.request = requestBody{raw: body, fields: fields}
-		}
-		if p.live.on() {
-			rec.live = p.live.begin(r, fields, start)
-		}
-		body = p.planLogprobs(rec, body)
-		if rec.Streaming && !rec.Destreamed {
-			// planLogprobs leaves a stream it does not destream as it is:
-			// fields still describe this body.
-			body, rec.UsageInjected = withUsageRequested(body, fields["stream_options"])
-		}
-		p.begin(rec)
-		defer p.end(rec) // also when the relay aborts the response
+	if !p.admitRequest(w, rec) {
+		return
 	}
+	defer p.admitted.Add(-1)
 
-	ctx := r.Context()
-	if rec != nil {
-		// The engine's request ends with the client's, or before it when
-		// the engine stalls (stall.go).
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		rec.cancelUpstream = cancel
-		if d := p.cfg.ClientWriteTimeout; d > 0 {
-			w = newDeadlineWriter(w, d, rec)
+	if rec == nil {
+		p.serveRead(w, r)
+		return
+	}
+	rec.Client = who.client
+	body, ok := p.readCompletion(w, r, rec)
+	if !ok {
+		return
+	}
+	pb, ok := p.checkCompletion(w, rec, body)
+	if !ok {
+		return
+	}
+	body = defaultedModel(body, pb)
+	p.relayCompletion(w, r, rec, body, pb.fields, start)
+}
+
+// logAccess wraps w so that the request's access record is offered when
+// the returned function runs.
+func (p *Proxy) logAccess(w http.ResponseWriter, r *http.Request, rec *Record, who *caller, start time.Time) (http.ResponseWriter, func()) {
+	acc := newAccessRecord(r, start)
+	sw := &statusWriter{ResponseWriter: w}
+	return sw, func() {
+		acc.End, acc.Status = time.Now(), sw.status
+		acc.Client = who.client
+		if rec != nil {
+			if rec.Status != 0 {
+				acc.Status = rec.Status
+			}
+			if rec.spanCtx.IsValid() {
+				acc.TraceID, acc.SpanID = rec.spanCtx.TraceID(), rec.spanCtx.SpanID()
+			}
 		}
+		p.access.offer(acc)
+	}
+}
+
+// admitCaller answers a preflight, and refuses a caller the access
+// settings do not let in (caller.go).
+func (p *Proxy) admitCaller(w http.ResponseWriter, r *http.Request, rec *Record) (caller, bool) {
+	if d := p.callers.checkOrigin(r); d != nil {
+		p.deny(w, r, rec, d)
+		return caller{}, false
+	}
+	if r.Method == http.MethodOptions {
+		p.callers.preflight(w, r)
+		return caller{}, false
+	}
+	who, d := p.callers.admit(r)
+	if d != nil {
+		p.deny(w, r, rec, d)
+		return caller{}, false
+	}
+	return who, true
+}
+
+func (p *Proxy) deny(w http.ResponseWriter, r *http.Request, rec *Record, d *denial) {
+	d.write(w)
+	if rec != nil {
+		p.refuse(rec, d.status)
+		return
+	}
+	p.metrics.refusedOther(d.status)
+}
+
+// admitRequest counts the request against MaxConcurrentRequests, from
+// before its body is read, so clients still sending bodies count too and
+// a full proxy spends nothing on a refused one. Past the cap: 429.
+func (p *Proxy) admitRequest(w http.ResponseWriter, rec *Record) bool {
+	n := p.admitted.Add(1)
+	if limit := p.cfg.MaxConcurrentRequests; limit > 0 && n > int64(limit) {
+		p.admitted.Add(-1)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "too_many_requests",
+			fmt.Sprintf("the server has %d requests in progress, its limit; retry shortly", limit))
+		if rec != nil {
+			p.refuse(rec, http.StatusTooManyRequests)
+		} else {
+			p.metrics.refusedOther(http.StatusTooManyRequests)
+		}
+		return false
+	}
+	return true
+}
+
+// serveRead relays the engine's read-only routes and answers every other
+// path itself (readonly.go).
+func (p *Proxy) serveRead(w http.ResponseWriter, r *http.Request) {
+	models, ok := readRoute(r)
+	switch {
+	case models:
+		p.serveModels(w, r)
+	case ok:
+		out := r.Clone(r.Context())
+		out.Body, out.ContentLength = http.NoBody, 0
+		p.relay.ServeHTTP(w, out)
+	case routeKnown(r.URL.Path):
+		w.Header().Set("Allow", allowedMethods(r.URL.Path))
+		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed",
+			fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path))
+		p.metrics.refusedOther(http.StatusMethodNotAllowed)
+	default:
+		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found",
+			"Unknown path: this server answers /v1/chat/completions, /chat/completions, /v1/completions, /v1/models and /health")
+		p.metrics.refusedOther(http.StatusNotFound)
+	}
+}
+
+// readCompletion checks the Content-Type and reads the body (413, 408,
+// 400, 415 otherwise).
+func (p *Proxy) readCompletion(w http.ResponseWriter, r *http.Request, rec *Record) ([]byte, bool) {
+	if !isJSONContent(r.Header.Get("Content-Type")) {
+		// A page's form or text/plain POST needs no CORS preflight; this
+		// makes every browser call to a completion route ask first.
+		writeError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type",
+			"the request body must be sent with Content-Type: application/json")
+		p.refuse(rec, http.StatusUnsupportedMediaType)
+		return nil, false
+	}
+	body, err := p.readBody(w, r)
+	if err == nil {
+		return body, true
+	}
+	var tooLarge *http.MaxBytesError
+	var netErr net.Error
+	slow := errors.As(err, &netErr) && netErr.Timeout()
+	// A body cut short is a client that went away; any other read error
+	// is a body that cannot be framed (a malformed chunk), answered
+	// with 400 rather than nothing, which net/http would send as an
+	// empty 200.
+	gone := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
+	malformed := !slow && !gone && !errors.As(err, &tooLarge)
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
+			fmt.Sprintf("request body is larger than %d bytes", p.cfg.MaxRequestBodyBytes))
+		p.begin(rec)
+		rec.Outcome, rec.Status = OutcomeTooLarge, http.StatusRequestEntityTooLarge
+		p.end(rec)
+	case slow:
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "invalid_request_error", "request_timeout",
+			fmt.Sprintf("the request body did not arrive within %s", p.cfg.BodyReadTimeout))
+		p.refuse(rec, http.StatusRequestTimeout)
+	case malformed:
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "malformed_body",
+			"the request body could not be read: "+err.Error())
+		p.refuse(rec, http.StatusBadRequest)
+	default:
+		// Most often nobody reads this; a client that only half-closed
+		// its side gets an answer instead of an empty 200.
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "incomplete_body",
+			"the request body ended before its declared length")
+		p.begin(rec)
+		rec.Outcome = OutcomeClientGone
+		p.end(rec)
+	}
+	return nil, false
+}
+
+// checkCompletion parses the body as mlx_lm will (parse.go), fills rec
+// from it, and refuses what must not reach the engine (allow.go).
+func (p *Proxy) checkCompletion(w http.ResponseWriter, rec *Record, body []byte) (parsedBody, bool) {
+	pb, err := parseBody(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", err.Error())
+		p.refuse(rec, http.StatusBadRequest)
+		return parsedBody{}, false
+	}
+	p.parseRequest(rec, pb.fields)
+	if ref, refused := p.allow.check(pb); refused {
+		ref.write(w)
+		p.refuse(rec, ref.status)
+		return parsedBody{}, false
+	}
+	return pb, true
+}
+
+// relayCompletion plans what the proxy asks the engine for (logprobs,
+// usage), then relays the request and accounts for it.
+func (p *Proxy) relayCompletion(w http.ResponseWriter, r *http.Request, rec *Record, body []byte, fields map[string]json.RawMessage, start time.Time) {
+	if rec.traced {
+		rec.request = requestBody{raw: body, fields: fields}
+	}
+	if p.live.on() {
+		rec.live = p.live.begin(r, fields, start, optedOut(r))
+	}
+	body = p.planLogprobs(rec, body)
+	if rec.Streaming && !rec.Destreamed {
+		// planLogprobs leaves a stream it does not destream as it is:
+		// fields still describe this body.
+		body, rec.UsageInjected = withUsageRequested(body, fields["stream_options"])
+	}
+	p.begin(rec)
+	defer p.end(rec) // also when the relay aborts the response
+
+	// The engine's request ends with the client's, or before it when the
+	// engine stalls (stall.go).
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	rec.cancelUpstream = cancel
+	if d := p.cfg.ClientWriteTimeout; d > 0 {
+		w = newDeadlineWriter(w, d, rec)
 	}
 	out := r.WithContext(context.WithValue(ctx, recordKey{}, rec))
 	// The whole body goes upstream with a Content-Length, as mlx_lm
 	// answers 411 without one (a chunked client request included).
 	out.ContentLength = int64(len(body))
 	out.TransferEncoding = nil
-	out.Body = http.NoBody
-	if len(body) > 0 {
-		out.Body = io.NopCloser(bytes.NewReader(body))
-	}
+	out.Body = io.NopCloser(bytes.NewReader(body))
 	p.relay.ServeHTTP(w, out)
+}
+
+// isJSONContent: the media type is application/json (parameters such as
+// charset allowed).
+func isJSONContent(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // refuse records a completion the proxy answered itself (status already
@@ -330,10 +449,14 @@ func recordOf(ctx context.Context) *Record {
 }
 
 // rewrite sends the request to the engine. Headers pass as the client
-// sent them, Authorization included (the proxy never logs or labels it);
-// hop-by-hop headers are dropped, as any HTTP proxy must.
+// sent them, Authorization included when the proxy has no API keys (it
+// never logs or labels it) and left out when it has; hop-by-hop headers
+// are dropped, as any HTTP proxy must.
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.upstream)
+	if len(p.callers.keys) > 0 {
+		pr.Out.Header.Del("Authorization") // the proxy's own credential
+	}
 	rec := recordOf(pr.In.Context())
 	if rec != nil {
 		rec.Sent = time.Now()
@@ -356,6 +479,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // completion bodies.
 func (p *Proxy) onResponse(res *http.Response) error {
 	p.setUp(true)
+	stripCORS(res.Header) // the proxy answers CORS itself (caller.go)
 	ctx := res.Request.Context()
 	rec := recordOf(ctx)
 	if rec == nil {

@@ -74,6 +74,10 @@ func (o Outcome) String() string { return outcomeNames[o] }
 type Record struct {
 	Route Route
 	Path  string
+	// Client is the caller's client label: its API key's name, or
+	// ClientLocal / ClientAnonymous without a key ("" when refused before
+	// the caller was known).
+	Client string
 
 	// From the request body. RequestParsed is false when the body was not a
 	// JSON object (it went upstream as is).

@@ -28,21 +28,15 @@ func routeOf(r *http.Request) Route {
 // request without `model` gets it.
 const defaultModelName = "default_model"
 
-// parseRequest fills rec from a completion request body. It reads only
-// the fields it needs and treats a wrong type as absent, as the engine
-// answers for those itself. Keys are matched exactly, as Python's dict
-// does (encoding/json's struct decoding would also accept "Model"). It
-// returns the body's members (nil when it is not a JSON object), so that
-// nothing on the request path decodes the body again.
-func (p *Proxy) parseRequest(rec *Record, body []byte) map[string]json.RawMessage {
+// parseRequest fills rec from a completion request's members (parse.go
+// read them). It reads only the fields it needs and treats a wrong type
+// as absent; the checks (allow.go) refuse what the engine must not see.
+// Keys are matched exactly, as Python's dict does (encoding/json's struct
+// decoding would also accept "Model").
+func (p *Proxy) parseRequest(rec *Record, fields map[string]json.RawMessage) {
 	rec.Model = p.cfg.modelLabel()
 	rec.Kind = KindChat
 	rec.Temperature, rec.HasTemperature = p.cfg.DefaultTemperature, true
-
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return nil
-	}
 	rec.RequestParsed = true
 
 	var model string
@@ -68,7 +62,6 @@ func (p *Proxy) parseRequest(rec *Record, body []byte) map[string]json.RawMessag
 	if rec.Streaming {
 		rec.includeUsage = asksUsage(fields["stream_options"])
 	}
-	return fields
 }
 
 // asksLogprobs: the request asks for logprobs, as mlx_lm reads it

@@ -31,7 +31,9 @@ func parsed(t *testing.T, cfg Config, body string) *Record {
 	t.Helper()
 	p := &Proxy{cfg: cfg}
 	rec := &Record{}
-	p.parseRequest(rec, []byte(body))
+	pb, err := parseBody([]byte(body))
+	require.NoError(t, err, body)
+	p.parseRequest(rec, pb.fields)
 	return rec
 }
 
@@ -76,12 +78,10 @@ func TestParseRequestThinking(t *testing.T) {
 
 func TestParseRequestBadInput(t *testing.T) {
 	for _, body := range []string{``, `not json`, `[1, 2]`, `"text"`, `null`, `{"model": `} {
-		rec := parsed(t, Config{Model: "m"}, body)
-		assert.False(t, rec.RequestParsed, "%q", body)
-		assert.Equal(t, "m", rec.Model)
-		assert.Equal(t, KindChat, rec.Kind)
+		_, err := parseBody([]byte(body))
+		assert.Error(t, err, "%q is refused before it is read", body)
 	}
-	// Wrong types are treated as absent; the engine answers them.
+	// Wrong types are treated as absent here; the checks refuse them.
 	rec := parsed(t, Config{Model: "m"}, `{"model": 7, "temperature": "hot", "tools": {"a": 1}, "stream": "yes"}`)
 	assert.True(t, rec.RequestParsed)
 	assert.Equal(t, "m", rec.Model)

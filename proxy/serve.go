@@ -22,8 +22,13 @@ func (p *Proxy) Serve(ln net.Listener) {
 		Handler:           p,
 		ReadHeaderTimeout: p.cfg.ReadHeaderTimeout,
 		IdleTimeout:       p.cfg.IdleTimeout,
+		MaxHeaderBytes:    p.cfg.MaxHeaderBytes,
 		ErrorLog:          debugStdLog(p.log),
 	}
+	ln = limitConnections(ln, p.cfg.MaxConnections, p.cfg.MaxConnectionsPerClient, func(reason string) {
+		p.metrics.connsRefused.WithLabelValues(reason).Inc()
+	})
+	p.logAccessPolicy(ln.Addr())
 	p.served = make(chan struct{})
 	go func(srv *http.Server, done chan struct{}) {
 		defer close(done)

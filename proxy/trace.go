@@ -106,6 +106,18 @@ func HideFromEnv(getenv func(string) string) HideConfig {
 	}
 }
 
+// outputsShown: answers' text may leave the machine, by capture_content
+// and the OPENINFERENCE_HIDE_* variables for outputs.
+func (c TraceConfig) outputsShown() bool {
+	return c.CaptureContent && !c.Hide.Outputs && !c.Hide.OutputMessages && !c.Hide.OutputText
+}
+
+// optedOut: the client sent X-Mlx-Trace: 0, asking that its request
+// leave no trace (no span, no text in the live stream).
+func optedOut(r *http.Request) bool {
+	return strings.TrimSpace(r.Header.Get(NoTraceHeader)) == "0"
+}
+
 // redacted stands for a hidden value, as OpenInference's instrumentations
 // write it.
 const redacted = "__REDACTED__"
@@ -247,7 +259,7 @@ func (t *tracer) on() bool { return t != nil && t.outbox.attached() }
 // parentOf reads the request's trace context: a valid traceparent is
 // continued. traced is false when the client sent X-Mlx-Trace: 0.
 func parentOf(r *http.Request) (parent context.Context, traced bool) {
-	if strings.TrimSpace(r.Header.Get(NoTraceHeader)) == "0" {
+	if optedOut(r) {
 		return nil, false
 	}
 	ctx := context.Background()

@@ -331,6 +331,7 @@ func TestSpanOfAClientAbortMidStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/v1/chat/completions", strings.NewReader(chatStreamBody))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := r.client.Do(req)
 	require.NoError(t, err)
 	br := bufio.NewReader(resp.Body)
@@ -486,8 +487,12 @@ func BenchmarkSpan(b *testing.B) {
 	body := []byte(toolBody)
 	p := &Proxy{cfg: DefaultConfig()}
 	rec := &Record{Route: RouteChat, Path: "/v1/chat/completions", Start: time.Now(), parent: context.Background()}
-	fields := p.parseRequest(rec, body)
-	rec.request = requestBody{raw: body, fields: fields}
+	pb, err := parseBody(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.parseRequest(rec, pb.fields)
+	rec.request = requestBody{raw: body, fields: pb.fields}
 	rec.Status, rec.Outcome, rec.End, rec.Headers = 200, OutcomeComplete, rec.Start.Add(time.Second), rec.Start
 	rec.Usage = &Usage{PromptTokens: 40, CompletionTokens: 20, TotalTokens: 60}
 	ch := rec.choice(0)
@@ -596,10 +601,10 @@ func TestSecretsInTheBodyStayOffTheSpan(t *testing.T) {
 func TestCaptureOffKeepsNoContent(t *testing.T) {
 	tr := newTracer(TraceConfig{CaptureContent: false, MaxContentBytes: 1 << 10, QueueSize: 1}, "127.0.0.1:1",
 		newOutbox[sdktrace.ReadOnlySpan]("spans", 1, countAll(prometheus.NewCounter(prometheus.CounterOpts{Name: "d"})), nil))
-	p := &Proxy{cfg: DefaultConfig()}
-	rec := &Record{}
 	body := []byte(toolBody)
-	rf := tr.keep(requestBody{raw: body, fields: p.parseRequest(rec, body)})
+	pb, err := parseBody(body)
+	require.NoError(t, err)
+	rf := tr.keep(requestBody{raw: body, fields: pb.fields})
 	assert.Nil(t, rf.raw)
 	assert.NotContains(t, rf.fields, "messages")
 	assert.NotContains(t, rf.fields, "tools")

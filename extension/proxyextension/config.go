@@ -3,6 +3,7 @@ package proxyextension
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 
@@ -26,6 +27,13 @@ type Config struct {
 	// served (Authorization: Bearer <token>). A secret here (redacted when
 	// the configuration is printed); proxy.Config gets it as a string.
 	MetricsBearerToken configopaque.String `mapstructure:"metrics_bearer_token"`
+	// APIKeys are the callers' keys, as comma-separated name=key pairs
+	// (config/mlx.yaml reads MLX_API_KEYS into it). A secret: redacted
+	// when the configuration is printed.
+	APIKeys configopaque.String `mapstructure:"api_keys"`
+	// APIKeysFile is a file of name=key lines (# comments), read at start;
+	// its keys add to api_keys. It must not be readable by others.
+	APIKeysFile string `mapstructure:"api_keys_file"`
 }
 
 // ProxySettings is proxy.Config as the extension embeds it: the same fields
@@ -55,16 +63,64 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("metrics_on_proxy_port: false needs metrics_endpoint, or the proxy's series are served nowhere"))
 	}
 	pc := proxy.Config(c.ProxySettings)
+	keys, err := c.apiKeys()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	pc.APIKeys = keys
 	errs = append(errs, pc.Validate())
 	return errors.Join(errs...)
+}
+
+// maxAPIKeysFile bounds the keys file read at start.
+const maxAPIKeysFile = 1 << 20
+
+// apiKeys reads api_keys and api_keys_file.
+func (c *Config) apiKeys() ([]proxy.APIKey, error) {
+	keys, err := proxy.ParseAPIKeys(string(c.APIKeys))
+	if err != nil {
+		return nil, fmt.Errorf("api_keys: %w", err)
+	}
+	if c.APIKeysFile == "" {
+		return keys, nil
+	}
+	f, err := os.Open(c.APIKeysFile)
+	if err != nil {
+		return nil, fmt.Errorf("api_keys_file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("api_keys_file: %w", err)
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxAPIKeysFile {
+		return nil, fmt.Errorf("api_keys_file: %s must be a regular file of at most %d bytes", c.APIKeysFile, maxAPIKeysFile)
+	}
+	if st.Mode().Perm()&0o007 != 0 {
+		return nil, fmt.Errorf("api_keys_file: %s is readable or writable by others (mode %s): chmod o-rwx it", c.APIKeysFile, st.Mode().Perm())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxAPIKeysFile))
+	if err != nil {
+		return nil, fmt.Errorf("api_keys_file: %w", err)
+	}
+	more, err := proxy.ParseAPIKeys(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("api_keys_file %s: %w", c.APIKeysFile, err)
+	}
+	return append(keys, more...), nil
 }
 
 // proxyConfig is the configuration of the proxy itself: the YAML's, with
 // the bearer token and OpenInference's redaction settings (from the
 // environment) filled in.
-func (c *Config) proxyConfig() proxy.Config {
+func (c *Config) proxyConfig() (proxy.Config, error) {
 	pc := proxy.Config(c.ProxySettings)
 	pc.MetricsBearerToken = string(c.MetricsBearerToken)
+	keys, err := c.apiKeys()
+	if err != nil {
+		return pc, err
+	}
+	pc.APIKeys = keys
 	pc.Traces.Hide = proxy.HideFromEnv(os.Getenv)
-	return pc
+	return pc, nil
 }

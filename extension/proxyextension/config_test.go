@@ -46,7 +46,14 @@ func TestFullConfig(t *testing.T) {
 		Endpoint:           "127.0.0.1:18080",
 		MetricsEndpoint:    "127.0.0.1:19108",
 		MetricsBearerToken: "s3cret",
+		APIKeys:            "alice=0123456789abcdef0123,bob=fedcba9876543210fedc",
 		ProxySettings: ProxySettings{
+			ToolLabels: []string{"get_weather"},
+			Requests: proxy.Requests{MaxTokens: 4096, MaxStopSequences: 4, MaxStopBytes: 64,
+				ChatTemplateKwargs: []string{"enable_thinking", "reasoning_effort"}},
+			Access: proxy.Access{AllowUnauthenticatedRemote: true, RequireKeyOnLoopback: true,
+				AllowedOrigins: []string{"http://localhost:3000"}, AllowedHosts: []string{"mlx.lan"},
+				MaxConnections: 100, MaxConnectionsPerClient: 10, MaxHeaderBytes: 16384, ModelsCacheTTL: time.Second},
 			MetricsOnProxyPort: false,
 			MetricsOpenMetrics: true,
 			Upstream:           "http://127.0.0.1:18081",
@@ -70,7 +77,9 @@ func TestFullConfig(t *testing.T) {
 			Live:                  proxy.LiveConfig{IncludeTokens: false, ModelID: "qwen3-4b", Topology: "tp2", StatusInterval: 5 * time.Second, QueueSize: 100},
 		},
 	}, cfg)
-	pc := cfg.proxyConfig()
+	pc, err := cfg.proxyConfig()
+	require.NoError(t, err)
+	assert.Equal(t, []proxy.APIKey{{Name: "alice", Key: "0123456789abcdef0123"}, {Name: "bob", Key: "fedcba9876543210fedc"}}, pc.APIKeys)
 	assert.Equal(t, cfg.Upstream, pc.Upstream)
 	assert.Equal(t, 5*time.Second, pc.ReadHeaderTimeout)
 	assert.Equal(t, time.Duration(0), pc.UpstreamResponseHeaderTimeout)
@@ -112,6 +121,14 @@ func TestInvalidConfigs(t *testing.T) {
 			"upstream_probe_interval: must be positive, got 0s",
 		},
 		"unknown_key":       {"has invalid keys: upstrem"},
+		"bad_access": {
+			`the name "local" is reserved`,
+			`the key named "short" is shorter than 16 characters`,
+			`the name "x y" must be 1-64 letters`,
+			`allowed_origins: "localhost:3000" is not an origin`,
+			"max_header_bytes: must be at least 4096, got 100",
+		},
+		"bad_requests": {"requests.max_tokens, max_stop_sequences and max_stop_bytes: must not be negative"},
 		"metrics_nowhere":   {"metrics_on_proxy_port: false needs metrics_endpoint"},
 		"metrics_same_port": {"metrics_endpoint: must differ from endpoint"},
 		"bad_confidence": {
@@ -167,12 +184,20 @@ func TestEveryKeyReachesTheProxy(t *testing.T) {
 	collectorSide := []string{"endpoint", "metrics_endpoint"}
 
 	keys, untagged := configKeys(reflect.TypeFor[proxy.Config]())
-	assert.ElementsMatch(t, []string{"MetricsBearerToken", "Traces.Hide"}, slices.Collect(maps.Keys(untagged)),
+	assert.ElementsMatch(t, []string{"MetricsBearerToken", "Traces.Hide", "APIKeys"}, slices.Collect(maps.Keys(untagged)),
 		"the proxy.Config fields no key fills: the extension sets them in proxyConfig")
-	// A secret on the extension (configopaque), a string on the proxy.
+	// Secrets on the extension (configopaque), plain on the proxy.
 	keys["metrics_bearer_token"] = untagged["MetricsBearerToken"]
+	keys["api_keys"] = untagged["APIKeys"]
+	values["api_keys_file"] = writeKeysFile(t, "carol=0123456789abcdef0123\n")
+	keys["api_keys_file"] = untagged["APIKeys"]
 
-	def := reflect.ValueOf(createDefaultConfig().(*Config).proxyConfig())
+	proxyConfig := func(c *Config) proxy.Config {
+		pc, err := c.proxyConfig()
+		require.NoError(t, err)
+		return pc
+	}
+	def := reflect.ValueOf(proxyConfig(createDefaultConfig().(*Config)))
 	for key, v := range values {
 		if slices.Contains(collectorSide, key) {
 			continue
@@ -182,10 +207,10 @@ func TestEveryKeyReachesTheProxy(t *testing.T) {
 		}
 		cfg := createDefaultConfig().(*Config)
 		require.NoError(t, confmap.NewFromStringMap(nested(key, v)).Unmarshal(cfg), key)
-		got := reflect.ValueOf(cfg.proxyConfig())
+		got := reflect.ValueOf(proxyConfig(cfg))
 		for other, index := range keys {
 			g, d := got.FieldByIndex(index).Interface(), def.FieldByIndex(index).Interface()
-			if other == key {
+			if other == key || slices.Equal(index, keys[key]) {
 				assert.NotEqualf(t, d, g, "%s does not reach proxy.Config", key)
 			} else {
 				assert.Equalf(t, d, g, "%s changed %s of proxy.Config", key, other)
@@ -250,4 +275,39 @@ func nested(key string, v any) map[string]any {
 		m = map[string]any{parts[i]: m}
 	}
 	return m
+}
+
+func writeKeysFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "keys")
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+// The keys file adds to api_keys, and one others can read is refused: the
+// collector does not start with keys anyone on the machine can read.
+func TestAPIKeysFile(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.APIKeys = "alice=0123456789abcdef0123"
+	cfg.APIKeysFile = writeKeysFile(t, "# callers\nbob=fedcba9876543210fedc\n\ncarol=abcdefabcdefabcdef01, dave=0000111122223333abcd\n")
+	require.NoError(t, cfg.Validate())
+	pc, err := cfg.proxyConfig()
+	require.NoError(t, err)
+	var names []string
+	for _, k := range pc.APIKeys {
+		names = append(names, k.Name)
+	}
+	assert.Equal(t, []string{"alice", "bob", "carol", "dave"}, names)
+
+	require.NoError(t, os.Chmod(cfg.APIKeysFile, 0o604))
+	err = cfg.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "readable or writable by others")
+
+	cfg.APIKeysFile = filepath.Join(t.TempDir(), "missing")
+	assert.Error(t, cfg.Validate())
+	cfg.APIKeysFile = writeKeysFile(t, "bob\n")
+	err = cfg.Validate()
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "0123456789abcdef0123", "an error never quotes a key")
 }

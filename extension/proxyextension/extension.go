@@ -26,7 +26,11 @@ type proxyExtension struct {
 // Start listens on the endpoint: an address in use fails the collector's
 // start with a clear message rather than a proxy that is silently absent.
 func (e *proxyExtension) Start(_ context.Context, _ component.Host) error {
-	p, err := proxy.New(e.cfg.proxyConfig(), e.logger)
+	pc, err := e.cfg.proxyConfig()
+	if err != nil {
+		return err
+	}
+	p, err := proxy.New(pc, e.logger)
 	if err != nil {
 		return err
 	}

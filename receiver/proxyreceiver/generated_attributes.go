@@ -10,6 +10,7 @@ const (
 	attrNetworkProtocolVersion = "network.protocol.version"
 	attrClientAddress          = "client.address"
 	attrUserAgentOriginal      = "user_agent.original"
+	attrMlxClient              = "mlx.client"
 	attrMlxDurationSeconds     = "mlx.duration_seconds"
 )
 

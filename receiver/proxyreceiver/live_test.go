@@ -51,6 +51,7 @@ func clientStream(t *testing.T, s *stack, body, session string) ssetest.Seen {
 	req, err := http.NewRequest(http.MethodPost, s.url+"/v1/chat/completions", strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set(proxy.SessionHeader, session)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := s.client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -40,6 +40,9 @@ func accessToLogs(recs []*proxy.AccessRecord) plog.Logs {
 		if a.UserAgent != "" {
 			at.PutStr(attrUserAgentOriginal, a.UserAgent)
 		}
+		if a.Client != "" {
+			at.PutStr(attrMlxClient, a.Client)
+		}
 		at.PutDouble(attrMlxDurationSeconds, a.End.Sub(a.Start).Seconds())
 	}
 	return ld

@@ -227,15 +227,15 @@ func TestFaultHostileRequests(t *testing.T) {
 	// Raw framing: malformed chunks, declared and real oversized bodies, a
 	// header too large, HTTP/1.0, pipelining, garbage.
 	rawPayloads := [][]byte{
-		[]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"mes\r\nzz\r\n"),
-		[]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 104857600\r\n\r\n{"),
-		append([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n200000\r\n"), bytes.Repeat([]byte("a"), 0x200000)...),
-		[]byte("GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("b", 2<<20) + "\r\n\r\n"),
+		[]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"mes\r\nzz\r\n"),
+		[]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 104857600\r\n\r\n{"),
+		append([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n200000\r\n"), bytes.Repeat([]byte("a"), 0x200000)...),
+		[]byte("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + strings.Repeat("b", 2<<20) + "\r\n\r\n"),
 		[]byte("POST /v1/chat/completions HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}"),
-		[]byte("GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"),
+		[]byte("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
 		[]byte("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http at all\r\n\r\n"),
-		[]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{}{}{}"),
-		[]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n"),
+		[]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{}{}{}"),
+		[]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n"),
 	}
 	for i := 0; i < 450; i++ {
 		p := rawPayloads[i%len(rawPayloads)]
@@ -244,7 +244,7 @@ func TestFaultHostileRequests(t *testing.T) {
 	// Slow bodies: a few bytes, then silence (408 after body_read).
 	for i := 0; i < 100; i++ {
 		jobs <- func() {
-			o.raw(addr, []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"messages\": ["), false)
+			o.raw(addr, []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"messages\": ["), false)
 		}
 	}
 	close(jobs)
@@ -265,7 +265,7 @@ func TestFaultHostileRequests(t *testing.T) {
 				return
 			}
 			defer c.Close()
-			_, _ = c.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Slow: "))
+			_, _ = c.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "))
 			deadline := time.Now().Add(12 * time.Second)
 			for time.Now().Before(deadline) {
 				time.Sleep(300 * time.Millisecond)
