@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"io"
-	"sync/atomic"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

@@ -120,7 +120,7 @@ func TestInvalidConfigs(t *testing.T) {
 			"timeouts.upstream_response_header: must not be negative",
 			"upstream_probe_interval: must be positive, got 0s",
 		},
-		"unknown_key":       {"has invalid keys: upstrem"},
+		"unknown_key": {"has invalid keys: upstrem"},
 		"bad_access": {
 			`the name "local" is reserved`,
 			`the key named "short" is shorter than 16 characters`,
@@ -128,7 +128,7 @@ func TestInvalidConfigs(t *testing.T) {
 			`allowed_origins: "localhost:3000" is not an origin`,
 			"max_header_bytes: must be at least 4096, got 100",
 		},
-		"bad_requests": {"requests.max_tokens, max_stop_sequences and max_stop_bytes: must not be negative"},
+		"bad_requests":      {"requests.max_tokens, max_stop_sequences and max_stop_bytes: must not be negative"},
 		"metrics_nowhere":   {"metrics_on_proxy_port: false needs metrics_endpoint"},
 		"metrics_same_port": {"metrics_endpoint: must differ from endpoint"},
 		"bad_confidence": {
