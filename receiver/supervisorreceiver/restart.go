@@ -60,7 +60,7 @@ func (r *runner) run(ctx context.Context) {
 		} else {
 			r.logger.Info("Engine started", zap.Int("pid", proc.pid()))
 			r.setProcess(proc, started)
-			r.record(runRecord{PGID: proc.pid(), Argv: r.cfg.Command, Token: token, Started: started})
+			r.record(runRecord{PGID: proc.pid(), LeaderStart: processStart(proc.pid()), Argv: r.cfg.Command, Token: token, Started: started})
 			select {
 			case <-proc.exited:
 				st = proc.status
@@ -170,7 +170,9 @@ func (r *runner) endLeftover(ctx context.Context) {
 	}
 	rec, ok, err := readRunRecord(path)
 	if err != nil {
-		r.logger.Warn("Cannot read the engine run record; not looking for a leftover engine", zap.Error(err))
+		// Refused (not ours, a symlink, a FIFO, too big, a directory others
+		// can write) or unreadable: nothing is signalled on its word.
+		r.logger.Warn("Not trusting the engine run record; not looking for a leftover engine", zap.Error(err))
 	}
 	if !ok {
 		return
