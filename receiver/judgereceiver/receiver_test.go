@@ -187,9 +187,9 @@ func TestJudgesOpikTracesAndEmitsEvents(t *testing.T) {
 	assert.Len(t, events(r.logs), 3)
 }
 
-// A judge that answers prose: parse_failed, counted once (the same reply
-// would come next pass: the trace is not asked again), and nothing is
-// written.
+// A judge that answers prose: parse_failed, asked in judge.ParseTries
+// passes (one bad reply does not exempt a trace), then not again, and
+// nothing is written.
 func TestUnparseableRepliesWriteNothing(t *testing.T) {
 	opik := opiktest.New()
 	require.NoError(t, opik.Listen(freeAddr(t)))
@@ -200,7 +200,7 @@ func TestUnparseableRepliesWriteNothing(t *testing.T) {
 	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_traces_total{result=skipped}"); return v >= 2 },
 		5*time.Second, 20*time.Millisecond, "later passes skip it")
 	v, _ := r.lastValue("mlx_judge_traces_total{result=parse_failed}")
-	assert.Equal(t, 1.0, v, "asked once")
+	assert.Equal(t, float64(judge.ParseTries), v, "asked ParseTries times")
 	assert.Empty(t, opik.Scores(tr.OpikID()))
 	assert.Empty(t, events(r.logs))
 }
