@@ -13,7 +13,8 @@ import (
 )
 
 // leftoverMembers lists the live processes of the recorded group that are
-// provably this supervisor's. Where a process's environment can be read,
+// provably this supervisor's, and the processes outside it that carry the
+// run token (carriesToken). Where a process's environment can be read,
 // only the recorded run token proves it (a command line is anyone's to
 // copy); where it cannot, the recorded argv does, and only for a process
 // started no earlier than the engine was. A group id the system has given
@@ -39,14 +40,28 @@ func leftoverMembers(ctx context.Context, rec runRecord) []int32 {
 		if int(pid) == os.Getpid() {
 			continue
 		}
-		if pgid, err := syscall.Getpgid(int(pid)); err != nil || pgid != rec.PGID {
-			continue
-		}
-		if provenOurs(ctx, &process.Process{Pid: pid}, rec) {
+		pgid, err := syscall.Getpgid(int(pid))
+		switch {
+		case err != nil || pgid == syscall.Getpgrp():
+		case pgid == rec.PGID && provenOurs(ctx, &process.Process{Pid: pid}, rec),
+			pgid != rec.PGID && carriesToken(ctx, &process.Process{Pid: pid}, rec):
 			ours = append(ours, pid)
 		}
 	}
 	return ours
+}
+
+// carriesToken: a process outside the recorded group is ours only by the
+// run token in its environment, never by its command line. That is a rank
+// mlx.launch started over ssh on this host (rank 0 when the hostfile names
+// it by a host name, not 127.0.0.1): a child of sshd, in a session of its
+// own, which has the token from mlx.launch's --env (withRunToken).
+func carriesToken(ctx context.Context, p *process.Process, rec runRecord) bool {
+	if rec.Token == "" {
+		return false
+	}
+	env, err := p.EnvironWithContext(ctx)
+	return err == nil && slices.Contains(env, runTokenEnv+"="+rec.Token)
 }
 
 // provenOurs is the member check of one process of the recorded group.
