@@ -32,12 +32,7 @@ func TestMlxLaunchGetsTheRunTokenForItsRanks(t *testing.T) {
 	require.NoError(t, os.WriteFile(launch, []byte("#!/bin/sh\nsleep 600\n"), 0o700))
 	cfg := fastConfig(t, "http://127.0.0.1:1", launch, "--hostfile", "hosts.json", "--backend", "ring")
 	startSupervisor(t, cfg)
-	var rec runRecord
-	require.Eventually(t, func() bool {
-		r, ok, _ := readRunRecord(cfg.runFile())
-		rec = r
-		return ok
-	}, 5*time.Second, 10*time.Millisecond)
+	rec := waitForRecord(t, cfg.runFile())
 	want := []string{launch, "--env", runTokenEnv + "=" + rec.Token, "--hostfile", "hosts.json", "--backend", "ring"}
 	assert.Equal(t, want, rec.Argv)
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(rec.PGID) + "/cmdline")

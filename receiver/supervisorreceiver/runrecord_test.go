@@ -52,10 +52,11 @@ func TestRunRecordDirectoryIsCreatedPrivate(t *testing.T) {
 // is refused, with the reason, and nothing in it is believed.
 func TestRunRecordIsTrustedOnlyWhenOurs(t *testing.T) {
 	good := []byte(`{"pgid":4242,"argv":["sleep"],"token":"t"}` + "\n")
-	cases := map[string]struct {
+	type plantCase struct {
 		plant func(t *testing.T, path string)
 		why   string
-	}{
+	}
+	cases := map[string]plantCase{
 		"a symlink to a record": {func(t *testing.T, path string) {
 			other := filepath.Join(t.TempDir(), "elsewhere.json")
 			require.NoError(t, os.WriteFile(other, good, 0o600))
@@ -82,17 +83,11 @@ func TestRunRecordIsTrustedOnlyWhenOurs(t *testing.T) {
 		}, "mode 0770"},
 	}
 	if os.Geteuid() == 0 {
-		cases["owned by another user"] = struct {
-			plant func(t *testing.T, path string)
-			why   string
-		}{func(t *testing.T, path string) {
+		cases["owned by another user"] = plantCase{func(t *testing.T, path string) {
 			require.NoError(t, os.WriteFile(path, good, 0o600))
 			require.NoError(t, os.Chown(path, 65534, 65534))
 		}, "owned by uid 65534"}
-		cases["in another user's directory"] = struct {
-			plant func(t *testing.T, path string)
-			why   string
-		}{func(t *testing.T, path string) {
+		cases["in another user's directory"] = plantCase{func(t *testing.T, path string) {
 			require.NoError(t, os.WriteFile(path, good, 0o600))
 			require.NoError(t, os.Chown(filepath.Dir(path), 65534, 65534))
 		}, "owned by uid 65534"}
