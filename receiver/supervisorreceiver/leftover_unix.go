@@ -26,11 +26,11 @@ func leftoverMembers(ctx context.Context, rec runRecord) []int32 {
 	if rec.PGID <= 1 || rec.PGID == os.Getpid() || rec.PGID == syscall.Getpgrp() {
 		return nil
 	}
-	if rec.LeaderStart != 0 {
-		if start := processStart(rec.PGID); start != 0 && start != rec.LeaderStart {
-			return nil // the pgid was recycled
-		}
-	}
+	// A leader started at another time: the pgid is someone else's now
+	// (the system reuses no pid still in use as a group id, so nothing of
+	// ours is left in that group).
+	start := processStart(rec.PGID)
+	recycled := rec.LeaderStart != 0 && start != 0 && start != rec.LeaderStart
 	pids, err := process.PidsWithContext(ctx)
 	if err != nil {
 		return nil
@@ -40,11 +40,15 @@ func leftoverMembers(ctx context.Context, rec runRecord) []int32 {
 		if int(pid) == os.Getpid() {
 			continue
 		}
+		p := &process.Process{Pid: pid}
 		pgid, err := syscall.Getpgid(int(pid))
 		switch {
 		case err != nil || pgid == syscall.Getpgrp():
-		case pgid == rec.PGID && provenOurs(ctx, &process.Process{Pid: pid}, rec),
-			pgid != rec.PGID && carriesToken(ctx, &process.Process{Pid: pid}, rec):
+		case pgid == rec.PGID:
+			if !recycled && provenOurs(ctx, p, rec) {
+				ours = append(ours, pid)
+			}
+		case carriesToken(ctx, p, rec):
 			ours = append(ours, pid)
 		}
 	}
