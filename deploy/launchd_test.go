@@ -460,6 +460,11 @@ func TestLaunchAgentPlist(t *testing.T) {
 		t.Errorf("no data directory %s, where launchd opens the logs: %v", dataDir, err)
 	}
 
+	// The plist holds the env file's variables (OPIK_API_KEY,
+	// MLX_METRICS_TOKEN): the agent's user's alone.
+	if st, err := os.Stat(destdir + plistPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the plist's mode: %v %v, want 0600", st.Mode(), err)
+	}
 	f, err := os.Open(destdir + plistPath)
 	if err != nil {
 		t.Fatal(err)

@@ -67,28 +67,53 @@ wait_port() { # host port name logfile
 	return 1
 }
 
+# started NAME: whether NAME's pid file names a process that is still the
+# one start_one started, and then its pid in PID. The file holds the pid
+# and the program (argv[0]) it ran; the process's own argv[0]
+# (/proc/PID/cmdline, else ps) must be that program. After a reboot the
+# pid may be another program's, which stop must not kill.
+started() {
+	local f=$OBS_DIR/$1.pid pid="" prog="" cmd=""
+	PID=
+	[[ -f $f ]] || return 1
+	{ IFS= read -r pid && IFS= read -r prog; } <"$f" || true
+	[[ $pid =~ ^[0-9]+$ && -n $prog ]] || return 1
+	kill -0 "$pid" 2>/dev/null || return 1
+	if [[ -r /proc/$pid/cmdline ]]; then
+		IFS= read -r -d '' cmd <"/proc/$pid/cmdline" || true
+		[[ $cmd == "$prog" ]] || return 1
+	else
+		cmd=$(ps -o command= -p "$pid" 2>/dev/null) || return 1
+		[[ $cmd == "$prog" || $cmd == "$prog "* ]] || return 1
+	fi
+	PID=$pid
+}
+
 start_one() { # name logfile command...
 	local name=$1 log=$2
 	shift 2
-	if [[ -f $OBS_DIR/$name.pid ]] && kill -0 "$(cat "$OBS_DIR/$name.pid")" 2>/dev/null; then
-		die "$name already runs (pid $(cat "$OBS_DIR/$name.pid")); run: $0 stop"
+	if started "$name"; then
+		die "$name already runs (pid $PID); run: $0 stop"
 	fi
 	"$@" >"$log" 2>&1 &
-	echo $! >"$OBS_DIR/$name.pid"
+	printf '%s\n%s\n' "$!" "$1" >"$OBS_DIR/$name.pid"
 }
 
 stop_all() {
 	local name pid i
 	for name in vmalert alertmanager victoria-metrics jaeger victoria-logs; do
 		[[ -f $OBS_DIR/$name.pid ]] || continue
-		pid=$(cat "$OBS_DIR/$name.pid")
-		if kill -0 "$pid" 2>/dev/null; then
+		if started "$name"; then
+			pid=$PID
 			kill "$pid" 2>/dev/null || true
 			for ((i = 0; i < 50; i++)); do
 				kill -0 "$pid" 2>/dev/null || break
 				sleep 0.2
 			done
 			kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+		else
+			pid=$(head -n 1 "$OBS_DIR/$name.pid")
+			! kill -0 "$pid" 2>/dev/null || echo "obs-stack: pid $pid of $OBS_DIR/$name.pid is no longer $name; left alone" >&2
 		fi
 		rm -f "$OBS_DIR/$name.pid"
 	done
@@ -167,8 +192,8 @@ stop)
 status)
 	rc=0
 	for name in victoria-metrics vmalert alertmanager jaeger victoria-logs; do
-		if [[ -f $OBS_DIR/$name.pid ]] && kill -0 "$(cat "$OBS_DIR/$name.pid")" 2>/dev/null; then
-			echo "$name running (pid $(cat "$OBS_DIR/$name.pid"))"
+		if started "$name"; then
+			echo "$name running (pid $PID)"
 		else
 			echo "$name stopped"
 			rc=1

@@ -179,11 +179,15 @@ render() {
 	printf '%s\n' "$text"
 }
 
-# put_rendered TEMPLATE DEST: the rendered template at DEST, mode 0644,
-# replaced by a rename (a reader never sees half a file).
+# put_rendered TEMPLATE DEST [MODE]: the rendered template at DEST, mode
+# MODE (0644), replaced by a rename (a reader never sees half a file). The
+# new file is created 0600 and exclusively (a link planted at DEST.new is
+# not written through), then given MODE: a plist that holds the env file's
+# secrets is never readable by others, not even for a moment.
 put_rendered() {
-	render "$1" >"$2.new"
-	chmod 0644 "$2.new"
+	rm -f "$2.new"
+	(umask 077 && set -C && render "$1" >"$2.new")
+	chmod "${3:-0644}" "$2.new"
 	mv -f "$2.new" "$2"
 }
 
@@ -305,7 +309,9 @@ install_darwin() {
 	done
 
 	mkdir -p "$DESTDIR${PLIST_PATH%/*}" "$DESTDIR$DATA_DIR"
-	put_rendered "$ROOT/deploy/launchd/$LABEL.plist.tmpl" "$DESTDIR$PLIST_PATH"
+	# 0600: the plist carries the env file's variables, OPIK_API_KEY and
+	# MLX_METRICS_TOKEN among them (launchd reads it as root).
+	put_rendered "$ROOT/deploy/launchd/$LABEL.plist.tmpl" "$DESTDIR$PLIST_PATH" 0600
 	say "installed $DESTDIR$BIN_PATH, $DESTDIR$PLIST_PATH, configs and env file in $DESTDIR$CONF_DIR"
 
 	if [[ -n $DESTDIR ]]; then

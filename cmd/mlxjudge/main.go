@@ -77,7 +77,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.opikBase, "opik-base", env("OPIK_BASE", ""), "Opik's base URL, as the original took it (http://opik-host:5173; /api is added unless there); empty: read Jaeger, write no scores")
 	fs.StringVar(&o.project, "project", env("OPIK_PROJECT", "mlx"), "the Opik project")
-	fs.StringVar(&o.apiKey, "opik-api-key", env("OPIK_API_KEY", ""), "Opik Cloud's API key")
+	// The secrets' defaults are read from the environment after Parse, not
+	// given as flag defaults, which --help and a usage error print.
+	fs.StringVar(&o.apiKey, "opik-api-key", "", "Opik Cloud's API key (default: $OPIK_API_KEY)")
 	fs.StringVar(&o.workspace, "opik-workspace", env("OPIK_WORKSPACE", ""), "Opik Cloud's workspace")
 	fs.StringVar(&o.jaegerURL, "jaeger-url", env("JAEGER_URL", "http://127.0.0.1:16686"), "Jaeger's query address, read when there is no Opik")
 	fs.StringVar(&o.service, "service", "mlx-metrics-proxy", "the proxy's service.name in Jaeger")
@@ -85,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.judgeURL, "judge-url", env("JUDGE_URL", "http://127.0.0.1:8080/v1"), "the OpenAI-compatible endpoint that judges (the MLX proxy)")
 	fs.StringVar(&o.model, "model", env("JUDGE_MODEL", "default_model"), "the judge model (default_model: the one the engine serves)")
 	fs.StringVar(&o.metricsURL, "metrics-url", "", "the proxy's /metrics, for its in-flight count (default: the judge URL's host + /metrics)")
-	fs.StringVar(&o.metricsToken, "metrics-token", os.Getenv("MLX_METRICS_TOKEN"), "bearer token for the proxy's /metrics (default: $MLX_METRICS_TOKEN)")
+	fs.StringVar(&o.metricsToken, "metrics-token", "", "bearer token for the proxy's /metrics (default: $MLX_METRICS_TOKEN)")
 	fs.Int64Var(&o.maxInFlight, "max-in-flight", 1, "stop a pass while the proxy serves this many requests or more (1: any user's; 0: never)")
 	fs.Var(secondsOrDuration{&o.interval}, "interval", "time between passes, in seconds or as a duration")
 	fs.IntVar(&o.limit, "limit", 20, "traces to scan per pass")
@@ -95,6 +97,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.provision, "provision-dashboard", false, "create or replace the Opik dashboard \""+dashboardName+"\" and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["opik-api-key"] {
+		o.apiKey = os.Getenv("OPIK_API_KEY")
+	}
+	if !given["metrics-token"] {
+		o.metricsToken = os.Getenv("MLX_METRICS_TOKEN")
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))

@@ -174,3 +174,29 @@ func TestProvisionDashboardIsIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// --help (and a usage error) never prints the secrets the environment
+// holds; they are still the defaults, and a flag overrides them.
+func TestHelpPrintsNoSecret(t *testing.T) {
+	t.Setenv("OPIK_API_KEY", "opik-secret-1234")
+	t.Setenv("MLX_METRICS_TOKEN", "metrics-secret-5678")
+	for _, args := range [][]string{{"--help"}, {"--no-such-flag"}} {
+		var out strings.Builder
+		_, err := parseFlags(args, &out)
+		if err == nil {
+			t.Fatalf("%v: no error", args)
+		}
+		for _, secret := range []string{"opik-secret-1234", "metrics-secret-5678"} {
+			if strings.Contains(out.String(), secret) {
+				t.Errorf("%v prints %s:\n%s", args, secret, out.String())
+			}
+		}
+	}
+	o, err := parseFlags(nil, io.Discard)
+	if err != nil || o.apiKey != "opik-secret-1234" || o.metricsToken != "metrics-secret-5678" {
+		t.Errorf("the environment's secrets are not the defaults: %+v %v", o, err)
+	}
+	if o, _ := parseFlags([]string{"--opik-api-key", "k", "--metrics-token="}, io.Discard); o.apiKey != "k" || o.metricsToken != "" {
+		t.Errorf("a flag does not override the environment: %q %q", o.apiKey, o.metricsToken)
+	}
+}

@@ -58,6 +58,9 @@ type Judgement struct {
 	Scores    map[string]float64 // when scored
 	Reply     string             // the judge's reply (scored or parse_failed)
 	Err       error              // parse_failed, judge_error
+	// SuspectedInjection: the judged text names a score or holds a chat
+	// special token (SuspectedInjection); it was judged all the same.
+	SuspectedInjection bool
 }
 
 // Pass is the report of one pass.
@@ -102,7 +105,15 @@ type Loop struct {
 	// remembered), the oldest first, at most Settings.Remember.
 	judged      map[string]bool
 	judgedOrder []string
+	// parseFailures counts the replies that did not parse, by trace, until
+	// the trace is remembered (at most Settings.Remember entries).
+	parseFailures map[string]int
 }
+
+// ParseTries is how many passes ask the judge about a trace whose replies
+// do not parse before it is left alone (and counted parse_failed each
+// time).
+const ParseTries = 3
 
 // Run makes one pass: read the newest traces, judge those without every
 // score (at most Limit, one at a time), write the scores in batches.
@@ -142,9 +153,17 @@ func (l *Loop) Run(ctx context.Context) Pass {
 		}
 		p.Judgements = append(p.Judgements, j)
 		switch {
-		case j.Result == ResultParseFailed, j.Result == ResultJudgeError && refusedTrace(j.Err):
-			// The judge's answer to this trace (temperature 0) or its
-			// refusal of it would be the same next pass: not asked again.
+		case j.Result == ResultParseFailed:
+			// Asked again next pass, up to ParseTries in all: one bad
+			// reply (cut short, or steered by the judged text) must not
+			// exempt a trace from judgement for good.
+			if l.failedParse(c) >= ParseTries {
+				l.remember(c)
+			}
+			continue
+		case j.Result == ResultJudgeError && refusedTrace(j.Err):
+			// The judge's refusal of this trace's request would be the
+			// same next pass: not asked again.
 			l.remember(c)
 			continue
 		case j.Result == ResultJudgeError:
@@ -221,6 +240,7 @@ func (l *Loop) judge(ctx context.Context, c Candidate) Judgement {
 		j.Result, j.Err = ResultJudgeError, err
 		return j
 	}
+	j.SuspectedInjection = SuspectedInjection(c.Question, c.Answer, l.Settings.Scores)
 	reply, err := l.Judge.Ask(ctx, prompt)
 	if err != nil {
 		j.Result, j.Err = ResultJudgeError, err
@@ -262,8 +282,8 @@ func (l *Loop) busy() bool {
 const ownRequestSettles = 50 * time.Millisecond
 
 // remembered reports whether a trace was judged already: scored, from a
-// source that keeps no scores (Jaeger), or failed for good (a reply that
-// does not parse, a refusal), from any source.
+// source that keeps no scores (Jaeger), or failed for good (replies that
+// did not parse ParseTries times, a refusal), from any source.
 func (l *Loop) remembered(c Candidate) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -276,6 +296,23 @@ func (l *Loop) rememberScored(c Candidate) {
 	if c.Scored == nil {
 		l.remember(c)
 	}
+}
+
+// failedParse counts a reply about c that did not parse and returns how
+// many there were.
+func (l *Loop) failedParse(c Candidate) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.parseFailures == nil || len(l.parseFailures) >= max(l.Settings.Remember, 1) {
+		l.parseFailures = map[string]int{} // bounded: a trace that old is past any lookback
+	}
+	key := c.key()
+	l.parseFailures[key]++
+	n := l.parseFailures[key]
+	if n >= ParseTries {
+		delete(l.parseFailures, key)
+	}
+	return n
 }
 
 // remember adds a trace to the bounded memory of judged traces.

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,14 +45,20 @@ func (j *fakeJudge) Ask(_ context.Context, prompt string) (string, error) {
 	j.mu.Unlock()
 	defer func() { j.mu.Lock(); j.active--; j.mu.Unlock() }()
 	switch {
-	case strings.Contains(prompt, "Question: noise"):
+	case asksAbout(prompt, "noise"):
 		return "I think it is fine.", nil
-	case strings.Contains(prompt, "Question: fail"):
+	case asksAbout(prompt, "fail"):
 		return "", errors.New("connection refused")
-	case strings.Contains(prompt, "Question: refuse me"):
+	case asksAbout(prompt, "refuse me"):
 		return "", &openai.Error{StatusCode: 400}
 	}
 	return `{"correctness": 0.9, "helpfulness": 0.7, "hallucination_free": 1}`, nil
+}
+
+// asksAbout says whether prompt's question is q (its data block's line).
+func asksAbout(prompt, q string) bool {
+	j, _ := json.Marshal(q)
+	return strings.Contains(prompt, "Question:\n[BEGIN question ") && strings.Contains(prompt, "]\n"+string(j)+"\n[END question ")
 }
 
 type fakeWriter struct {
@@ -208,9 +215,10 @@ func (j *blockingJudge) Ask(ctx context.Context, _ string) (string, error) {
 	return "", ctx.Err()
 }
 
-// A reply that does not parse, or a refusal of the request (4xx), would be
-// the same next pass: such a trace is asked once, from any source. A judge
-// that does not answer ends the pass, and its traces are asked next pass.
+// A refusal of the request (4xx) would be the same next pass: such a trace
+// is asked once, from any source. A reply that does not parse is asked
+// again, in ParseTries passes in all, then left alone. A judge that does
+// not answer ends the pass, and its traces are asked next pass.
 func TestFailedTracesAreAskedOnce(t *testing.T) {
 	jaegerNoise := Candidate{TraceID: [16]byte{9}, SpanID: [8]byte{1}, HasIDs: true, Question: "noise", Answer: "a"}
 	refused := opikCand("t-refused", "refuse me")
@@ -218,24 +226,30 @@ func TestFailedTracesAreAskedOnce(t *testing.T) {
 	src := fakeSource{cands: []Candidate{opikCand("t-noise", "noise"), jaegerNoise, refused, down}}
 	j := &fakeJudge{}
 	l := &Loop{Settings: settings(), Source: src, Judge: j, Scores: &fakeWriter{}}
-	first := l.Run(context.Background())
-	second := l.Run(context.Background())
+	var passes []Pass
+	for range ParseTries + 1 {
+		passes = append(passes, l.Run(context.Background()))
+	}
+	first, second, last := passes[0], passes[1], passes[ParseTries]
 	if first.Count(ResultParseFailed) != 2 || first.Count(ResultJudgeError) != 2 || !first.JudgeDown {
 		t.Errorf("first pass: %+v", first.Judgements)
 	}
-	if second.Count(ResultSkipped) != 3 || second.Count(ResultJudgeError) != 1 {
+	if second.Count(ResultParseFailed) != 2 || second.Count(ResultSkipped) != 1 || second.Count(ResultJudgeError) != 1 {
 		t.Errorf("second pass: %+v", second.Judgements)
+	}
+	if last.Count(ResultSkipped) != 3 || last.Count(ResultJudgeError) != 1 {
+		t.Errorf("pass %d: %+v", ParseTries+1, last.Judgements)
 	}
 	asked := map[string]int{}
 	for _, p := range j.asked {
 		for _, q := range []string{"noise", "refuse me", "fail"} {
-			if strings.Contains(p, "Question: "+q+"\n") {
+			if asksAbout(p, q) {
 				asked[q]++
 			}
 		}
 	}
-	if asked["noise"] != 2 || asked["refuse me"] != 1 || asked["fail"] != 2 {
-		t.Errorf("asked %v; want noise twice (two traces) once each, the refusal once, the down judge every pass", asked)
+	if asked["noise"] != 2*ParseTries || asked["refuse me"] != 1 || asked["fail"] != ParseTries+1 {
+		t.Errorf("asked %v; want noise %d times (two traces) each, the refusal once, the down judge every pass", asked, ParseTries)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strconv"
 	"syscall"
+
+	"github.com/mlx-otelcol/mlx-otelcol/receiver/supervisorreceiver"
 )
 
 // portChecks are what checkPorts needs of the system, replaced in tests.
@@ -15,11 +17,15 @@ type portChecks struct {
 	listen func(address string) error
 	// holders finds what holds a port.
 	holders func(port int) ([]Holder, error)
-	// engineRecorded says whether a run record names a live engine.
+	// engineRecorded says whether a run record names a live engine a
+	// killed collector left, which the supervisor ends before it starts its
+	// own: the supervisor's own check (its token/argv member check, so a
+	// recycled pgid or another user's group is no leftover of ours and the
+	// port is reported taken, with its holder).
 	engineRecorded func(runFile string) bool
 }
 
-var systemPorts = portChecks{listen: tryListen, holders: findHolders, engineRecorded: liveEngineRecorded}
+var systemPorts = portChecks{listen: tryListen, holders: findHolders, engineRecorded: supervisorreceiver.LeftoverEngine}
 
 // tryListen listens on address as the components do (net.Listen) and
 // closes the listener.

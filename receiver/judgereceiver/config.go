@@ -44,6 +44,11 @@ type Config struct {
 	// Scores are the score names the judge's reply must hold; each must
 	// appear, quoted, in the prompt. Default: the original's three.
 	Scores []string `mapstructure:"scores"`
+	// Models are the model names the model label of mlx_judge_score keeps
+	// (the proxy's served models); any other is "other". The name comes
+	// from trace content, which any writer to the trace store can make up.
+	// Empty: any name of at most 200 bytes, the first 8 seen.
+	Models []string `mapstructure:"models"`
 }
 
 // JudgeConfig is the model that judges.

@@ -40,7 +40,9 @@ func TestLoadFullConfig(t *testing.T) {
 	assert.Equal(t, "serving", cfg.Opik.Project)
 	p, err := judge.Render(cfg.Prompt, "Q", "A")
 	require.NoError(t, err)
-	assert.Contains(t, p, `Question: Q Answer: A`)
+	assert.Contains(t, p, "Question: [BEGIN question ")
+	assert.Contains(t, p, "\n\"Q\"\n[END question ")
+	assert.Contains(t, p, " Answer: [BEGIN answer ")
 	assert.Contains(t, p, `Example: {"clarity": 0.5}`)
 }
 

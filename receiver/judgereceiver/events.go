@@ -47,7 +47,7 @@ func evaluationEvents(p *judge.Pass, scoreNames []string, judgeModel string, now
 			at.PutStr(attrGenAiEvaluationExplanation, judge.Reason)
 			at.PutStr(attrMlxJudgeModel, judgeModel)
 			if c.Model != "" {
-				at.PutStr(attrGenAiRequestModel, c.Model)
+				at.PutStr(attrGenAiRequestModel, boundModel(c.Model))
 			}
 			if c.OpikID != "" {
 				at.PutStr(attrOpikTraceId, c.OpikID)

@@ -4,14 +4,16 @@ package judgereceiver
 
 // The metrics of metadata.yaml: name and help text.
 const (
-	metricMlxJudgeTracesTotal     = "mlx_judge_traces_total"
-	metricMlxJudgeTracesTotalHelp = "Traces the judge loop looked at, by outcome: scored, skipped (already judged, or no question and answer), parse_failed (the reply held no scores), judge_error (the judge did not answer)."
-	metricMlxJudgePassesTotal     = "mlx_judge_passes_total"
-	metricMlxJudgePassesTotalHelp = "Passes of the judge loop, by outcome: ok, read_failed (the trace source did not answer), write_failed (Opik refused the scores), backed_off (the proxy was busy), panicked (a bug, logged at error level)."
-	metricMlxJudgePassSeconds     = "mlx_judge_pass_seconds"
-	metricMlxJudgePassSecondsHelp = "Duration of the judge loop's passes that read their traces."
-	metricMlxJudgeScore           = "mlx_judge_score"
-	metricMlxJudgeScoreHelp       = "Scores the judge gave (0-1, higher is better), by score name and the judged answer's model."
+	metricMlxJudgeTracesTotal                  = "mlx_judge_traces_total"
+	metricMlxJudgeTracesTotalHelp              = "Traces the judge loop looked at, by outcome: scored, skipped (already judged, or no question and answer), parse_failed (the reply held no scores), judge_error (the judge did not answer)."
+	metricMlxJudgePassesTotal                  = "mlx_judge_passes_total"
+	metricMlxJudgePassesTotalHelp              = "Passes of the judge loop, by outcome: ok, read_failed (the trace source did not answer), write_failed (Opik refused the scores), backed_off (the proxy was busy), panicked (a bug, logged at error level)."
+	metricMlxJudgeInjectionsSuspectedTotal     = "mlx_judge_injections_suspected_total"
+	metricMlxJudgeInjectionsSuspectedTotalHelp = "Judged traces whose question or answer looks like a try at steering the judge: it names a score the judge is asked for, or holds a chat special token (<|...|>, [INST], <start_of_turn>). They are judged all the same, their text as data."
+	metricMlxJudgePassSeconds                  = "mlx_judge_pass_seconds"
+	metricMlxJudgePassSecondsHelp              = "Duration of the judge loop's passes that read their traces."
+	metricMlxJudgeScore                        = "mlx_judge_score"
+	metricMlxJudgeScoreHelp                    = "Scores the judge gave (0-1, higher is better), by score name and the judged answer's model."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.

@@ -25,6 +25,7 @@ type snapshot struct {
 	traces, passes map[string]float64
 	scores         map[scoreKey]*hist
 	passSeconds    *hist
+	injections     float64
 }
 
 // buildMetrics turns a snapshot into the series documented in
@@ -37,6 +38,7 @@ func buildMetrics(s snapshot, start, now time.Time) pmetric.Metrics {
 	for _, r := range passResults {
 		b.Counter(metricMlxJudgePassesTotal, metricMlxJudgePassesTotalHelp, s.passes[r], "result", r)
 	}
+	b.Counter(metricMlxJudgeInjectionsSuspectedTotal, metricMlxJudgeInjectionsSuspectedTotalHelp, s.injections)
 	b.Histogram(metricMlxJudgePassSeconds, metricMlxJudgePassSecondsHelp, passBounds, s.passSeconds.counts, s.passSeconds.sum)
 	keys := make([]scoreKey, 0, len(s.scores))
 	for k := range s.scores {

@@ -52,7 +52,7 @@ func loopFor(cfg *Config, set receiver.Settings) *judgeLoop {
 	defer loopsMu.Unlock()
 	l, ok := loops[cfg]
 	if !ok {
-		l = &judgeLoop{cfg: cfg, set: set, stats: newStats(), start: time.Now()}
+		l = &judgeLoop{cfg: cfg, set: set, stats: newStats(cfg.Models), start: time.Now()}
 		loops[cfg] = l
 	}
 	return l

@@ -187,9 +187,9 @@ func TestJudgesOpikTracesAndEmitsEvents(t *testing.T) {
 	assert.Len(t, events(r.logs), 3)
 }
 
-// A judge that answers prose: parse_failed, counted once (the same reply
-// would come next pass: the trace is not asked again), and nothing is
-// written.
+// A judge that answers prose: parse_failed, asked in judge.ParseTries
+// passes (one bad reply does not exempt a trace), then not again, and
+// nothing is written.
 func TestUnparseableRepliesWriteNothing(t *testing.T) {
 	opik := opiktest.New()
 	require.NoError(t, opik.Listen(freeAddr(t)))
@@ -200,7 +200,7 @@ func TestUnparseableRepliesWriteNothing(t *testing.T) {
 	require.Eventually(t, func() bool { v, _ := r.lastValue("mlx_judge_traces_total{result=skipped}"); return v >= 2 },
 		5*time.Second, 20*time.Millisecond, "later passes skip it")
 	v, _ := r.lastValue("mlx_judge_traces_total{result=parse_failed}")
-	assert.Equal(t, 1.0, v, "asked once")
+	assert.Equal(t, float64(judge.ParseTries), v, "asked ParseTries times")
 	assert.Empty(t, opik.Scores(tr.OpikID()))
 	assert.Empty(t, events(r.logs))
 }
@@ -290,7 +290,7 @@ func TestStartWithoutTheProxyExtension(t *testing.T) {
 
 // The series emitted are those documentation.md and metadata.yaml list.
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
-	s := newStats()
+	s := newStats(nil)
 	now := time.Now()
 	s.record(&judge.Pass{Start: now, End: now.Add(time.Second), Judgements: []judge.Judgement{
 		{Candidate: judge.Candidate{Model: "m"}, Result: judge.ResultScored, Scores: map[string]float64{"correctness": 0.9}},
@@ -329,7 +329,7 @@ func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 
 // A client's made-up model names cannot grow the model label.
 func TestModelLabelIsBounded(t *testing.T) {
-	s := newStats()
+	s := newStats(nil)
 	for i := range 50 {
 		s.record(&judge.Pass{Judgements: []judge.Judgement{{Candidate: judge.Candidate{Model: fmt.Sprint("junk-", i)},
 			Result: judge.ResultScored, Scores: map[string]float64{"correctness": 1}}}})
@@ -341,4 +341,45 @@ func TestModelLabelIsBounded(t *testing.T) {
 	assert.Len(t, models, maxModels+1)
 	assert.True(t, models["other"])
 	assert.False(t, strings.Contains(fmt.Sprint(models), "junk-49"))
+}
+
+// A model name of megabytes, or one the proxy does not serve when models
+// is set, takes no label slot; the events carry it cut to 200 bytes.
+func TestModelLabelIsBoundedInLengthAndToServedModels(t *testing.T) {
+	huge := strings.Repeat("m", 1<<20)
+	scored := func(model string) judge.Judgement {
+		return judge.Judgement{Candidate: judge.Candidate{Model: model}, Result: judge.ResultScored, Scores: map[string]float64{"correctness": 1}}
+	}
+	labels := func(s *stats) map[string]bool {
+		out := map[string]bool{}
+		for k := range s.snapshot().scores {
+			out[k.model] = true
+		}
+		return out
+	}
+
+	s := newStats(nil)
+	s.record(&judge.Pass{Judgements: []judge.Judgement{scored(huge), scored("served")}})
+	assert.Equal(t, map[string]bool{"other": true, "served": true}, labels(s))
+
+	s = newStats([]string{"served"})
+	s.record(&judge.Pass{Judgements: []judge.Judgement{scored("made-up"), scored("served"), scored("")}})
+	assert.Equal(t, map[string]bool{"other": true, "served": true, "unknown": true}, labels(s))
+
+	ld := evaluationEvents(&judge.Pass{Judgements: []judge.Judgement{scored(huge)}}, []string{"correctness"}, "default_model", time.Now())
+	v, ok := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().Get(attrGenAiRequestModel)
+	require.True(t, ok)
+	assert.Len(t, v.Str(), maxModelLen)
+}
+
+// Suspected injections are counted on :9105, from 0.
+func TestSuspectedInjectionsAreCounted(t *testing.T) {
+	s := newStats(nil)
+	assert.Equal(t, 0.0, s.snapshot().injections)
+	s.record(&judge.Pass{Judgements: []judge.Judgement{
+		{Result: judge.ResultScored, SuspectedInjection: true},
+		{Result: judge.ResultParseFailed, SuspectedInjection: true},
+		{Result: judge.ResultScored},
+	}})
+	assert.Equal(t, 2.0, s.snapshot().injections)
 }

@@ -3,6 +3,7 @@ package judgereceiver
 import (
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
 )
@@ -24,6 +25,14 @@ var (
 // maxModels bounds the model label: the first models seen keep their
 // name, later ones are "other" (the proxy's rule for its model label).
 const maxModels = 8
+
+// maxModelLen bounds a model name, in the label and on the events (the
+// proxy's bound): it comes from trace content, which the loopback OTLP
+// receiver or any writer to the Opik project can fill with megabytes.
+const maxModelLen = 200
+
+// otherModel is the label of the models not kept by name.
+const otherModel = "other"
 
 // hist is a histogram's state.
 type hist struct {
@@ -51,10 +60,15 @@ type stats struct {
 	scores      map[scoreKey]*hist
 	passSeconds *hist
 	models      []string
+	// served, when set, are the only names kept (Config.Models).
+	served []string
+	// injections counts the judged traces that looked like a try at
+	// steering the judge (judge.SuspectedInjection).
+	injections float64
 }
 
-func newStats() *stats {
-	s := &stats{traces: map[string]float64{}, passes: map[string]float64{}, scores: map[scoreKey]*hist{}, passSeconds: newHist(passBounds)}
+func newStats(served []string) *stats {
+	s := &stats{traces: map[string]float64{}, passes: map[string]float64{}, scores: map[scoreKey]*hist{}, passSeconds: newHist(passBounds), served: served}
 	for _, r := range traceResults {
 		s.traces[r] = 0
 	}
@@ -75,6 +89,9 @@ func (s *stats) record(p *judge.Pass) {
 	s.passSeconds.observe(passBounds, p.End.Sub(p.Start).Seconds())
 	for _, j := range p.Judgements {
 		s.traces[j.Result]++
+		if j.SuspectedInjection {
+			s.injections++
+		}
 		model := s.modelLabel(j.Candidate.Model)
 		for name, v := range j.Scores {
 			k := scoreKey{name, model}
@@ -108,23 +125,40 @@ func passOutcome(p *judge.Pass) string {
 }
 
 func (s *stats) modelLabel(m string) string {
-	if m == "" {
-		m = "unknown"
+	named := m != ""
+	if !named {
+		m = "unknown" // the request named none: the served default
 	}
 	if slices.Contains(s.models, m) {
 		return m
+	}
+	if len(m) > maxModelLen || !utf8.ValidString(m) || named && len(s.served) > 0 && !slices.Contains(s.served, m) {
+		return otherModel
 	}
 	if len(s.models) < maxModels {
 		s.models = append(s.models, m)
 		return m
 	}
-	return "other"
+	return otherModel
+}
+
+// boundModel is a model name cut to maxModelLen bytes (at a rune's start),
+// for the events.
+func boundModel(m string) string {
+	if len(m) <= maxModelLen {
+		return m
+	}
+	i := maxModelLen
+	for i > 0 && !utf8.RuneStart(m[i]) {
+		i--
+	}
+	return m[:i]
 }
 
 func (s *stats) snapshot() snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := snapshot{traces: map[string]float64{}, passes: map[string]float64{}, scores: map[scoreKey]*hist{}, passSeconds: s.passSeconds.clone()}
+	out := snapshot{traces: map[string]float64{}, passes: map[string]float64{}, scores: map[scoreKey]*hist{}, passSeconds: s.passSeconds.clone(), injections: s.injections}
 	for k, v := range s.traces {
 		out.traces[k] = v
 	}

@@ -34,6 +34,17 @@ func startGroup(t *testing.T, argv []string, env ...string) int {
 	return pgid
 }
 
+// waitForRecord waits until the run file holds a record, and returns it.
+func waitForRecord(t *testing.T, path string) runRecord {
+	var rec runRecord
+	require.Eventually(t, func() bool {
+		r, ok, err := readRunRecord(path)
+		rec = r
+		return ok && err == nil
+	}, 5*time.Second, 10*time.Millisecond)
+	return rec
+}
+
 // liveInGroup lists the group's processes that are not zombies.
 func liveInGroup(pgid int) []int {
 	var live []int
@@ -97,12 +108,7 @@ func TestRunRecordIsWrittenWhileTheEngineRuns(t *testing.T) {
 	cfg := fastConfig(t, "http://127.0.0.1:1", "sleep", "600")
 	s := newSupervisor(cfg, zaptest.NewLogger(t))
 	require.NoError(t, s.start(context.Background(), nil))
-	var rec runRecord
-	require.Eventually(t, func() bool {
-		r, ok, err := readRunRecord(cfg.runFile())
-		rec = r
-		return ok && err == nil
-	}, 5*time.Second, 10*time.Millisecond)
+	rec := waitForRecord(t, cfg.runFile())
 	assert.Equal(t, []string{"sleep", "600"}, rec.Argv)
 	assert.Equal(t, self(), rec.Owner, "the record names this collector as its owner")
 	assert.Len(t, liveInGroup(rec.PGID), 1)
@@ -146,12 +152,7 @@ func TestARecordOfARunningCollectorIsLeftAlone(t *testing.T) {
 func TestTwoSupervisorsOnOneRunFile(t *testing.T) {
 	first := fastConfig(t, "http://127.0.0.1:1", "sleep", "601")
 	startSupervisor(t, first)
-	var rec runRecord
-	require.Eventually(t, func() bool {
-		r, ok, _ := readRunRecord(first.runFile())
-		rec = r
-		return ok
-	}, 5*time.Second, 10*time.Millisecond)
+	rec := waitForRecord(t, first.runFile())
 
 	second := fastConfig(t, "http://127.0.0.1:1", "sleep", "602")
 	second.RunFile = first.runFile()

@@ -13,30 +13,77 @@ import (
 )
 
 // leftoverMembers lists the live processes of the recorded group that are
-// provably this supervisor's: the command line is the recorded argv, or the
-// environment carries the recorded run token. A group id the system has
-// given to someone else since has neither, and is left alone.
+// provably this supervisor's, and the processes outside it that carry the
+// run token (carriesToken). Where a process's environment can be read,
+// only the recorded run token proves it (a command line is anyone's to
+// copy); where it cannot, the recorded argv does, and only for a process
+// started no earlier than the engine was. A group id the system has given
+// to someone else since has neither, and is left alone: so is a group
+// whose leader (pid == pgid) is a process started at another time than the
+// recorded engine, and this collector's own process and group, whatever
+// the record says.
 func leftoverMembers(ctx context.Context, rec runRecord) []int32 {
+	if rec.PGID <= 1 || rec.PGID == os.Getpid() || rec.PGID == syscall.Getpgrp() {
+		return nil
+	}
+	// A leader started at another time: the pgid is someone else's now
+	// (the system reuses no pid still in use as a group id, so nothing of
+	// ours is left in that group).
+	start := processStart(rec.PGID)
+	recycled := rec.LeaderStart != 0 && start != 0 && start != rec.LeaderStart
 	pids, err := process.PidsWithContext(ctx)
 	if err != nil {
 		return nil
 	}
-	want := runTokenEnv + "=" + rec.Token
 	var ours []int32
 	for _, pid := range pids {
-		if pgid, err := syscall.Getpgid(int(pid)); err != nil || pgid != rec.PGID {
+		if int(pid) == os.Getpid() {
 			continue
 		}
 		p := &process.Process{Pid: pid}
-		if argv, err := p.CmdlineSliceWithContext(ctx); err == nil && slices.Equal(argv, rec.Argv) {
-			ours = append(ours, pid)
-			continue
-		}
-		if env, err := p.EnvironWithContext(ctx); err == nil && rec.Token != "" && slices.Contains(env, want) {
+		pgid, err := syscall.Getpgid(int(pid))
+		switch {
+		case err != nil || pgid == syscall.Getpgrp():
+		case pgid == rec.PGID:
+			if !recycled && provenOurs(ctx, p, rec) {
+				ours = append(ours, pid)
+			}
+		case carriesToken(ctx, p, rec):
 			ours = append(ours, pid)
 		}
 	}
 	return ours
+}
+
+// carriesToken: a process outside the recorded group is ours only by the
+// run token in its environment, never by its command line. That is a rank
+// mlx.launch started over ssh on this host (rank 0 when the hostfile names
+// it by a host name, not 127.0.0.1): a child of sshd, in a session of its
+// own, which has the token from mlx.launch's --env (withRunToken).
+func carriesToken(ctx context.Context, p *process.Process, rec runRecord) bool {
+	if rec.Token == "" {
+		return false
+	}
+	env, err := p.EnvironWithContext(ctx)
+	return err == nil && slices.Contains(env, runTokenEnv+"="+rec.Token)
+}
+
+// provenOurs is the member check of one process of the recorded group.
+func provenOurs(ctx context.Context, p *process.Process, rec runRecord) bool {
+	if env, err := p.EnvironWithContext(ctx); err == nil {
+		return rec.Token != "" && slices.Contains(env, runTokenEnv+"="+rec.Token)
+	}
+	// The environment is not readable (another user's process, or a system
+	// that hides it): the recorded command line, in a process no older than
+	// the record's engine.
+	argv, err := p.CmdlineSliceWithContext(ctx)
+	if err != nil || !slices.Equal(argv, rec.Argv) || rec.Started.IsZero() {
+		return false
+	}
+	start, err := p.CreateTimeWithContext(ctx)
+	// Start times are read in milliseconds, and the record's Started was
+	// taken just before the spawn: allow a clock tick of slack.
+	return err == nil && start >= rec.Started.UnixMilli()-1000
 }
 
 // processStart is a process's start time in Unix milliseconds, 0 when it
@@ -82,4 +129,18 @@ func endLeftover(ctx context.Context, rec runRecord, grace time.Duration) int {
 	// Listed again just now: a pid that ended is not signalled twice.
 	signal(syscall.SIGKILL)
 	return found
+}
+
+// LeftoverEngine says whether the run record at runFile names an engine a
+// killed collector left running: a record this user wrote (see
+// readRunRecord), whose owner is gone, with a live process the member check
+// proves ours. The preflight asks it before it calls the engine's port
+// taken, since the supervisor ends that engine first; a pgid that is alive
+// but not provably ours (recycled, another user's) is not one.
+func LeftoverEngine(runFile string) bool {
+	rec, ok, err := readRunRecord(runFile)
+	if err != nil || !ok || ownerRuns(rec) {
+		return false
+	}
+	return len(leftoverMembers(context.Background(), rec)) > 0
 }

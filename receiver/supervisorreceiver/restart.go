@@ -51,7 +51,8 @@ func (r *runner) run(ctx context.Context) {
 		sink := &logSink{out: r.out, st: r.st, logger: r.logger}
 		token := newRunToken()
 		env := append(engineEnv(environ(), r.cfg.EnvPassthrough, r.cfg.Env), runTokenEnv+"="+token)
-		proc, err := startEngine(r.cfg.Command, env, r.cfg.WorkingDir, io.MultiWriter(sink, r.tail))
+		argv := withRunToken(r.cfg.Command, token)
+		proc, err := startEngine(argv, env, r.cfg.WorkingDir, io.MultiWriter(sink, r.tail))
 		var reason string
 		var st exitStatus
 		if err != nil {
@@ -60,7 +61,7 @@ func (r *runner) run(ctx context.Context) {
 		} else {
 			r.logger.Info("Engine started", zap.Int("pid", proc.pid()))
 			r.setProcess(proc, started)
-			r.record(runRecord{PGID: proc.pid(), Argv: r.cfg.Command, Token: token, Started: started})
+			r.record(runRecord{PGID: proc.pid(), LeaderStart: processStart(proc.pid()), Argv: argv, Token: token, Started: started})
 			select {
 			case <-proc.exited:
 				st = proc.status
@@ -170,7 +171,9 @@ func (r *runner) endLeftover(ctx context.Context) {
 	}
 	rec, ok, err := readRunRecord(path)
 	if err != nil {
-		r.logger.Warn("Cannot read the engine run record; not looking for a leftover engine", zap.Error(err))
+		// Refused (not ours, a symlink, a FIFO, too big, a directory others
+		// can write) or unreadable: nothing is signalled on its word.
+		r.logger.Warn("Not trusting the engine run record; not looking for a leftover engine", zap.Error(err))
 	}
 	if !ok {
 		return
