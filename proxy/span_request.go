@@ -81,27 +81,48 @@ func (t *tracer) keep(req requestBody) requestFacts {
 }
 
 // params are the members llm.invocation_parameters shows: every member but
-// the content and the secrets.
+// the content, with credential-like members redacted at any depth; with
+// capture_content off only the sampling parameters (harmlessParams), as
+// members such as user, metadata, chat_template_kwargs, prediction,
+// response_format or stop can carry the very text the setting keeps off
+// the wire.
 func (rf *requestFacts) params() map[string]json.RawMessage {
 	if rf.fields == nil {
 		return nil
 	}
 	params := make(map[string]json.RawMessage, len(rf.fields))
 	for k, v := range rf.fields {
-		if !contentMembers[k] && !secretMember(k) {
-			params[k] = v
+		switch {
+		case contentMembers[k] || secretMember(k):
+		case rf.raw == nil && !harmlessParams[k]:
+			// capture_content off (keep left raw out).
+		default:
+			params[k] = redactDeep(v)
 		}
 	}
 	return params
 }
 
+// harmlessParams are the request members that hold no text of the user's:
+// what llm.invocation_parameters keeps with capture_content off.
+var harmlessParams = map[string]bool{
+	"model": true, "stream": true, "n": true, "seed": true, "logprobs": true, "top_logprobs": true,
+	"max_tokens": true, "max_completion_tokens": true, "temperature": true, "top_p": true, "top_k": true, "min_p": true,
+	"presence_penalty": true, "frequency_penalty": true, "repetition_penalty": true,
+	"presence_context_size": true, "frequency_context_size": true, "repetition_context_size": true,
+	"xtc_probability": true, "xtc_threshold": true, "num_draft_tokens": true,
+}
+
 // input is input.value: the body as the client sent it, re-encoded with
-// its secrets redacted when it has any.
+// its credential-like members redacted, at any depth, when it has any.
 func (rf *requestFacts) input() []byte {
 	for k := range rf.fields {
 		if secretMember(k) {
 			return redactedBody(rf.fields)
 		}
+	}
+	if mayHoldSecret(rf.raw) {
+		return redactedBody(rf.fields)
 	}
 	return rf.raw
 }
@@ -117,13 +138,16 @@ func (t *tracer) release(rf *requestFacts) {
 	}
 }
 
-// redactedBody is the request re-encoded with the values of its secret
-// members redacted (duplicate keys collapse to the last, as in Python).
+// redactedBody is the request re-encoded with the values of its
+// credential-like members redacted at any depth (duplicate keys collapse
+// to the last, as in Python).
 func redactedBody(fields map[string]json.RawMessage) []byte {
 	out := make(map[string]json.RawMessage, len(fields))
 	for k, v := range fields {
 		if secretMember(k) {
 			v = json.RawMessage(`"` + redacted + `"`)
+		} else {
+			v = redactDeep(v)
 		}
 		out[k] = v
 	}
@@ -132,4 +156,85 @@ func redactedBody(fields map[string]json.RawMessage) []byte {
 		return nil
 	}
 	return b
+}
+
+// redactDeep returns v with the values of credential-like members of its
+// objects, at any depth, redacted (nested metadata.api_key,
+// extra_headers.Authorization, a tool call's arguments as an object). A
+// value that holds none comes back as it is.
+func redactDeep(v json.RawMessage) json.RawMessage {
+	if !mayHoldSecret(v) {
+		return v
+	}
+	var tree any
+	if json.Unmarshal(v, &tree) != nil {
+		return v
+	}
+	b, err := json.Marshal(redactTree(tree))
+	if err != nil {
+		return v
+	}
+	return b
+}
+
+func redactTree(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if secretMember(k) {
+				t[k] = redacted
+			} else {
+				t[k] = redactTree(e)
+			}
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = redactTree(e)
+		}
+	}
+	return v
+}
+
+// secretKeys are the names secretMember takes, quoted as JSON keys, lower
+// case: a body that spells none of them, in any case, holds no secret
+// member (a key written with escapes, "tok\u0065n", is not an accident to
+// guard against).
+var secretKeys = func() [][]byte {
+	var ks [][]byte
+	for _, k := range []string{"api_key", "apikey", "api-key", "x-api-key", "authorization", "access_token", "token",
+		"password", "secret", "client_secret"} {
+		ks = append(ks, []byte(`"`+k+`"`))
+	}
+	return ks
+}()
+
+// mayHoldSecret: b spells, in any case, a credential-like key.
+func mayHoldSecret(b []byte) bool {
+	for _, k := range secretKeys {
+		if containsFold(b, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold is bytes.Contains ignoring ASCII case; word is lower case.
+func containsFold(b, word []byte) bool {
+	for i := 0; i+len(word) <= len(b); i++ {
+		j := 0
+		for j < len(word) && lower(b[i+j]) == word[j] {
+			j++
+		}
+		if j == len(word) {
+			return true
+		}
+	}
+	return false
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

@@ -1,0 +1,61 @@
+package proxy
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Credential-like members are redacted at any depth, in input.value and in
+// llm.invocation_parameters; with capture_content off the parameters keep
+// only the sampling ones.
+func TestSecretsAreRedactedAtAnyDepth(t *testing.T) {
+	body := []byte(`{"messages": [{"role": "user", "content": "hi"}], "temperature": 0.2,
+		"metadata": {"session_id": "s1", "API_KEY": "sk-nested-1"},
+		"extra_headers": {"Authorization": "Bearer sk-nested-2"},
+		"tools": [{"type": "function", "function": {"name": "f", "parameters": {"password": "sk-nested-3"}}}],
+		"user": "alice@example.com", "x": NaN}`)
+	pb, err := parseBody(body)
+	require.NoError(t, err)
+	rf := requestFacts{raw: body, fields: pb.fields}
+	in := string(rf.input())
+	params, err := json.Marshal(rf.params())
+	require.NoError(t, err)
+	for _, secret := range []string{"sk-nested-1", "sk-nested-2", "sk-nested-3"} {
+		assert.NotContains(t, in, secret)
+		assert.NotContains(t, string(params), secret)
+	}
+	assert.Contains(t, in, redacted)
+	assert.Contains(t, in, `"s1"`, "what is not a secret stays")
+	assert.Contains(t, string(params), "alice@example.com", "with content, the parameters keep user")
+
+	plain := []byte(`{"messages": [], "max_tokens": 8}`)
+	pb, err = parseBody(plain)
+	require.NoError(t, err)
+	assert.Equal(t, plain, (&requestFacts{raw: plain, fields: pb.fields}).input(), "a body without secrets is kept byte for byte")
+
+	// capture_content off: no raw body kept, and only sampling parameters.
+	off := requestFacts{fields: pb.fields}
+	pb, err = parseBody(body)
+	require.NoError(t, err)
+	off.fields = pb.fields
+	got := off.params()
+	assert.Contains(t, got, "temperature")
+	for _, k := range []string{"user", "metadata", "extra_headers", "x"} {
+		assert.NotContains(t, got, k)
+	}
+}
+
+func TestMayHoldSecret(t *testing.T) {
+	for b, want := range map[string]bool{
+		`{"max_tokens": 1}`:           false,
+		`{"Api_Key": "x"}`:            true,
+		`{"a": {"client_secret": 1}}`: true,
+		`{"tokens": [1]}`:             false,
+		`{"TOKEN": 1}`:                true,
+	} {
+		assert.Equal(t, want, mayHoldSecret([]byte(b)), b)
+	}
+}
