@@ -124,8 +124,3 @@ func Time(s string) (time.Time, error) {
 	copy(ms[2:8], u[0:6])
 	return time.UnixMilli(int64(binary.BigEndian.Uint64(ms[:]))), nil
 }
-
-// TraceID is a temporary shim (the old derivation) to run the old exporter.
-func TraceID(traceID [16]byte, start time.Time) string {
-	return derive("mlx-otelcol/opik-trace-id", traceID, [8]byte{}, start)
-}

@@ -193,6 +193,9 @@ type Server struct {
 	otelIDs  map[string]string  // project, OTel id -> Opik id (Opik's Redis)
 	requests []Request
 
+	failing   map[string][]int // "METHOD path" -> statuses to answer next (FailNext)
+	loseTrace bool             // LoseTraces
+
 	dashboards map[string]*Dashboard // id -> dashboard (dashboards.go)
 	projects   map[string]string     // name -> id
 }
@@ -253,7 +256,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/api")
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+	var fail int
+	if q := s.failing[r.Method+" "+path]; len(q) > 0 {
+		fail, s.failing[r.Method+" "+path] = q[0], q[1:]
+	}
 	s.mu.Unlock()
+	if fail != 0 {
+		writeMessage(w, fail, http.StatusText(fail))
+		return
+	}
 	if s.serveDashboards(w, r, path) {
 		return
 	}
@@ -325,6 +336,28 @@ func (s *Server) withScores(t *Trace) Trace {
 		}
 	}
 	return out
+}
+
+// FailNext makes the next n requests of method to path (without /api)
+// answer status, as an overloaded or failing Opik does; for tests.
+func (s *Server) FailNext(method, path string, status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing == nil {
+		s.failing = map[string][]int{}
+	}
+	for range n {
+		s.failing[method+" "+path] = append(s.failing[method+" "+path], status)
+	}
+}
+
+// LoseTraces makes trace batches answer 204 and keep nothing: an Opik
+// whose writes go nowhere visible, as the override did (rule 2); for the
+// read-back's tests.
+func (s *Server) LoseTraces(lose bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loseTrace = lose
 }
 
 // Traces returns the traces of a project, with their scores.

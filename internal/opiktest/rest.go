@@ -135,6 +135,9 @@ func (s *Server) createTraces(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	for _, t := range batch.Traces {
+		if s.loseTrace {
+			break
+		}
 		if t.ID == "" {
 			t.ID = opikid.New(time.Now())
 		}

@@ -240,7 +240,7 @@ func TestMlxjudgeOnceAndDryRun(t *testing.T) {
 	tr := opiktest.ProxyTrace{Start: time.Now(), Model: "mlx-community/Qwen3-4B-4bit", Question: "What is a cache?", Answer: "It keeps values."}
 	_, _ = hex.Decode(tr.TraceID[:], []byte(newTraceID(t)))
 	tr.SpanID = [8]byte{1, 2, 3}
-	opik.Store("offline", tr.Traces())
+	opik.Put(tr.Trace("offline"))
 	run := func(args ...string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
