@@ -39,7 +39,8 @@ func (p ProxyTrace) Trace(project string) Trace {
 
 // OTLP is the request as another client's OpenInference instrumentation
 // sends it to Opik's OTLP endpoint: a root span with input.value,
-// output.value and the flattened llm.* messages. Opik makes a trace of it
+// output.value (the OpenAI completion), the flattened llm.* messages and
+// an OpenInference metadata JSON with its ids. Opik makes a trace of it
 // with an id of its own (Store, rule 4), which OTLPOpikID computes.
 func (p ProxyTrace) OTLP() ptrace.Traces {
 	td := ptrace.NewTraces()
@@ -63,6 +64,7 @@ func (p ProxyTrace) OTLP() ptrace.Traces {
 	at.PutStr("output.value", `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":`+quote(p.Answer)+`}}]}`)
 	at.PutStr("llm.output_messages.0.message.role", "assistant")
 	at.PutStr("llm.output_messages.0.message.content", p.Answer)
+	at.PutStr("metadata", `{"otel_trace_id":"`+p.TraceID.String()+`","otel_span_id":"`+p.SpanID.String()+`"}`)
 	return td
 }
 
