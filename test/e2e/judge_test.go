@@ -145,6 +145,18 @@ func TestJudgeScoresRealTracesInOpik(t *testing.T) {
 
 	traces := byTraceID()
 	assert.Len(t, traces, len(answers), "Opik has the users' traces only: the judge's requests are not traced")
+	// Each request is one readable trace carrying the proxy's scores and
+	// the judge's, and no score names a trace Opik does not show.
+	assert.Zero(t, opik.OrphanScores(), "scores on ids Opik shows no trace of")
+	for id, qa := range answers {
+		names := map[string]bool{}
+		for _, sc := range traces[id].FeedbackScores {
+			names[sc.Name] = true
+		}
+		assert.True(t, names["hallucination_quality"] && names["hallucination_flagged"], "%s: the proxy's scores: %v", id, names)
+		assert.Contains(t, fmt.Sprint(traces[id].Input), qa[0], "%s: the question in the input", id)
+		assert.Contains(t, fmt.Sprint(traces[id].Output), qa[1], "%s: the answer in the output", id)
+	}
 	for id, qa := range answers {
 		want := wantScores(t, qa[0], qa[1])
 		for _, sc := range traces[id].FeedbackScores {
