@@ -32,6 +32,7 @@ const (
 	attrErrorType                           = "error.type"
 	attrOpeninferenceSpanKind               = "openinference.span.kind"
 	attrLlmProvider                         = "llm.provider"
+	attrLlmSystem                           = "llm.system"
 	attrLlmModelName                        = "llm.model_name"
 	attrLlmInvocationParameters             = "llm.invocation_parameters"
 	attrLlmFinishReason                     = "llm.finish_reason"
@@ -44,7 +45,6 @@ const (
 	attrInputMimeType                       = "input.mime_type"
 	attrOutputValue                         = "output.value"
 	attrOutputMimeType                      = "output.mime_type"
-	attrLlmPrompts                          = "llm.prompts"
 	attrLlmOutputMessages0MessageRole       = "llm.output_messages.0.message.role"
 	attrLlmOutputMessages0MessageContent    = "llm.output_messages.0.message.content"
 	attrGenAiOperationName                  = "gen_ai.operation.name"
@@ -54,6 +54,15 @@ const (
 	attrGenAiRequestTopP                    = "gen_ai.request.top_p"
 	attrGenAiRequestMaxTokens               = "gen_ai.request.max_tokens"
 	attrGenAiRequestStream                  = "gen_ai.request.stream"
+	attrGenAiRequestSeed                    = "gen_ai.request.seed"
+	attrGenAiRequestChoiceCount             = "gen_ai.request.choice.count"
+	attrGenAiRequestStopSequences           = "gen_ai.request.stop_sequences"
+	attrGenAiRequestFrequencyPenalty        = "gen_ai.request.frequency_penalty"
+	attrGenAiRequestPresencePenalty         = "gen_ai.request.presence_penalty"
+	attrGenAiRequestTopK                    = "gen_ai.request.top_k"
+	attrGenAiOutputType                     = "gen_ai.output.type"
+	attrSessionId                           = "session.id"
+	attrUserId                              = "user.id"
 	attrGenAiResponseId                     = "gen_ai.response.id"
 	attrGenAiResponseModel                  = "gen_ai.response.model"
 	attrGenAiResponseFinishReasons          = "gen_ai.response.finish_reasons"
@@ -76,6 +85,7 @@ const (
 // The span events of ../receiver/proxyreceiver/metadata.yaml.
 const (
 	eventFirstTokenStreamEvent = "First Token Stream Event"
+	eventException             = "exception"
 )
 
 // The keys with indexes (<i>, <j>, <k>) of ../receiver/proxyreceiver/metadata.yaml.
@@ -128,6 +138,11 @@ func attrLlmInputMessagesMessageToolCallsToolCallFunctionName(i, k int) string {
 // attrLlmInputMessagesMessageToolCallsToolCallFunctionArguments is the key llm.input_messages.<i>.message.tool_calls.<k>.tool_call.function.arguments.
 func attrLlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k int) string {
 	return "llm.input_messages." + strconv.Itoa(i) + ".message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.arguments"
+}
+
+// attrLlmPromptsPromptText is the key llm.prompts.<i>.prompt.text.
+func attrLlmPromptsPromptText(i int) string {
+	return "llm.prompts." + strconv.Itoa(i) + ".prompt.text"
 }
 
 // attrLlmToolsToolJsonSchema is the key llm.tools.<i>.tool.json_schema.

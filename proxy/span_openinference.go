@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -20,17 +21,18 @@ import (
 func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
 	f := &ps.f
 	cfg := ps.t.cfg
-	// mlx_lm answers "default_model" to a request that names none: the
-	// model it serves is the configured one.
-	model := f.respModel
-	if model == "" || model == defaultModelName {
-		model = f.model
-	}
 	b.add(
 		attribute.String(attrOpeninferenceSpanKind, "LLM"),
+		attribute.String(attrLlmSystem, System),
 		attribute.String(attrLlmProvider, Provider),
-		attribute.String(attrLlmModelName, ident(model)),
+		attribute.String(attrLlmModelName, ident(f.answerModel())),
 	)
+	if user, ok := f.request.str("user"); ok && user != "" {
+		b.add(attribute.String(attrUserId, ident(user)))
+	}
+	if session := f.request.sessionID(); session != "" {
+		b.add(attribute.String(attrSessionId, ident(session)))
+	}
 	if f.out != nil && f.out.finish != "" {
 		b.add(attribute.String(attrLlmFinishReason, ident(f.out.finish)))
 	}
@@ -66,17 +68,16 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		b.add(attribute.String(attrInputValue, value), attribute.String(attrInputMimeType, mimeOf(raw)))
 	}
 	if !hide.Inputs && !hide.InputMessages {
-		inputMessages(b, f.request.fields["messages"], hide.InputText)
-		if f.route == RouteText {
-			if prompts := promptsOf(f.request.fields["prompt"]); len(prompts) > 0 {
-				for i := range prompts {
-					prompts[i] = textOrRedacted(b, prompts[i], hide.InputText)
-				}
-				b.add(attribute.StringSlice(attrLlmPrompts, prompts))
-			}
+		inputMessages(b, f.request.fields["messages"], hide)
+	}
+	// OpenInference governs prompts by HIDE_PROMPTS (and HIDE_INPUTS), not
+	// by the message settings.
+	if !hide.Inputs && !hide.Prompts && f.route == RouteText {
+		for i, p := range promptsOf(f.request.fields["prompt"]) {
+			b.add(attribute.String(attrLlmPromptsPromptText(i), textOrRedacted(b, p, hide.InputText)))
 		}
 	}
-	if !hide.Inputs {
+	if !hide.Inputs && !hide.LLMTools {
 		toolDefinitions(b, f.request.fields["tools"])
 	}
 	// Outputs.
@@ -201,7 +202,8 @@ type contentPartJSON struct {
 	} `json:"image_url"`
 }
 
-func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
+func inputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
+	hideText := hide.InputText
 	var msgs []inMessageJSON
 	if json.Unmarshal(raw, &msgs) != nil {
 		return
@@ -217,12 +219,12 @@ func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
 			b.add(attribute.String(attrLlmInputMessagesMessageContent(i), textOrRedacted(b, text, hideText)))
 		case json.Unmarshal(m.Content, &parts) == nil:
 			for j, part := range parts {
-				b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(part.Type)))
+				b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(partType(part.Type))))
 				switch {
 				case part.Type == "text":
 					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
 				case part.ImageURL != nil:
-					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), b.content(part.ImageURL.URL)))
+					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), imageURL(b, part.ImageURL.URL, hide)))
 				}
 			}
 		}
@@ -239,6 +241,34 @@ func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
 			toolCallAttrs(b, keys, tc.ID, tc.Function.Name, tc.Function.Arguments)
 		}
 	}
+}
+
+// partType is a content part's type in OpenInference's values
+// (multimodal_attributes.md: text, image, audio): OpenAI's image_url and
+// input_audio parts are image and audio.
+func partType(t string) string {
+	switch t {
+	case "image_url":
+		return "image"
+	case "input_audio":
+		return "audio"
+	}
+	return t
+}
+
+// imageURL is an image part's URL as the span shows it: redacted under
+// HIDE_INPUT_IMAGES, and a base64 data URL past BASE64_IMAGE_MAX_LENGTH
+// characters (OpenInference's configuration; Envoy AI Gateway does the
+// same).
+func imageURL(b *attrs, url string, hide HideConfig) string {
+	maxLen := hide.Base64ImageMaxLength
+	if maxLen <= 0 {
+		maxLen = defaultBase64ImageMaxLength
+	}
+	if hide.InputImages || (strings.HasPrefix(url, "data:") && strings.Contains(url, ";base64,") && len(url) > maxLen) {
+		return redacted
+	}
+	return b.content(url)
 }
 
 // toolCallKeys are the keys of one tool call's attributes, of an input
