@@ -45,8 +45,6 @@ const (
 	attrInputMimeType                       = "input.mime_type"
 	attrOutputValue                         = "output.value"
 	attrOutputMimeType                      = "output.mime_type"
-	attrLlmOutputMessages0MessageRole       = "llm.output_messages.0.message.role"
-	attrLlmOutputMessages0MessageContent    = "llm.output_messages.0.message.content"
 	attrGenAiOperationName                  = "gen_ai.operation.name"
 	attrGenAiProviderName                   = "gen_ai.provider.name"
 	attrGenAiRequestModel                   = "gen_ai.request.model"
@@ -150,17 +148,42 @@ func attrLlmToolsToolJsonSchema(i int) string {
 	return "llm.tools." + strconv.Itoa(i) + ".tool.json_schema"
 }
 
-// attrLlmOutputMessages0MessageToolCallsToolCallId is the key llm.output_messages.0.message.tool_calls.<k>.tool_call.id.
-func attrLlmOutputMessages0MessageToolCallsToolCallId(k int) string {
-	return "llm.output_messages.0.message.tool_calls." + strconv.Itoa(k) + ".tool_call.id"
+// attrLlmOutputMessagesMessageRole is the key llm.output_messages.<c>.message.role.
+func attrLlmOutputMessagesMessageRole(c int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.role"
 }
 
-// attrLlmOutputMessages0MessageToolCallsToolCallFunctionName is the key llm.output_messages.0.message.tool_calls.<k>.tool_call.function.name.
-func attrLlmOutputMessages0MessageToolCallsToolCallFunctionName(k int) string {
-	return "llm.output_messages.0.message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.name"
+// attrLlmOutputMessagesMessageContent is the key llm.output_messages.<c>.message.content.
+func attrLlmOutputMessagesMessageContent(c int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.content"
 }
 
-// attrLlmOutputMessages0MessageToolCallsToolCallFunctionArguments is the key llm.output_messages.0.message.tool_calls.<k>.tool_call.function.arguments.
-func attrLlmOutputMessages0MessageToolCallsToolCallFunctionArguments(k int) string {
-	return "llm.output_messages.0.message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.arguments"
+// attrLlmOutputMessagesMessageContentsMessageContentType is the key llm.output_messages.<c>.message.contents.<j>.message_content.type.
+func attrLlmOutputMessagesMessageContentsMessageContentType(c, j int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.contents." + strconv.Itoa(j) + ".message_content.type"
+}
+
+// attrLlmOutputMessagesMessageContentsMessageContentText is the key llm.output_messages.<c>.message.contents.<j>.message_content.text.
+func attrLlmOutputMessagesMessageContentsMessageContentText(c, j int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.contents." + strconv.Itoa(j) + ".message_content.text"
+}
+
+// attrLlmOutputMessagesMessageToolCallsToolCallId is the key llm.output_messages.<c>.message.tool_calls.<k>.tool_call.id.
+func attrLlmOutputMessagesMessageToolCallsToolCallId(c, k int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.tool_calls." + strconv.Itoa(k) + ".tool_call.id"
+}
+
+// attrLlmOutputMessagesMessageToolCallsToolCallFunctionName is the key llm.output_messages.<c>.message.tool_calls.<k>.tool_call.function.name.
+func attrLlmOutputMessagesMessageToolCallsToolCallFunctionName(c, k int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.name"
+}
+
+// attrLlmOutputMessagesMessageToolCallsToolCallFunctionArguments is the key llm.output_messages.<c>.message.tool_calls.<k>.tool_call.function.arguments.
+func attrLlmOutputMessagesMessageToolCallsToolCallFunctionArguments(c, k int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.arguments"
+}
+
+// attrLlmChoicesCompletionText is the key llm.choices.<c>.completion.text.
+func attrLlmChoicesCompletionText(c int) string {
+	return "llm.choices." + strconv.Itoa(c) + ".completion.text"
 }

@@ -39,7 +39,8 @@ type spanFacts struct {
 	outcome                   Outcome
 	usage                     *Usage
 	respID, respModel         string
-	out                       *outputFacts // the first choice; nil without one
+	out                       *outputFacts   // the first choice; nil without one
+	outs                      []*outputFacts // every choice, by index
 	finishReasons             []string
 	request                   requestFacts
 }
@@ -75,10 +76,12 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 			f.finishReasons = append(f.finishReasons, ident(c.FinishReason))
 		}
 	}
-	if len(chs) > 0 {
-		c := chs[0]
-		f.out = &outputFacts{text: c.Text.String(), reasoning: c.Reasoning.String(), finish: c.FinishReason,
-			toolCalls: append([]ToolCall(nil), c.ToolCalls...), truncated: c.TextTruncated}
+	for _, c := range chs {
+		f.outs = append(f.outs, &outputFacts{text: c.Text.String(), reasoning: c.Reasoning.String(), finish: c.FinishReason,
+			toolCalls: append([]ToolCall(nil), c.ToolCalls...), truncated: c.TextTruncated})
+	}
+	if len(f.outs) > 0 {
+		f.out = f.outs[0]
 	}
 	return &pendingSpan{t: t, span: span, f: f}
 }

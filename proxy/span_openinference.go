@@ -89,17 +89,43 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		value = b.content(outputValue(f.out))
 	}
 	b.add(attribute.String(attrOutputValue, value), attribute.String(attrOutputMimeType, "application/json"))
-	if !hide.Outputs && !hide.OutputMessages {
-		b.add(attribute.String(attrLlmOutputMessages0MessageRole, "assistant"))
-		if f.out.text != "" {
-			b.add(attribute.String(attrLlmOutputMessages0MessageContent, textOrRedacted(b, f.out.text, hide.OutputText)))
+	switch {
+	case hide.Outputs:
+	case f.route == RouteText:
+		// A text completion's answers are choices, not messages.
+		if !hide.Choices {
+			for c, o := range f.outs {
+				b.add(attribute.String(attrLlmChoicesCompletionText(c), textOrRedacted(b, o.text, hide.OutputText)))
+			}
 		}
-		for k, tc := range f.out.toolCalls {
-			keys := toolCallKeys{attrLlmOutputMessages0MessageToolCallsToolCallId(k),
-				attrLlmOutputMessages0MessageToolCallsToolCallFunctionName(k),
-				attrLlmOutputMessages0MessageToolCallsToolCallFunctionArguments(k)}
-			toolCallAttrs(b, keys, tc.ID, tc.Name, tc.Arguments)
+	case !hide.OutputMessages:
+		for c, o := range f.outs {
+			outputMessage(b, c, o, hide.OutputText)
 		}
+	}
+}
+
+// outputMessage adds choice c as llm.output_messages.<c>: its role, text
+// and tool calls, and, for a thinking model, its reasoning as a content
+// part of type reasoning followed by the text as one of type text.
+func outputMessage(b *attrs, c int, o *outputFacts, hideText bool) {
+	b.add(attribute.String(attrLlmOutputMessagesMessageRole(c), "assistant"))
+	if o.text != "" {
+		b.add(attribute.String(attrLlmOutputMessagesMessageContent(c), textOrRedacted(b, o.text, hideText)))
+	}
+	if o.reasoning != "" {
+		b.add(attribute.String(attrLlmOutputMessagesMessageContentsMessageContentType(c, 0), "reasoning"),
+			attribute.String(attrLlmOutputMessagesMessageContentsMessageContentText(c, 0), textOrRedacted(b, o.reasoning, hideText)))
+		if o.text != "" {
+			b.add(attribute.String(attrLlmOutputMessagesMessageContentsMessageContentType(c, 1), "text"),
+				attribute.String(attrLlmOutputMessagesMessageContentsMessageContentText(c, 1), textOrRedacted(b, o.text, hideText)))
+		}
+	}
+	for k, tc := range o.toolCalls {
+		keys := toolCallKeys{attrLlmOutputMessagesMessageToolCallsToolCallId(c, k),
+			attrLlmOutputMessagesMessageToolCallsToolCallFunctionName(c, k),
+			attrLlmOutputMessagesMessageToolCallsToolCallFunctionArguments(c, k)}
+		toolCallAttrs(b, keys, tc.ID, tc.Name, tc.Arguments)
 	}
 }
 

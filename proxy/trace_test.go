@@ -91,7 +91,7 @@ func attrsOf(span sdktrace.ReadOnlySpan) map[string]attribute.Value {
 
 // contentKey: an attribute that carries prompts, answers or tools.
 func contentKey(k string) bool {
-	for _, p := range []string{"input.", "output.", "llm.input_messages.", "llm.output_messages.", "llm.prompts", "llm.tools."} {
+	for _, p := range []string{"input.", "output.", "llm.input_messages.", "llm.output_messages.", "llm.prompts", "llm.tools.", "llm.choices."} {
 		if strings.HasPrefix(k, p) {
 			return true
 		}
@@ -681,4 +681,47 @@ func TestGenAIRequestAttributesWhenPresent(t *testing.T) {
 		"gen_ai.output.type", "user.id", "session.id", "gen_ai.request.stream"} {
 		assert.NotContains(t, a, k, "absent from a request without it")
 	}
+}
+
+// Every choice: chat answers as output messages (reasoning as a content
+// part of its own), a text completion's as llm.choices, HIDE_CHOICES
+// hiding those.
+func TestEveryChoiceAndReasoning(t *testing.T) {
+	r, sink := tracedRig(t)
+	r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Think"}], "max_tokens": 40, "n": 2, "chat_template_kwargs": {"enable_thinking": true}}`)
+	r.post("/v1/completions", `{"prompt": "Once upon a time", "max_tokens": 8}`)
+	chat := attrsOf(sink.next(t, 1))
+	assert.Equal(t, "reasoning", chat["llm.output_messages.0.message.contents.0.message_content.type"].AsString())
+	assert.NotEmpty(t, chat["llm.output_messages.0.message.contents.0.message_content.text"].AsString())
+	text := attrsOf(sink.next(t, 2))
+	assert.NotEmpty(t, text["llm.choices.0.completion.text"].AsString())
+	for k := range text {
+		assert.False(t, strings.HasPrefix(k, "llm.output_messages."), "a text completion has choices, not messages: %s", k)
+	}
+
+	r2, sink2 := tracedRig(t, withConfig(func(c *Config) { c.Traces.Hide = HideConfig{Choices: true} }))
+	r2.post("/v1/completions", `{"prompt": "Once upon a time", "max_tokens": 8}`)
+	for k := range attrsOf(sink2.next(t, 1)) {
+		assert.False(t, strings.HasPrefix(k, "llm.choices."), k)
+	}
+}
+
+// An engine that answers two choices (mlx_lm answers one): both are on
+// the span.
+func TestEveryChoiceOfAnAnswer(t *testing.T) {
+	r := rigWithUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id": "c1", "model": "m", "object": "chat.completion", "choices": [` +
+			`{"index": 0, "message": {"role": "assistant", "content": "first"}, "finish_reason": "stop"},` +
+			`{"index": 1, "message": {"role": "assistant", "content": "second"}, "finish_reason": "length"}],` +
+			`"usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}`))
+	}, nil)
+	sink := &spanSink{}
+	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
+	r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Two"}], "n": 2}`)
+	a := attrsOf(sink.next(t, 1))
+	assert.Equal(t, "first", a["llm.output_messages.0.message.content"].AsString())
+	assert.Equal(t, "second", a["llm.output_messages.1.message.content"].AsString())
+	assert.Equal(t, "assistant", a["llm.output_messages.1.message.role"].AsString())
+	assert.Equal(t, int64(2), a["gen_ai.request.choice.count"].AsInt64())
 }
