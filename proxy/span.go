@@ -43,6 +43,7 @@ type spanFacts struct {
 	outs                      []*outputFacts // every choice, by index
 	finishReasons             []string
 	request                   requestFacts
+	session                   string // X-Session-Id
 }
 
 type outputFacts struct {
@@ -68,6 +69,7 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 		firstChunk: rec.FirstChunk, firstContent: rec.FirstContent,
 		status: rec.Status, outcome: rec.Outcome, usage: rec.Usage,
 		respID: rec.ResponseID, respModel: rec.ResponseModel, request: t.keep(rec.request),
+		session: headerSessionOf(rec.parent),
 	}
 	chs := append([]*Choice(nil), rec.Choices...)
 	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })

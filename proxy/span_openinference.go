@@ -30,7 +30,11 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	if user, ok := f.request.str("user"); ok && user != "" {
 		b.add(attribute.String(attrUserId, ident(user)))
 	}
-	if session := f.request.sessionID(); session != "" {
+	session := f.session
+	if session == "" {
+		session = f.request.sessionID()
+	}
+	if session != "" {
 		b.add(attribute.String(attrSessionId, ident(session)))
 	}
 	if f.out != nil && f.out.finish != "" {

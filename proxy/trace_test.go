@@ -725,3 +725,11 @@ func TestEveryChoiceOfAnAnswer(t *testing.T) {
 	assert.Equal(t, "assistant", a["llm.output_messages.1.message.role"].AsString())
 	assert.Equal(t, int64(2), a["gen_ai.request.choice.count"].AsInt64())
 }
+
+// X-Session-Id names the conversation (before the body's
+// metadata.session_id).
+func TestSessionFromTheHeader(t *testing.T) {
+	r, sink := tracedRig(t)
+	r.do(r.url, http.MethodPost, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "Hi"}], "metadata": {"session_id": "body"}}`, "X-Session-Id", "conv-1")
+	assert.Equal(t, "conv-1", attrsOf(sink.next(t, 1))["session.id"].AsString())
+}
