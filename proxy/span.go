@@ -247,6 +247,9 @@ func (ps *pendingSpan) genAIAttrs(b *attrs) {
 		if u.HasCached {
 			b.add(attribute.Int(attrGenAiUsageCacheReadInputTokens, u.CachedTokens))
 		}
+		if u.HasReasoning {
+			b.add(attribute.Int(attrGenAiUsageReasoningOutputTokens, u.ReasoningTokens))
+		}
 	}
 }
 

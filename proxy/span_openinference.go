@@ -51,6 +51,9 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		if u.HasCached {
 			b.add(attribute.Int(attrLlmTokenCountPromptDetailsCacheRead, u.CachedTokens))
 		}
+		if u.HasReasoning {
+			b.add(attribute.Int(attrLlmTokenCountCompletionDetailsReasoning, u.ReasoningTokens))
+		}
 	}
 	if params := invocationParameters(f.request.params()); params != "" && !cfg.Hide.InvocationParameters {
 		if len(params) > maxParamsBytes {

@@ -714,7 +714,7 @@ func TestEveryChoiceOfAnAnswer(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id": "c1", "model": "m", "object": "chat.completion", "choices": [` +
 			`{"index": 0, "message": {"role": "assistant", "content": "first"}, "finish_reason": "stop"},` +
 			`{"index": 1, "message": {"role": "assistant", "content": "second"}, "finish_reason": "length"}],` +
-			`"usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}`))
+			`"usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5, "completion_tokens_details": {"reasoning_tokens": 1}}}`))
 	}, nil)
 	sink := &spanSink{}
 	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
@@ -724,6 +724,8 @@ func TestEveryChoiceOfAnAnswer(t *testing.T) {
 	assert.Equal(t, "second", a["llm.output_messages.1.message.content"].AsString())
 	assert.Equal(t, "assistant", a["llm.output_messages.1.message.role"].AsString())
 	assert.Equal(t, int64(2), a["gen_ai.request.choice.count"].AsInt64())
+	assert.Equal(t, int64(1), a["llm.token_count.completion_details.reasoning"].AsInt64(), "reasoning tokens, when the engine counts them")
+	assert.Equal(t, int64(1), a["gen_ai.usage.reasoning.output_tokens"].AsInt64())
 }
 
 // X-Session-Id names the conversation (before the body's

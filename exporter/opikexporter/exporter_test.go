@@ -336,6 +336,7 @@ func TestReadKeysAreTheProxys(t *testing.T) {
 	sp.Attributes().PutStr("llm.provider", "mlx")
 	sp.Attributes().PutStr("gen_ai.operation.name", "chat")
 	sp.Attributes().PutInt("llm.token_count.prompt_details.cache_read", 1)
+	sp.Attributes().PutInt("llm.token_count.completion_details.reasoning", 1)
 	at := sp.Attributes()
 	var read mdschema.RecordAttributes
 	for _, e := range proxy.SpanAttributes {
@@ -347,7 +348,7 @@ func TestReadKeysAreTheProxys(t *testing.T) {
 	// session.id is not the proxy's yet (issue 26, item 7): read when set.
 	for _, key := range []string{attrModel, attrRisk, attrFlagged, attrConfidence, attrTokens, attrSource,
 		attrInput, attrOutput, attrMetadata, attrKind, attrOperation, attrModelName, attrProvider, attrErrorType,
-		attrStatusCode, attrPrompt, attrCompletion, attrTotal, attrCacheRead} {
+		attrStatusCode, attrPrompt, attrCompletion, attrTotal, attrCacheRead, attrReasoning} {
 		_, ok := at.Get(key)
 		assert.Truef(t, ok, "%s: the exporter reads it, the fixture does not set it", key)
 		assert.Truef(t, slices.ContainsFunc(read, func(e mdschema.Entry[mdschema.RecordAttribute]) bool { return e.Key == key }),

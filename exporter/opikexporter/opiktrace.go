@@ -29,6 +29,7 @@ const (
 	attrCompletion   = "llm.token_count.completion"
 	attrTotal        = "llm.token_count.total"
 	attrCacheRead    = "llm.token_count.prompt_details.cache_read"
+	attrReasoning    = "llm.token_count.completion_details.reasoning"
 	resourceNodeName = "mlx.node.name"
 )
 
@@ -161,7 +162,8 @@ func metadataOf(s ptrace.Span, model, node string) map[string]any {
 func usageOf(at pcommon.Map) map[string]int64 {
 	u := map[string]int64{}
 	for k, name := range map[string]string{attrPrompt: "prompt_tokens", attrCompletion: "completion_tokens",
-		attrTotal: "total_tokens", attrCacheRead: "prompt_tokens_details.cached_tokens"} {
+		attrTotal: "total_tokens", attrCacheRead: "prompt_tokens_details.cached_tokens",
+		attrReasoning: "completion_tokens_details.reasoning_tokens"} {
 		if v, ok := at.Get(k); ok && v.Type() == pcommon.ValueTypeInt {
 			u[name] = v.Int()
 		}
