@@ -55,10 +55,12 @@ type FeedbackScoresConfig struct {
 	BatchSize int `mapstructure:"batch_size"`
 }
 
-// ReadBackConfig: one scored trace in Every is read back after its scores
-// are written (mlx_opik_scores_unseen_total); 0 reads none.
+// ReadBackConfig: one scored trace in Every is read back Delay after its
+// scores were taken (mlx_opik_scores_unseen_total); Every 0 reads none.
+// The delay leaves Opik time to make what it took visible.
 type ReadBackConfig struct {
-	Every int `mapstructure:"every"`
+	Every int           `mapstructure:"every"`
+	Delay time.Duration `mapstructure:"delay"`
 }
 
 // maxScoreBatch is Opik's limit on one feedback score batch.
@@ -84,6 +86,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadBack.Every < 0 {
 		errs = append(errs, fmt.Errorf("read_back.every: must be 0 (off) or more, got %d", c.ReadBack.Every))
+	}
+	if c.ReadBack.Delay < 0 {
+		errs = append(errs, fmt.Errorf("read_back.delay: must not be negative, got %s", c.ReadBack.Delay))
 	}
 	if b := c.FeedbackScores.BatchSize; b < 1 || b > maxScoreBatch {
 		errs = append(errs, fmt.Errorf("feedback_scores.batch_size: must be 1 to %d (Opik's limit), got %d", maxScoreBatch, b))

@@ -35,6 +35,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, 1000, cfg.FeedbackScores.BatchSize)
 	assert.Equal(t, 100, cfg.BatchSize)
 	assert.Equal(t, 10, cfg.ReadBack.Every)
+	assert.Equal(t, 5*time.Second, cfg.ReadBack.Delay)
 }
 
 func TestConfigs(t *testing.T) {
@@ -45,6 +46,7 @@ func TestConfigs(t *testing.T) {
 	assert.False(t, cfg.FeedbackScores.Enabled)
 	assert.Equal(t, 50, cfg.BatchSize)
 	assert.Zero(t, cfg.ReadBack.Every, "read-back off")
+	assert.Equal(t, time.Second, cfg.ReadBack.Delay)
 	_, err = configtest.Load[*Config](t, NewFactory(), "bad")
 	require.Error(t, err)
 	for _, want := range []string{
@@ -54,6 +56,7 @@ func TestConfigs(t *testing.T) {
 		"feedback_scores.batch_size: must be 1 to 1000 (Opik's limit), got 1001",
 		"batch_size: must be 1 to 1000 (Opik's limit), got 0",
 		"read_back.every: must be 0 (off) or more, got -1",
+		"read_back.delay: must not be negative, got -1s",
 	} {
 		assert.ErrorContains(t, err, want)
 	}
@@ -216,6 +219,7 @@ func TestReadBackCountsUnseenScores(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = opik.URL()
 	cfg.ReadBack.Every = 2
+	cfg.ReadBack.Delay = 0
 	exp := startExporter(t, cfg)
 	send := func(from byte) {
 		td := ptrace.NewTraces()
@@ -366,6 +370,7 @@ func TestCountsAsInMetadata(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = opik.URL()
 	cfg.ReadBack.Every = 1
+	cfg.ReadBack.Delay = 50 * time.Millisecond
 	reader := sdkmetric.NewManualReader()
 	set := exportertest.NewNopSettings(componentType)
 	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -407,4 +412,27 @@ func TestCountsAsInMetadata(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond)
 	assert.Equal(t, int64(3), values[metricMlxOpikScoresUnseenTotal], "the three scores of a trace Opik does not show")
 	assert.Equal(t, int64(1), values[metricMlxOpikReadbacksTotal])
+}
+
+// A REST call carries at most batch_size requests, and about 8 MiB: three
+// requests of 3 MiB of content each go in two calls.
+func TestRESTCallsAreBoundedInBytes(t *testing.T) {
+	opik := startOpik(t)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Endpoint = opik.URL()
+	exp := startExporter(t, cfg)
+	td := ptrace.NewTraces()
+	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 3<<20) + `"}]}`
+	for n := byte(1); n <= 3; n++ {
+		proxySpan(td, n, false).Attributes().PutStr("input.value", big)
+	}
+	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+	require.Eventually(t, func() bool { return len(opik.Traces("mlx")) == 3 }, 10*time.Second, 20*time.Millisecond)
+	calls := 0
+	for _, r := range opik.Requests() {
+		if r.Path == "/api/v1/private/traces/batch" {
+			calls++
+		}
+	}
+	assert.Equal(t, 3, calls, "each request's trace and span weigh 6 MiB: one per call")
 }

@@ -52,7 +52,7 @@ func createDefaultConfig() component.Config {
 		Timeout:        10 * time.Second,
 		BatchSize:      100,
 		FeedbackScores: FeedbackScoresConfig{Enabled: true, BatchSize: maxScoreBatch},
-		ReadBack:       ReadBackConfig{Every: 10},
+		ReadBack:       ReadBackConfig{Every: 10, Delay: 5 * time.Second},
 		QueueConfig:    configoptional.Some(exporterhelper.NewDefaultQueueConfig()),
 		RetryConfig:    configretry.NewDefaultBackOffConfig(),
 	}
@@ -87,7 +87,7 @@ func createTraces(ctx context.Context, set exporter.Settings, cfg component.Conf
 	if err != nil {
 		return nil, err
 	}
-	rest, err := helper(set, w.push, exporterhelper.WithShutdown(w.shutdown))
+	rest, err := helper(set, w.push, exporterhelper.WithStart(w.start), exporterhelper.WithShutdown(w.shutdown))
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,7 @@ type request struct {
 	trace  opikapi.NewTrace
 	span   opikapi.NewSpan
 	scores []feedbackScore
+	size   int // about what its trace and span weigh as JSON
 }
 
 // isProxySpan tells the proxy's spans (they carry mlx.model) from the
@@ -98,7 +99,8 @@ func requestOf(s ptrace.Span, res pcommon.Map, project string, scores bool) requ
 	sp := opikapi.NewSpan{NewTrace: t, TraceID: t.ID, Type: "llm", Model: model, Provider: str(attrProvider), Usage: usageOf(at)}
 	sp.ID = opikid.Span(s.TraceID(), s.SpanID(), start)
 	sp.ThreadID = "" // a span has none
-	r := request{trace: t, span: sp}
+	// The content twice (trace and span), and the rest.
+	r := request{trace: t, span: sp, size: 2*(len(str(attrInput))+len(str(attrOutput))) + 4<<10}
 	if scores {
 		r.scores = scoresOf(s, t.ID, project)
 	}

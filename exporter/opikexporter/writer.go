@@ -2,8 +2,11 @@ package opikexporter
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
+	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
@@ -14,31 +17,53 @@ import (
 )
 
 // writer creates the proxy's requests in Opik through REST: for each batch
-// of at most batch_size requests, their traces, then their LLM spans, then
-// their scores, in that order and in one push. So a score is only ever
-// sent once Opik has taken its trace (204), and a push that fails part way
-// is retried whole: Opik's batch endpoints write an id again without
-// complaint and a score of the same name replaces the old one, so what a
-// retry sends twice is harmless (internal/opiktest, rules 7 and 9).
+// of requests (at most batch_size, and about maxCallBytes of JSON), their
+// traces, then their LLM spans, then their scores, in that order and in
+// one push. So a score is only ever sent once Opik has taken its trace
+// (204), and a push that fails part way is retried whole: Opik's batch
+// endpoints write an id again without complaint and a score of the same
+// name replaces the old one, so what a retry sends twice is harmless
+// (internal/opiktest, rules 7 and 9).
 type writer struct {
 	cfg *Config
 	api *opikapi.Client
 	log *zap.Logger
 
-	// Read-back: one trace in cfg.ReadBack.Every is read again after its
-	// scores; a score Opik took (204 whatever the id) on a trace it does not
-	// show is counted in unseen.
+	// Read-back: one scored trace in cfg.ReadBack.Every is read again,
+	// cfg.ReadBack.Delay after its scores were taken, off the push (a
+	// goroutine, a bounded queue: a check that finds it full is skipped);
+	// a score Opik took (204 whatever the id) on a trace it does not show
+	// is counted in unseen.
 	sampled                        atomic.Int64
+	checks                         chan readCheck
+	stop                           chan struct{}
+	done                           sync.WaitGroup
 	unseen, readBacks, readFailed  atomic.Int64
 	unseenCounter, readBackCounter metric.Int64Counter
 	attrs                          metric.MeasurementOption
 }
+
+// readCheck is one trace to read back: its id, the scores written, when.
+type readCheck struct {
+	id     string
+	scores []string
+	due    time.Time
+}
+
+// maxCallBytes bounds one REST call's body, about: a request's content is
+// sent twice (the trace's and the span's input and output, as Opik's SDKs
+// do), and may be 256 KiB (traces.max_content_bytes).
+const maxCallBytes = 8 << 20
+
+// maxPendingChecks bounds the read-backs waiting for their delay.
+const maxPendingChecks = 256
 
 // meterName is the scope of the exporter's own counts.
 const meterName = "github.com/mlx-otelcol/mlx-otelcol/exporter/opikexporter"
 
 func newWriter(c *Config, set exporter.Settings) (*writer, error) {
 	w := &writer{cfg: c, api: c.client(), log: set.Logger,
+		checks: make(chan readCheck, maxPendingChecks), stop: make(chan struct{}),
 		attrs: metric.WithAttributes(attribute.String("exporter", set.ID.String()))}
 	meter := set.MeterProvider.Meter(meterName)
 	var err error
@@ -51,7 +76,21 @@ func newWriter(c *Config, set exporter.Settings) (*writer, error) {
 	return w, nil
 }
 
+func (w *writer) start(context.Context, component.Host) error {
+	if w.cfg.ReadBack.Every > 0 {
+		w.done.Add(1)
+		go w.readBacksLoop()
+	}
+	return nil
+}
+
 func (w *writer) shutdown(context.Context) error {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	w.done.Wait()
 	w.api.HTTP.CloseIdleConnections()
 	return nil
 }
@@ -60,7 +99,11 @@ func (w *writer) shutdown(context.Context) error {
 func (w *writer) push(ctx context.Context, td ptrace.Traces) error {
 	reqs := w.requests(td)
 	for len(reqs) > 0 {
-		n := min(len(reqs), w.cfg.BatchSize)
+		n, size := 0, 0
+		for n < len(reqs) && n < w.cfg.BatchSize && (n == 0 || size+reqs[n].size <= maxCallBytes) {
+			size += reqs[n].size
+			n++
+		}
 		if err := w.write(ctx, reqs[:n]); err != nil {
 			return err
 		}
@@ -104,13 +147,12 @@ func (w *writer) write(ctx context.Context, reqs []request) error {
 		}
 		scores = scores[n:]
 	}
-	w.readBack(ctx, reqs)
+	w.sample(reqs)
 	return nil
 }
 
-// readBack reads the sampled traces of reqs that got scores; a failed read
-// is counted and never fails the push (what was written stays written).
-func (w *writer) readBack(ctx context.Context, reqs []request) {
+// sample queues the read-back of one scored trace in read_back.every.
+func (w *writer) sample(reqs []request) {
 	every := int64(w.cfg.ReadBack.Every)
 	if every <= 0 {
 		return
@@ -119,31 +161,66 @@ func (w *writer) readBack(ctx context.Context, reqs []request) {
 		if len(r.scores) == 0 || w.sampled.Add(1)%every != 0 {
 			continue
 		}
-		t, found, err := w.api.GetTrace(ctx, r.trace.ID)
-		if err != nil {
-			w.readFailed.Add(1)
-			w.readBackCounter.Add(ctx, 1, w.attrs, metric.WithAttributes(attribute.String("result", "failed")))
-			w.log.Debug("Opik read-back failed", zap.String("trace", r.trace.ID), zap.Error(err))
-			continue
-		}
-		shown := map[string]bool{}
-		for _, fs := range t.FeedbackScores {
-			shown[fs.Name] = found
-		}
-		missing := 0
+		c := readCheck{id: r.trace.ID, due: time.Now().Add(w.cfg.ReadBack.Delay)}
 		for _, sc := range r.scores {
-			if !shown[sc.Name] {
-				missing++
-			}
+			c.scores = append(c.scores, sc.Name)
 		}
-		result := "seen"
-		if missing > 0 {
-			result = "unseen"
-			w.unseen.Add(int64(missing))
-			w.unseenCounter.Add(ctx, int64(missing), w.attrs)
-			w.log.Warn("Opik does not show scores it took", zap.String("trace", r.trace.ID), zap.Bool("trace_found", found), zap.Int("scores", missing))
+		select {
+		case w.checks <- c:
+		default: // a read-back is a sample: one more or less changes nothing
 		}
-		w.readBacks.Add(1)
-		w.readBackCounter.Add(ctx, 1, w.attrs, metric.WithAttributes(attribute.String("result", result)))
 	}
+}
+
+func (w *writer) readBacksLoop() {
+	defer w.done.Done()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case c := <-w.checks:
+			if wait := time.Until(c.due); wait > 0 {
+				select {
+				case <-w.stop:
+					return
+				case <-time.After(wait):
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
+			w.readBack(ctx, c)
+			cancel()
+		}
+	}
+}
+
+// readBack reads one trace and counts the scores written that it does not
+// show (all of them when Opik has no such trace); a failed read is counted
+// apart.
+func (w *writer) readBack(ctx context.Context, c readCheck) {
+	t, found, err := w.api.GetTrace(ctx, c.id)
+	if err != nil {
+		w.readFailed.Add(1)
+		w.readBackCounter.Add(ctx, 1, w.attrs, metric.WithAttributes(attribute.String("result", "failed")))
+		w.log.Debug("Opik read-back failed", zap.String("trace", c.id), zap.Error(err))
+		return
+	}
+	shown := map[string]bool{}
+	for _, fs := range t.FeedbackScores {
+		shown[fs.Name] = found
+	}
+	missing := 0
+	for _, name := range c.scores {
+		if !shown[name] {
+			missing++
+		}
+	}
+	result := "seen"
+	if missing > 0 {
+		result = "unseen"
+		w.unseen.Add(int64(missing))
+		w.unseenCounter.Add(ctx, int64(missing), w.attrs)
+		w.log.Warn("Opik does not show scores it took", zap.String("trace", c.id), zap.Bool("trace_found", found), zap.Int("scores", missing))
+	}
+	w.readBacks.Add(1)
+	w.readBackCounter.Add(ctx, 1, w.attrs, metric.WithAttributes(attribute.String("result", result)))
 }
