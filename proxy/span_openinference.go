@@ -80,7 +80,7 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	// OpenInference governs prompts by HIDE_PROMPTS (and HIDE_INPUTS), not
 	// by the message settings.
 	if !hide.Inputs && !hide.Prompts && f.route == RouteText {
-		for i, p := range promptsOf(f.request.fields["prompt"]) {
+		for i, p := range stringOrStrings(f.request.fields["prompt"]) {
 			b.add(attribute.String(attrLlmPromptsPromptText(i), textOrRedacted(b, p, hide.InputText)))
 		}
 	}
@@ -332,9 +332,9 @@ func toolDefinitions(b *attrs, raw json.RawMessage) {
 	}
 }
 
-// promptsOf reads a text completion's prompt: a string or a list of
-// strings (token lists are left out).
-func promptsOf(raw json.RawMessage) []string {
+// stringOrStrings reads a member that is a string or a list of strings: a
+// text completion's prompt (token lists are left out), a request's stop.
+func stringOrStrings(raw json.RawMessage) []string {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		return []string{one}

@@ -52,15 +52,4 @@ func (rf *requestFacts) outputType() string {
 }
 
 // stopSequences is the request's stop: a string or a list of strings.
-func (rf *requestFacts) stopSequences() []string {
-	raw := rf.fields["stop"]
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}
-	}
-	var many []string
-	if json.Unmarshal(raw, &many) == nil {
-		return many
-	}
-	return nil
-}
+func (rf *requestFacts) stopSequences() []string { return stringOrStrings(rf.fields["stop"]) }
