@@ -99,6 +99,11 @@
 //   - The id timestamp window of newer versions (UuidV7TimestampValidator,
 //     12 h to 45 d) is not enforced.
 //   - The dashboards API (dashboards.go).
+//
+// Test hooks, not Opik: Store (an OTLP batch without HTTP), Put (a trace as
+// if created by REST), FailNext (answer the next requests of a path with a
+// status), LoseTraces (take trace batches and keep nothing), OrphanScores
+// (scores Opik took on ids it has no trace of).
 package opiktest
 
 import (
