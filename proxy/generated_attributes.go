@@ -6,63 +6,72 @@ import "strconv"
 
 // The span attributes of ../receiver/proxyreceiver/metadata.yaml.
 const (
-	attrHttpRequestMethod                   = "http.request.method"
-	attrUrlPath                             = "url.path"
-	attrHttpResponseStatusCode              = "http.response.status_code"
-	attrMlxModel                            = "mlx.model"
-	attrMlxStreaming                        = "mlx.streaming"
-	attrMlxKind                             = "mlx.kind"
-	attrMlxTemperature                      = "mlx.temperature"
-	attrMlxToolsProvided                    = "mlx.tools_provided"
-	attrMlxGenSeconds                       = "mlx.gen_seconds"
-	attrMlxTtftSeconds                      = "mlx.ttft_seconds"
-	attrMlxTokensPrompt                     = "mlx.tokens_prompt"
-	attrMlxTokensCompletion                 = "mlx.tokens_completion"
-	attrMlxToolCalls                        = "mlx.tool_calls"
-	attrMlxHallucinationRisk                = "mlx.hallucination_risk"
-	attrMlxHallucinationFlagged             = "mlx.hallucination_flagged"
-	attrMlxLogprobsSource                   = "mlx.logprobs_source"
-	attrMlxScoredTokens                     = "mlx.scored_tokens"
-	attrMlxPerplexity                       = "mlx.perplexity"
-	attrMlxTokenEntropy                     = "mlx.token_entropy"
-	attrMlxConfidenceMean                   = "mlx.confidence_mean"
-	attrMlxConfidenceMin                    = "mlx.confidence_min"
-	attrMlxLowConfidenceTokenRatio          = "mlx.low_confidence_token_ratio"
-	attrMlxContentTruncated                 = "mlx.content_truncated"
-	attrErrorType                           = "error.type"
-	attrOpeninferenceSpanKind               = "openinference.span.kind"
-	attrLlmProvider                         = "llm.provider"
-	attrLlmModelName                        = "llm.model_name"
-	attrLlmInvocationParameters             = "llm.invocation_parameters"
-	attrLlmFinishReason                     = "llm.finish_reason"
-	attrLlmTokenCountPrompt                 = "llm.token_count.prompt"
-	attrLlmTokenCountCompletion             = "llm.token_count.completion"
-	attrLlmTokenCountTotal                  = "llm.token_count.total"
-	attrLlmTokenCountPromptDetailsCacheRead = "llm.token_count.prompt_details.cache_read"
-	attrMetadata                            = "metadata"
-	attrInputValue                          = "input.value"
-	attrInputMimeType                       = "input.mime_type"
-	attrOutputValue                         = "output.value"
-	attrOutputMimeType                      = "output.mime_type"
-	attrLlmPrompts                          = "llm.prompts"
-	attrLlmOutputMessages0MessageRole       = "llm.output_messages.0.message.role"
-	attrLlmOutputMessages0MessageContent    = "llm.output_messages.0.message.content"
-	attrGenAiOperationName                  = "gen_ai.operation.name"
-	attrGenAiProviderName                   = "gen_ai.provider.name"
-	attrGenAiRequestModel                   = "gen_ai.request.model"
-	attrGenAiRequestTemperature             = "gen_ai.request.temperature"
-	attrGenAiRequestTopP                    = "gen_ai.request.top_p"
-	attrGenAiRequestMaxTokens               = "gen_ai.request.max_tokens"
-	attrGenAiRequestStream                  = "gen_ai.request.stream"
-	attrGenAiResponseId                     = "gen_ai.response.id"
-	attrGenAiResponseModel                  = "gen_ai.response.model"
-	attrGenAiResponseFinishReasons          = "gen_ai.response.finish_reasons"
-	attrGenAiResponseTimeToFirstChunk       = "gen_ai.response.time_to_first_chunk"
-	attrGenAiUsageInputTokens               = "gen_ai.usage.input_tokens"
-	attrGenAiUsageOutputTokens              = "gen_ai.usage.output_tokens"
-	attrGenAiUsageCacheReadInputTokens      = "gen_ai.usage.cache_read.input_tokens"
-	attrServerAddress                       = "server.address"
-	attrServerPort                          = "server.port"
+	attrHttpRequestMethod                       = "http.request.method"
+	attrUrlPath                                 = "url.path"
+	attrHttpResponseStatusCode                  = "http.response.status_code"
+	attrMlxModel                                = "mlx.model"
+	attrMlxStreaming                            = "mlx.streaming"
+	attrMlxKind                                 = "mlx.kind"
+	attrMlxTemperature                          = "mlx.temperature"
+	attrMlxToolsProvided                        = "mlx.tools_provided"
+	attrMlxGenSeconds                           = "mlx.gen_seconds"
+	attrMlxTtftSeconds                          = "mlx.ttft_seconds"
+	attrMlxTokensPrompt                         = "mlx.tokens_prompt"
+	attrMlxTokensCompletion                     = "mlx.tokens_completion"
+	attrMlxToolCalls                            = "mlx.tool_calls"
+	attrMlxHallucinationRisk                    = "mlx.hallucination_risk"
+	attrMlxHallucinationFlagged                 = "mlx.hallucination_flagged"
+	attrMlxLogprobsSource                       = "mlx.logprobs_source"
+	attrMlxScoredTokens                         = "mlx.scored_tokens"
+	attrMlxPerplexity                           = "mlx.perplexity"
+	attrMlxTokenEntropy                         = "mlx.token_entropy"
+	attrMlxConfidenceMean                       = "mlx.confidence_mean"
+	attrMlxConfidenceMin                        = "mlx.confidence_min"
+	attrMlxLowConfidenceTokenRatio              = "mlx.low_confidence_token_ratio"
+	attrMlxContentTruncated                     = "mlx.content_truncated"
+	attrErrorType                               = "error.type"
+	attrOpeninferenceSpanKind                   = "openinference.span.kind"
+	attrLlmProvider                             = "llm.provider"
+	attrLlmSystem                               = "llm.system"
+	attrLlmModelName                            = "llm.model_name"
+	attrLlmInvocationParameters                 = "llm.invocation_parameters"
+	attrLlmFinishReason                         = "llm.finish_reason"
+	attrLlmTokenCountPrompt                     = "llm.token_count.prompt"
+	attrLlmTokenCountCompletion                 = "llm.token_count.completion"
+	attrLlmTokenCountTotal                      = "llm.token_count.total"
+	attrLlmTokenCountPromptDetailsCacheRead     = "llm.token_count.prompt_details.cache_read"
+	attrLlmTokenCountCompletionDetailsReasoning = "llm.token_count.completion_details.reasoning"
+	attrMetadata                                = "metadata"
+	attrInputValue                              = "input.value"
+	attrInputMimeType                           = "input.mime_type"
+	attrOutputValue                             = "output.value"
+	attrOutputMimeType                          = "output.mime_type"
+	attrGenAiOperationName                      = "gen_ai.operation.name"
+	attrGenAiProviderName                       = "gen_ai.provider.name"
+	attrGenAiRequestModel                       = "gen_ai.request.model"
+	attrGenAiRequestTemperature                 = "gen_ai.request.temperature"
+	attrGenAiRequestTopP                        = "gen_ai.request.top_p"
+	attrGenAiRequestMaxTokens                   = "gen_ai.request.max_tokens"
+	attrGenAiRequestStream                      = "gen_ai.request.stream"
+	attrGenAiRequestSeed                        = "gen_ai.request.seed"
+	attrGenAiRequestChoiceCount                 = "gen_ai.request.choice.count"
+	attrGenAiRequestStopSequences               = "gen_ai.request.stop_sequences"
+	attrGenAiRequestFrequencyPenalty            = "gen_ai.request.frequency_penalty"
+	attrGenAiRequestPresencePenalty             = "gen_ai.request.presence_penalty"
+	attrGenAiRequestTopK                        = "gen_ai.request.top_k"
+	attrGenAiOutputType                         = "gen_ai.output.type"
+	attrSessionId                               = "session.id"
+	attrUserId                                  = "user.id"
+	attrGenAiResponseId                         = "gen_ai.response.id"
+	attrGenAiResponseModel                      = "gen_ai.response.model"
+	attrGenAiResponseFinishReasons              = "gen_ai.response.finish_reasons"
+	attrGenAiResponseTimeToFirstChunk           = "gen_ai.response.time_to_first_chunk"
+	attrGenAiUsageInputTokens                   = "gen_ai.usage.input_tokens"
+	attrGenAiUsageOutputTokens                  = "gen_ai.usage.output_tokens"
+	attrGenAiUsageCacheReadInputTokens          = "gen_ai.usage.cache_read.input_tokens"
+	attrGenAiUsageReasoningOutputTokens         = "gen_ai.usage.reasoning.output_tokens"
+	attrServerAddress                           = "server.address"
+	attrServerPort                              = "server.port"
 )
 
 // The resource attributes of ../receiver/proxyreceiver/metadata.yaml.
@@ -76,6 +85,7 @@ const (
 // The span events of ../receiver/proxyreceiver/metadata.yaml.
 const (
 	eventFirstTokenStreamEvent = "First Token Stream Event"
+	eventException             = "exception"
 )
 
 // The keys with indexes (<i>, <j>, <k>) of ../receiver/proxyreceiver/metadata.yaml.
@@ -130,22 +140,52 @@ func attrLlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k int) str
 	return "llm.input_messages." + strconv.Itoa(i) + ".message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.arguments"
 }
 
+// attrLlmPromptsPromptText is the key llm.prompts.<i>.prompt.text.
+func attrLlmPromptsPromptText(i int) string {
+	return "llm.prompts." + strconv.Itoa(i) + ".prompt.text"
+}
+
 // attrLlmToolsToolJsonSchema is the key llm.tools.<i>.tool.json_schema.
 func attrLlmToolsToolJsonSchema(i int) string {
 	return "llm.tools." + strconv.Itoa(i) + ".tool.json_schema"
 }
 
-// attrLlmOutputMessages0MessageToolCallsToolCallId is the key llm.output_messages.0.message.tool_calls.<k>.tool_call.id.
-func attrLlmOutputMessages0MessageToolCallsToolCallId(k int) string {
-	return "llm.output_messages.0.message.tool_calls." + strconv.Itoa(k) + ".tool_call.id"
+// attrLlmOutputMessagesMessageRole is the key llm.output_messages.<c>.message.role.
+func attrLlmOutputMessagesMessageRole(c int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.role"
 }
 
-// attrLlmOutputMessages0MessageToolCallsToolCallFunctionName is the key llm.output_messages.0.message.tool_calls.<k>.tool_call.function.name.
-func attrLlmOutputMessages0MessageToolCallsToolCallFunctionName(k int) string {
-	return "llm.output_messages.0.message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.name"
+// attrLlmOutputMessagesMessageContent is the key llm.output_messages.<c>.message.content.
+func attrLlmOutputMessagesMessageContent(c int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.content"
 }
 
-// attrLlmOutputMessages0MessageToolCallsToolCallFunctionArguments is the key llm.output_messages.0.message.tool_calls.<k>.tool_call.function.arguments.
-func attrLlmOutputMessages0MessageToolCallsToolCallFunctionArguments(k int) string {
-	return "llm.output_messages.0.message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.arguments"
+// attrLlmOutputMessagesMessageContentsMessageContentType is the key llm.output_messages.<c>.message.contents.<j>.message_content.type.
+func attrLlmOutputMessagesMessageContentsMessageContentType(c, j int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.contents." + strconv.Itoa(j) + ".message_content.type"
+}
+
+// attrLlmOutputMessagesMessageContentsMessageContentText is the key llm.output_messages.<c>.message.contents.<j>.message_content.text.
+func attrLlmOutputMessagesMessageContentsMessageContentText(c, j int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.contents." + strconv.Itoa(j) + ".message_content.text"
+}
+
+// attrLlmOutputMessagesMessageToolCallsToolCallId is the key llm.output_messages.<c>.message.tool_calls.<k>.tool_call.id.
+func attrLlmOutputMessagesMessageToolCallsToolCallId(c, k int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.tool_calls." + strconv.Itoa(k) + ".tool_call.id"
+}
+
+// attrLlmOutputMessagesMessageToolCallsToolCallFunctionName is the key llm.output_messages.<c>.message.tool_calls.<k>.tool_call.function.name.
+func attrLlmOutputMessagesMessageToolCallsToolCallFunctionName(c, k int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.name"
+}
+
+// attrLlmOutputMessagesMessageToolCallsToolCallFunctionArguments is the key llm.output_messages.<c>.message.tool_calls.<k>.tool_call.function.arguments.
+func attrLlmOutputMessagesMessageToolCallsToolCallFunctionArguments(c, k int) string {
+	return "llm.output_messages." + strconv.Itoa(c) + ".message.tool_calls." + strconv.Itoa(k) + ".tool_call.function.arguments"
+}
+
+// attrLlmChoicesCompletionText is the key llm.choices.<c>.completion.text.
+func attrLlmChoicesCompletionText(c int) string {
+	return "llm.choices." + strconv.Itoa(c) + ".completion.text"
 }

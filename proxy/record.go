@@ -184,6 +184,10 @@ type Usage struct {
 	// engine found in its prompt cache. HasCached is false when absent.
 	CachedTokens int
 	HasCached    bool
+	// ReasoningTokens is completion_tokens_details.reasoning_tokens (OpenAI's;
+	// mlx_lm 0.31 does not send it). HasReasoning is false when absent.
+	ReasoningTokens int
+	HasReasoning    bool
 }
 
 // Choice is one choice of the answer, assembled from all its chunks.

@@ -50,6 +50,9 @@ type usageJSON struct {
 	PromptTokensDetails *struct {
 		CachedTokens *int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens *int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // isUsageChunk: the chunk mlx_lm sends after the last one when
@@ -62,6 +65,9 @@ func (u *usageJSON) toUsage() *Usage {
 	out := &Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
 		out.CachedTokens, out.HasCached = *d.CachedTokens, true
+	}
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
+		out.ReasoningTokens, out.HasReasoning = *d.ReasoningTokens, true
 	}
 	return out
 }

@@ -39,9 +39,11 @@ type spanFacts struct {
 	outcome                   Outcome
 	usage                     *Usage
 	respID, respModel         string
-	out                       *outputFacts // the first choice; nil without one
+	out                       *outputFacts   // the first choice; nil without one
+	outs                      []*outputFacts // every choice, by index
 	finishReasons             []string
 	request                   requestFacts
+	session                   string // X-Session-Id
 }
 
 type outputFacts struct {
@@ -67,6 +69,7 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 		firstChunk: rec.FirstChunk, firstContent: rec.FirstContent,
 		status: rec.Status, outcome: rec.Outcome, usage: rec.Usage,
 		respID: rec.ResponseID, respModel: rec.ResponseModel, request: t.keep(rec.request),
+		session: headerSessionOf(rec.parent),
 	}
 	chs := append([]*Choice(nil), rec.Choices...)
 	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })
@@ -75,10 +78,12 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 			f.finishReasons = append(f.finishReasons, ident(c.FinishReason))
 		}
 	}
-	if len(chs) > 0 {
-		c := chs[0]
-		f.out = &outputFacts{text: c.Text.String(), reasoning: c.Reasoning.String(), finish: c.FinishReason,
-			toolCalls: append([]ToolCall(nil), c.ToolCalls...), truncated: c.TextTruncated}
+	for _, c := range chs {
+		f.outs = append(f.outs, &outputFacts{text: c.Text.String(), reasoning: c.Reasoning.String(), finish: c.FinishReason,
+			toolCalls: append([]ToolCall(nil), c.ToolCalls...), truncated: c.TextTruncated})
+	}
+	if len(f.outs) > 0 {
+		f.out = f.outs[0]
 	}
 	return &pendingSpan{t: t, span: span, f: f}
 }
@@ -94,6 +99,9 @@ func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
 	if errType, msg := f.errorType(); errType != "" {
 		b.add(attribute.String(attrErrorType, errType))
 		ps.span.SetStatus(codes.Error, msg)
+		// OpenInference records errors as an exception event as well.
+		ps.span.AddEvent(eventException, trace.WithTimestamp(f.end), trace.WithAttributes(
+			attribute.String("exception.type", errType), attribute.String("exception.message", msg)))
 	}
 	ps.originalAttrs(b, h, sc)
 	ps.genAIAttrs(b)
@@ -186,15 +194,35 @@ func (ps *pendingSpan) genAIAttrs(b *attrs) {
 		attribute.String(attrGenAiOperationName, op),
 		attribute.String(attrGenAiProviderName, Provider),
 		attribute.String(attrGenAiRequestModel, ident(f.model)),
-		attribute.Bool(attrGenAiRequestStream, f.streaming),
 	)
+	// "If and only if the request is streaming" (gen-ai-spans.md, note 8).
+	if f.streaming {
+		b.add(attribute.Bool(attrGenAiRequestStream, true))
+	}
 	b.add(ps.t.server...)
 	rf := &f.request
-	if v, ok := rf.number("temperature"); ok {
-		b.add(attribute.Float64(attrGenAiRequestTemperature, v))
+	for _, p := range [...][2]string{{"temperature", attrGenAiRequestTemperature}, {"top_p", attrGenAiRequestTopP},
+		{"frequency_penalty", attrGenAiRequestFrequencyPenalty}, {"presence_penalty", attrGenAiRequestPresencePenalty},
+		{"top_k", attrGenAiRequestTopK}} {
+		if v, ok := rf.number(p[0]); ok {
+			b.add(attribute.Float64(p[1], v))
+		}
 	}
-	if v, ok := rf.number("top_p"); ok {
-		b.add(attribute.Float64(attrGenAiRequestTopP, v))
+	// The conditionally required ones, when the request has them.
+	if v, ok := rf.number("seed"); ok {
+		b.add(attribute.Int64(attrGenAiRequestSeed, int64(v)))
+	}
+	if v, ok := rf.number("n"); ok && v != 1 {
+		b.add(attribute.Int64(attrGenAiRequestChoiceCount, int64(v)))
+	}
+	if t := rf.outputType(); t != "" {
+		b.add(attribute.String(attrGenAiOutputType, t))
+	}
+	if stop := rf.stopSequences(); len(stop) > 0 {
+		for i := range stop {
+			stop[i] = ident(stop[i])
+		}
+		b.add(attribute.StringSlice(attrGenAiRequestStopSequences, stop))
 	}
 	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
 		if v, ok := rf.number(k); ok {
@@ -206,7 +234,7 @@ func (ps *pendingSpan) genAIAttrs(b *attrs) {
 		b.add(attribute.String(attrGenAiResponseId, ident(f.respID)))
 	}
 	if f.respModel != "" {
-		b.add(attribute.String(attrGenAiResponseModel, ident(f.respModel)))
+		b.add(attribute.String(attrGenAiResponseModel, ident(f.answerModel())))
 	}
 	if len(f.finishReasons) > 0 {
 		b.add(attribute.StringSlice(attrGenAiResponseFinishReasons, f.finishReasons))
@@ -219,12 +247,29 @@ func (ps *pendingSpan) genAIAttrs(b *attrs) {
 		if u.HasCached {
 			b.add(attribute.Int(attrGenAiUsageCacheReadInputTokens, u.CachedTokens))
 		}
+		if u.HasReasoning {
+			b.add(attribute.Int(attrGenAiUsageReasoningOutputTokens, u.ReasoningTokens))
+		}
 	}
 }
 
 // Provider is gen_ai.provider.name and llm.provider of the proxy's spans
 // (the original's llm.provider).
 const Provider = "mlx"
+
+// System is llm.system: the API the proxy speaks.
+const System = "openai"
+
+// answerModel is the model that answered: the answer's model, else (none,
+// or mlx_lm's "default_model" for a request that names none: the model it
+// serves is the configured one) the request's. llm.model_name and
+// gen_ai.response.model say the same.
+func (f *spanFacts) answerModel() string {
+	if f.respModel == "" || f.respModel == defaultModelName {
+		return f.model
+	}
+	return f.respModel
+}
 
 // errorType is the span's error.type and status message; "" when the
 // request did not fail: the engine's own 4xx/5xx answers, a stream cut

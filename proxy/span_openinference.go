@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -20,17 +21,22 @@ import (
 func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
 	f := &ps.f
 	cfg := ps.t.cfg
-	// mlx_lm answers "default_model" to a request that names none: the
-	// model it serves is the configured one.
-	model := f.respModel
-	if model == "" || model == defaultModelName {
-		model = f.model
-	}
 	b.add(
 		attribute.String(attrOpeninferenceSpanKind, "LLM"),
+		attribute.String(attrLlmSystem, System),
 		attribute.String(attrLlmProvider, Provider),
-		attribute.String(attrLlmModelName, ident(model)),
+		attribute.String(attrLlmModelName, ident(f.answerModel())),
 	)
+	if user, ok := f.request.str("user"); ok && user != "" {
+		b.add(attribute.String(attrUserId, ident(user)))
+	}
+	session := f.session
+	if session == "" {
+		session = f.request.sessionID()
+	}
+	if session != "" {
+		b.add(attribute.String(attrSessionId, ident(session)))
+	}
 	if f.out != nil && f.out.finish != "" {
 		b.add(attribute.String(attrLlmFinishReason, ident(f.out.finish)))
 	}
@@ -44,6 +50,9 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 			attribute.Int(attrLlmTokenCountTotal, total))
 		if u.HasCached {
 			b.add(attribute.Int(attrLlmTokenCountPromptDetailsCacheRead, u.CachedTokens))
+		}
+		if u.HasReasoning {
+			b.add(attribute.Int(attrLlmTokenCountCompletionDetailsReasoning, u.ReasoningTokens))
 		}
 	}
 	if params := invocationParameters(f.request.params()); params != "" && !cfg.Hide.InvocationParameters {
@@ -66,17 +75,16 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		b.add(attribute.String(attrInputValue, value), attribute.String(attrInputMimeType, mimeOf(raw)))
 	}
 	if !hide.Inputs && !hide.InputMessages {
-		inputMessages(b, f.request.fields["messages"], hide.InputText)
-		if f.route == RouteText {
-			if prompts := promptsOf(f.request.fields["prompt"]); len(prompts) > 0 {
-				for i := range prompts {
-					prompts[i] = textOrRedacted(b, prompts[i], hide.InputText)
-				}
-				b.add(attribute.StringSlice(attrLlmPrompts, prompts))
-			}
+		inputMessages(b, f.request.fields["messages"], hide)
+	}
+	// OpenInference governs prompts by HIDE_PROMPTS (and HIDE_INPUTS), not
+	// by the message settings.
+	if !hide.Inputs && !hide.Prompts && f.route == RouteText {
+		for i, p := range stringOrStrings(f.request.fields["prompt"]) {
+			b.add(attribute.String(attrLlmPromptsPromptText(i), textOrRedacted(b, p, hide.InputText)))
 		}
 	}
-	if !hide.Inputs {
+	if !hide.Inputs && !hide.LLMTools {
 		toolDefinitions(b, f.request.fields["tools"])
 	}
 	// Outputs.
@@ -88,17 +96,43 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		value = b.content(outputValue(f.out))
 	}
 	b.add(attribute.String(attrOutputValue, value), attribute.String(attrOutputMimeType, "application/json"))
-	if !hide.Outputs && !hide.OutputMessages {
-		b.add(attribute.String(attrLlmOutputMessages0MessageRole, "assistant"))
-		if f.out.text != "" {
-			b.add(attribute.String(attrLlmOutputMessages0MessageContent, textOrRedacted(b, f.out.text, hide.OutputText)))
+	switch {
+	case hide.Outputs:
+	case f.route == RouteText:
+		// A text completion's answers are choices, not messages.
+		if !hide.Choices {
+			for c, o := range f.outs {
+				b.add(attribute.String(attrLlmChoicesCompletionText(c), textOrRedacted(b, o.text, hide.OutputText)))
+			}
 		}
-		for k, tc := range f.out.toolCalls {
-			keys := toolCallKeys{attrLlmOutputMessages0MessageToolCallsToolCallId(k),
-				attrLlmOutputMessages0MessageToolCallsToolCallFunctionName(k),
-				attrLlmOutputMessages0MessageToolCallsToolCallFunctionArguments(k)}
-			toolCallAttrs(b, keys, tc.ID, tc.Name, tc.Arguments)
+	case !hide.OutputMessages:
+		for c, o := range f.outs {
+			outputMessage(b, c, o, hide.OutputText)
 		}
+	}
+}
+
+// outputMessage adds choice c as llm.output_messages.<c>: its role, text
+// and tool calls, and, for a thinking model, its reasoning as a content
+// part of type reasoning followed by the text as one of type text.
+func outputMessage(b *attrs, c int, o *outputFacts, hideText bool) {
+	b.add(attribute.String(attrLlmOutputMessagesMessageRole(c), "assistant"))
+	if o.text != "" {
+		b.add(attribute.String(attrLlmOutputMessagesMessageContent(c), textOrRedacted(b, o.text, hideText)))
+	}
+	if o.reasoning != "" {
+		b.add(attribute.String(attrLlmOutputMessagesMessageContentsMessageContentType(c, 0), "reasoning"),
+			attribute.String(attrLlmOutputMessagesMessageContentsMessageContentText(c, 0), textOrRedacted(b, o.reasoning, hideText)))
+		if o.text != "" {
+			b.add(attribute.String(attrLlmOutputMessagesMessageContentsMessageContentType(c, 1), "text"),
+				attribute.String(attrLlmOutputMessagesMessageContentsMessageContentText(c, 1), textOrRedacted(b, o.text, hideText)))
+		}
+	}
+	for k, tc := range o.toolCalls {
+		keys := toolCallKeys{attrLlmOutputMessagesMessageToolCallsToolCallId(c, k),
+			attrLlmOutputMessagesMessageToolCallsToolCallFunctionName(c, k),
+			attrLlmOutputMessagesMessageToolCallsToolCallFunctionArguments(c, k)}
+		toolCallAttrs(b, keys, tc.ID, tc.Name, tc.Arguments)
 	}
 }
 
@@ -201,7 +235,8 @@ type contentPartJSON struct {
 	} `json:"image_url"`
 }
 
-func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
+func inputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
+	hideText := hide.InputText
 	var msgs []inMessageJSON
 	if json.Unmarshal(raw, &msgs) != nil {
 		return
@@ -217,12 +252,12 @@ func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
 			b.add(attribute.String(attrLlmInputMessagesMessageContent(i), textOrRedacted(b, text, hideText)))
 		case json.Unmarshal(m.Content, &parts) == nil:
 			for j, part := range parts {
-				b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(part.Type)))
+				b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(partType(part.Type))))
 				switch {
 				case part.Type == "text":
 					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
 				case part.ImageURL != nil:
-					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), b.content(part.ImageURL.URL)))
+					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), imageURL(b, part.ImageURL.URL, hide)))
 				}
 			}
 		}
@@ -239,6 +274,34 @@ func inputMessages(b *attrs, raw json.RawMessage, hideText bool) {
 			toolCallAttrs(b, keys, tc.ID, tc.Function.Name, tc.Function.Arguments)
 		}
 	}
+}
+
+// partType is a content part's type in OpenInference's values
+// (multimodal_attributes.md: text, image, audio): OpenAI's image_url and
+// input_audio parts are image and audio.
+func partType(t string) string {
+	switch t {
+	case "image_url":
+		return "image"
+	case "input_audio":
+		return "audio"
+	}
+	return t
+}
+
+// imageURL is an image part's URL as the span shows it: redacted under
+// HIDE_INPUT_IMAGES, and a base64 data URL past BASE64_IMAGE_MAX_LENGTH
+// characters (OpenInference's configuration; Envoy AI Gateway does the
+// same).
+func imageURL(b *attrs, url string, hide HideConfig) string {
+	maxLen := hide.Base64ImageMaxLength
+	if maxLen <= 0 {
+		maxLen = defaultBase64ImageMaxLength
+	}
+	if hide.InputImages || (strings.HasPrefix(url, "data:") && strings.Contains(url, ";base64,") && len(url) > maxLen) {
+		return redacted
+	}
+	return b.content(url)
 }
 
 // toolCallKeys are the keys of one tool call's attributes, of an input
@@ -269,9 +332,9 @@ func toolDefinitions(b *attrs, raw json.RawMessage) {
 	}
 }
 
-// promptsOf reads a text completion's prompt: a string or a list of
-// strings (token lists are left out).
-func promptsOf(raw json.RawMessage) []string {
+// stringOrStrings reads a member that is a string or a list of strings: a
+// text completion's prompt (token lists are left out), a request's stop.
+func stringOrStrings(raw json.RawMessage) []string {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		return []string{one}

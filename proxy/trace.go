@@ -77,16 +77,28 @@ func (c *TraceConfig) Validate() error {
 }
 
 // HideConfig is OpenInference's configuration of what a span hides
-// (spec/configuration.md), read from the OPENINFERENCE_HIDE_* variables.
+// (spec/configuration.md), read from the OPENINFERENCE_* variables.
 type HideConfig struct {
 	Inputs, Outputs               bool // input.value and input messages; output.value and output messages
 	InputMessages, OutputMessages bool // llm.input_messages.*, llm.output_messages.*
 	InputText, OutputText         bool // the text of messages
+	InputImages                   bool // the image parts of input messages
 	InvocationParameters          bool // llm.invocation_parameters
+	LLMTools                      bool // llm.tools.*
+	Prompts                       bool // llm.prompts.* (a text completion's prompts)
+	Choices                       bool // llm.choices.* (a text completion's answers)
+	// Base64ImageMaxLength: a base64 data URL of an image longer than this
+	// is redacted (OPENINFERENCE_BASE64_IMAGE_MAX_LENGTH; 0 is the default,
+	// 32,000).
+	Base64ImageMaxLength int
 }
 
+// defaultBase64ImageMaxLength is OpenInference's default.
+const defaultBase64ImageMaxLength = 32_000
+
 // HideFromEnv reads OpenInference's OPENINFERENCE_HIDE_* variables ("true"
-// or "1", any case) with getenv (os.Getenv when nil).
+// or "1", any case) and OPENINFERENCE_BASE64_IMAGE_MAX_LENGTH (a count of
+// characters) with getenv (os.Getenv when nil).
 func HideFromEnv(getenv func(string) string) HideConfig {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -95,6 +107,10 @@ func HideFromEnv(getenv func(string) string) HideConfig {
 		v, err := strconv.ParseBool(strings.TrimSpace(getenv("OPENINFERENCE_" + name)))
 		return err == nil && v
 	}
+	maxLen := defaultBase64ImageMaxLength
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv("OPENINFERENCE_BASE64_IMAGE_MAX_LENGTH"))); err == nil && n > 0 {
+		maxLen = n
+	}
 	return HideConfig{
 		Inputs:               on("HIDE_INPUTS"),
 		Outputs:              on("HIDE_OUTPUTS"),
@@ -102,7 +118,12 @@ func HideFromEnv(getenv func(string) string) HideConfig {
 		OutputMessages:       on("HIDE_OUTPUT_MESSAGES"),
 		InputText:            on("HIDE_INPUT_TEXT"),
 		OutputText:           on("HIDE_OUTPUT_TEXT"),
+		InputImages:          on("HIDE_INPUT_IMAGES"),
 		InvocationParameters: on("HIDE_LLM_INVOCATION_PARAMETERS"),
+		LLMTools:             on("HIDE_LLM_TOOLS"),
+		Prompts:              on("HIDE_PROMPTS"),
+		Choices:              on("HIDE_CHOICES"),
+		Base64ImageMaxLength: maxLen,
 	}
 }
 
@@ -266,7 +287,27 @@ func parentOf(r *http.Request) (parent context.Context, traced bool) {
 	if r.Header.Get("Traceparent") != "" {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
+	if s := strings.TrimSpace(r.Header.Get(SessionHeader)); s != "" {
+		ctx = context.WithValue(ctx, sessionKey{}, s)
+	}
 	return ctx, true
+}
+
+// SessionHeader (live.go) is also the span's session.id (OpenInference),
+// which Opik groups threads by; without it the body's metadata.session_id
+// is used.
+
+// sessionKey carries SessionHeader's value in the request's trace context
+// to the span.
+type sessionKey struct{}
+
+// headerSessionOf is the X-Session-Id parentOf kept in ctx; "" without one.
+func headerSessionOf(ctx context.Context) string {
+	if ctx == nil {
+		return ""
+	}
+	s, _ := ctx.Value(sessionKey{}).(string)
+	return s
 }
 
 // spanOutbox is the span processor that puts ended spans into the outbox.

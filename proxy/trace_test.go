@@ -91,7 +91,7 @@ func attrsOf(span sdktrace.ReadOnlySpan) map[string]attribute.Value {
 
 // contentKey: an attribute that carries prompts, answers or tools.
 func contentKey(k string) bool {
-	for _, p := range []string{"input.", "output.", "llm.input_messages.", "llm.output_messages.", "llm.prompts", "llm.tools."} {
+	for _, p := range []string{"input.", "output.", "llm.input_messages.", "llm.output_messages.", "llm.prompts", "llm.tools.", "llm.choices."} {
 		if strings.HasPrefix(k, p) {
 			return true
 		}
@@ -103,8 +103,8 @@ func contentKey(k string) bool {
 var everySpanKeys = []string{
 	"http.request.method", "url.path", "http.response.status_code",
 	"mlx.model", "mlx.streaming", "mlx.kind", "mlx.temperature", "mlx.tools_provided", "mlx.gen_seconds",
-	"openinference.span.kind", "llm.provider", "llm.model_name", "metadata", "llm.invocation_parameters",
-	"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.request.stream",
+	"openinference.span.kind", "llm.system", "llm.provider", "llm.model_name", "metadata", "llm.invocation_parameters",
+	"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model",
 	"server.address", "server.port",
 }
 
@@ -158,6 +158,8 @@ func TestSpanOfANonStreamedChat(t *testing.T) {
 	assert.Equal(t, 0.9, a["gen_ai.request.top_p"].AsFloat64())
 	assert.Equal(t, int64(24), a["gen_ai.request.max_tokens"].AsInt64())
 	assert.Equal(t, 0.0, a["gen_ai.request.temperature"].AsFloat64())
+	assert.Equal(t, "openai", a["llm.system"].AsString())
+	assert.NotContains(t, a, "gen_ai.request.stream", "set only when the request streams")
 	assert.False(t, a["gen_ai.request.stream"].AsBool())
 	assert.Equal(t, "127.0.0.1", a["server.address"].AsString())
 	assert.Equal(t, int64(200), a["http.response.status_code"].AsInt64())
@@ -311,6 +313,14 @@ func TestSpanOfAnEngineError(t *testing.T) {
 	requireKeys(t, a, everySpanKeys)
 	assert.Equal(t, codes.Error, span.Status().Code)
 	assert.Equal(t, "404", a["error.type"].AsString())
+	require.Len(t, span.Events(), 1, "the error as an exception event too")
+	ev := span.Events()[0]
+	assert.Equal(t, "exception", ev.Name)
+	evAttrs := map[string]string{}
+	for _, kv := range ev.Attributes {
+		evAttrs[string(kv.Key)] = kv.Value.AsString()
+	}
+	assert.Equal(t, map[string]string{"exception.type": "404", "exception.message": "the engine answered 404"}, evAttrs)
 	assert.NotContains(t, a, "mlx.hallucination_risk", "an error is not scored")
 	assert.NotContains(t, a, "output.value")
 }
@@ -399,14 +409,18 @@ func TestCaptureContentOffDropsContentAndNothingElse(t *testing.T) {
 		assert.ElementsMatch(t, want, got)
 		assert.Contains(t, withContent, "input.value")
 	}
-	assert.Equal(t, []string{"Once upon a time"}, attrsOf(onSink.next(t, 2))["llm.prompts"].AsStringSlice())
+	assert.Equal(t, "Once upon a time", attrsOf(onSink.next(t, 2))["llm.prompts.0.prompt.text"].AsString())
 	assert.Equal(t, "text_completion", attrsOf(onSink.next(t, 2))["gen_ai.operation.name"].AsString())
 }
 
 func TestOpenInferenceHideSettings(t *testing.T) {
 	env := map[string]string{"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUT_TEXT": "1", "OPENINFERENCE_HIDE_LLM_INVOCATION_PARAMETERS": "TRUE"}
 	hide := HideFromEnv(func(k string) string { return env[k] })
-	assert.Equal(t, HideConfig{Inputs: true, OutputText: true, InvocationParameters: true}, hide)
+	assert.Equal(t, HideConfig{Inputs: true, OutputText: true, InvocationParameters: true, Base64ImageMaxLength: 32_000}, hide)
+	all := map[string]string{"OPENINFERENCE_HIDE_INPUT_IMAGES": "true", "OPENINFERENCE_HIDE_LLM_TOOLS": "true",
+		"OPENINFERENCE_HIDE_PROMPTS": "true", "OPENINFERENCE_HIDE_CHOICES": "true", "OPENINFERENCE_BASE64_IMAGE_MAX_LENGTH": "100"}
+	assert.Equal(t, HideConfig{InputImages: true, LLMTools: true, Prompts: true, Choices: true, Base64ImageMaxLength: 100},
+		HideFromEnv(func(k string) string { return all[k] }))
 	r, sink := tracedRig(t, withConfig(func(c *Config) { c.Traces.Hide = hide }))
 	r.post("/v1/chat/completions", toolBody)
 	a := attrsOf(sink.next(t, 1))
@@ -610,4 +624,119 @@ func TestCaptureOffKeepsNoContent(t *testing.T) {
 	assert.NotContains(t, rf.fields, "tools")
 	tr.release(&rf)
 	assert.Zero(t, tr.held.Load())
+}
+
+// Images: typed image, a long base64 one redacted, all of them under
+// HIDE_INPUT_IMAGES; tools under HIDE_LLM_TOOLS; prompts under
+// HIDE_PROMPTS.
+func TestOpenInferenceImagesToolsAndPrompts(t *testing.T) {
+	long := "data:image/png;base64," + strings.Repeat("A", 200)
+	body := `{"messages": [{"role": "user", "content": [{"type": "text", "text": "What is this?"},` +
+		`{"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}},` +
+		`{"type": "image_url", "image_url": {"url": "` + long + `"}}]}], "tools": ` + toolsJSON + `}`
+	hide := HideConfig{Base64ImageMaxLength: 100}
+	r, sink := tracedRig(t, withConfig(func(c *Config) { c.Traces.Hide = hide }))
+	r.post("/v1/chat/completions", body)
+	a := attrsOf(sink.next(t, 1))
+	assert.Equal(t, "image", a["llm.input_messages.0.message.contents.1.message_content.type"].AsString())
+	assert.Equal(t, "https://example.com/cat.png", a["llm.input_messages.0.message.contents.1.message_content.image.image.url"].AsString())
+	assert.Equal(t, redacted, a["llm.input_messages.0.message.contents.2.message_content.image.image.url"].AsString(), "base64 over the limit")
+	assert.Contains(t, a, "llm.tools.0.tool.json_schema")
+
+	hide = HideConfig{InputImages: true, LLMTools: true, Prompts: true}
+	r2, sink2 := tracedRig(t, withConfig(func(c *Config) { c.Traces.Hide = hide }))
+	r2.post("/v1/chat/completions", body)
+	r2.post("/v1/completions", textBody)
+	a = attrsOf(sink2.next(t, 1))
+	assert.Equal(t, redacted, a["llm.input_messages.0.message.contents.1.message_content.image.image.url"].AsString())
+	assert.Equal(t, "What is this?", a["llm.input_messages.0.message.contents.0.message_content.text"].AsString(), "text is not an image")
+	for k := range a {
+		assert.False(t, strings.HasPrefix(k, "llm.tools."), k)
+	}
+	a = attrsOf(sink2.next(t, 2))
+	for k := range a {
+		assert.False(t, strings.HasPrefix(k, "llm.prompts."), k)
+	}
+}
+
+// The GenAI request attributes a request has, as the conventions name
+// them; OpenInference's user.id and session.id.
+func TestGenAIRequestAttributesWhenPresent(t *testing.T) {
+	r, sink := tracedRig(t)
+	body := `{"model": "default_model", "messages": [{"role": "user", "content": "Say hello"}], "seed": 7, "n": 2,` +
+		`"stop": ["END", "STOP"], "frequency_penalty": 0.5, "presence_penalty": -0.5, "top_k": 40,` +
+		`"response_format": {"type": "json_object"}, "user": "u-42", "metadata": {"session_id": "conv-9"}, "stream": true}`
+	r.post("/v1/chat/completions", body)
+	a := attrsOf(sink.next(t, 1))
+	assert.Equal(t, int64(7), a["gen_ai.request.seed"].AsInt64())
+	assert.Equal(t, int64(2), a["gen_ai.request.choice.count"].AsInt64())
+	assert.Equal(t, []string{"END", "STOP"}, a["gen_ai.request.stop_sequences"].AsStringSlice())
+	assert.Equal(t, 0.5, a["gen_ai.request.frequency_penalty"].AsFloat64())
+	assert.Equal(t, -0.5, a["gen_ai.request.presence_penalty"].AsFloat64())
+	assert.Equal(t, 40.0, a["gen_ai.request.top_k"].AsFloat64())
+	assert.Equal(t, "json", a["gen_ai.output.type"].AsString())
+	assert.True(t, a["gen_ai.request.stream"].AsBool())
+	assert.Equal(t, "u-42", a["user.id"].AsString())
+	assert.Equal(t, "conv-9", a["session.id"].AsString())
+	assert.Equal(t, a["llm.model_name"].AsString(), a["gen_ai.response.model"].AsString(), "one model name")
+
+	r.post("/v1/chat/completions", chatBody)
+	a = attrsOf(sink.next(t, 2))
+	for _, k := range []string{"gen_ai.request.seed", "gen_ai.request.choice.count", "gen_ai.request.stop_sequences",
+		"gen_ai.output.type", "user.id", "session.id", "gen_ai.request.stream"} {
+		assert.NotContains(t, a, k, "absent from a request without it")
+	}
+}
+
+// Every choice: chat answers as output messages (reasoning as a content
+// part of its own), a text completion's as llm.choices, HIDE_CHOICES
+// hiding those.
+func TestEveryChoiceAndReasoning(t *testing.T) {
+	r, sink := tracedRig(t)
+	r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Think"}], "max_tokens": 40, "n": 2, "chat_template_kwargs": {"enable_thinking": true}}`)
+	r.post("/v1/completions", `{"prompt": "Once upon a time", "max_tokens": 8}`)
+	chat := attrsOf(sink.next(t, 1))
+	assert.Equal(t, "reasoning", chat["llm.output_messages.0.message.contents.0.message_content.type"].AsString())
+	assert.NotEmpty(t, chat["llm.output_messages.0.message.contents.0.message_content.text"].AsString())
+	text := attrsOf(sink.next(t, 2))
+	assert.NotEmpty(t, text["llm.choices.0.completion.text"].AsString())
+	for k := range text {
+		assert.False(t, strings.HasPrefix(k, "llm.output_messages."), "a text completion has choices, not messages: %s", k)
+	}
+
+	r2, sink2 := tracedRig(t, withConfig(func(c *Config) { c.Traces.Hide = HideConfig{Choices: true} }))
+	r2.post("/v1/completions", `{"prompt": "Once upon a time", "max_tokens": 8}`)
+	for k := range attrsOf(sink2.next(t, 1)) {
+		assert.False(t, strings.HasPrefix(k, "llm.choices."), k)
+	}
+}
+
+// An engine that answers two choices (mlx_lm answers one): both are on
+// the span.
+func TestEveryChoiceOfAnAnswer(t *testing.T) {
+	r := rigWithUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id": "c1", "model": "m", "object": "chat.completion", "choices": [` +
+			`{"index": 0, "message": {"role": "assistant", "content": "first"}, "finish_reason": "stop"},` +
+			`{"index": 1, "message": {"role": "assistant", "content": "second"}, "finish_reason": "length"}],` +
+			`"usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5, "completion_tokens_details": {"reasoning_tokens": 1}}}`))
+	}, nil)
+	sink := &spanSink{}
+	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
+	r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Two"}], "n": 2}`)
+	a := attrsOf(sink.next(t, 1))
+	assert.Equal(t, "first", a["llm.output_messages.0.message.content"].AsString())
+	assert.Equal(t, "second", a["llm.output_messages.1.message.content"].AsString())
+	assert.Equal(t, "assistant", a["llm.output_messages.1.message.role"].AsString())
+	assert.Equal(t, int64(2), a["gen_ai.request.choice.count"].AsInt64())
+	assert.Equal(t, int64(1), a["llm.token_count.completion_details.reasoning"].AsInt64(), "reasoning tokens, when the engine counts them")
+	assert.Equal(t, int64(1), a["gen_ai.usage.reasoning.output_tokens"].AsInt64())
+}
+
+// X-Session-Id names the conversation (before the body's
+// metadata.session_id).
+func TestSessionFromTheHeader(t *testing.T) {
+	r, sink := tracedRig(t)
+	r.do(r.url, http.MethodPost, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "Hi"}], "metadata": {"session_id": "body"}}`, "X-Session-Id", "conv-1")
+	assert.Equal(t, "conv-1", attrsOf(sink.next(t, 1))["session.id"].AsString())
 }

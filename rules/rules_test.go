@@ -60,7 +60,7 @@ var addedAlerts = map[string][]string{
 	"mlx-collector": {
 		"MLXCollectorExporterSendFailures", "MLXCollectorExporterQueueNearFull",
 		"MLXCollectorExporterDroppingData", "MLXCollectorReceiverErrors", "MLXCollectorTargetDown",
-		"MLXProxyTelemetryDropped",
+		"MLXProxyTelemetryDropped", "MLXOpikScoresUnseen",
 	},
 	"mlx-judge": {"MLXJudgeCorrectnessLow", "MLXJudgeFailing", "MLXJudgeCannotReadTraces"},
 }

@@ -56,7 +56,7 @@ func TestOncePasses(t *testing.T) {
 	opik := standIn(t)
 	tr := opiktest.ProxyTrace{TraceID: pcommon.TraceID{3}, SpanID: pcommon.SpanID{3}, Start: time.Now(),
 		Model: "mlx-community/Qwen3-4B-4bit", Question: "What is a KV cache?", Answer: "The keys and values of earlier tokens."}
-	opik.Store("mlx", tr.Traces())
+	opik.Put(tr.Trace("mlx"))
 	base := strings.TrimSuffix(opik.URL(), "/api")
 	args := []string{"--opik-base", base, "--judge-url", judgeEngine(t), "--max-in-flight", "0", "--once"}
 

@@ -34,8 +34,13 @@ type Config struct {
 	Project string `mapstructure:"project"`
 	// Timeout bounds each HTTP request to Opik.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// BatchSize is the most requests (traces, and their spans) one REST
+	// call carries (Opik takes 1 to 1000).
+	BatchSize int `mapstructure:"batch_size"`
 	// FeedbackScores writes the proxy's scores as Opik feedback scores.
 	FeedbackScores FeedbackScoresConfig `mapstructure:"feedback_scores"`
+	// ReadBack reads a sample of the scored traces back from Opik.
+	ReadBack ReadBackConfig `mapstructure:"read_back"`
 	// QueueConfig and RetryConfig are the exporter helper's, for spans and
 	// for scores alike (each has a queue of its own; with `storage` both
 	// survive a restart).
@@ -48,6 +53,14 @@ type FeedbackScoresConfig struct {
 	Enabled bool `mapstructure:"enabled"`
 	// BatchSize is the most scores one PUT carries (Opik takes 1 to 1000).
 	BatchSize int `mapstructure:"batch_size"`
+}
+
+// ReadBackConfig: one scored trace in Every is read back Delay after its
+// scores were taken (mlx_opik_scores_unseen_total); Every 0 reads none.
+// The delay leaves Opik time to make what it took visible.
+type ReadBackConfig struct {
+	Every int           `mapstructure:"every"`
+	Delay time.Duration `mapstructure:"delay"`
 }
 
 // maxScoreBatch is Opik's limit on one feedback score batch.
@@ -68,6 +81,15 @@ func (c *Config) Validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("timeout: must be positive, got %s", c.Timeout))
 	}
+	if b := c.BatchSize; b < 1 || b > opikapi.MaxBatch {
+		errs = append(errs, fmt.Errorf("batch_size: must be 1 to %d (Opik's limit), got %d", opikapi.MaxBatch, b))
+	}
+	if c.ReadBack.Every < 0 {
+		errs = append(errs, fmt.Errorf("read_back.every: must be 0 (off) or more, got %d", c.ReadBack.Every))
+	}
+	if c.ReadBack.Delay < 0 {
+		errs = append(errs, fmt.Errorf("read_back.delay: must not be negative, got %s", c.ReadBack.Delay))
+	}
 	if b := c.FeedbackScores.BatchSize; b < 1 || b > maxScoreBatch {
 		errs = append(errs, fmt.Errorf("feedback_scores.batch_size: must be 1 to %d (Opik's limit), got %d", maxScoreBatch, b))
 	}
@@ -79,7 +101,7 @@ func (c *Config) tracesURL() string {
 	return strings.TrimRight(c.Endpoint, "/") + "/v1/private/otel/v1/traces"
 }
 
-// client is the Opik REST client for the feedback scores.
+// client is the Opik REST client of the REST half.
 func (c *Config) client() *opikapi.Client {
 	return &opikapi.Client{Base: c.Endpoint, APIKey: string(c.APIKey), Workspace: c.Workspace,
 		Project: c.Project, HTTP: &http.Client{Timeout: c.Timeout}}

@@ -3,79 +3,86 @@ package opikexporter
 import (
 	"context"
 	"errors"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
-
-	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 )
 
-// opikExporter stamps opik.trace_id, then hands the spans to the spans
-// half and the spans that carry scores to the scores half.
+// opikExporter hands the proxy's spans to the REST half (one Opik trace,
+// span and scores each) and every other span of the pipeline to the OTLP
+// half, unchanged.
 type opikExporter struct {
-	cfg    *Config
-	log    *zap.Logger
-	spans  exporter.Traces
-	scores exporter.Traces // nil when feedback scores are off
+	cfg  *Config
+	log  *zap.Logger
+	rest exporter.Traces
+	otlp exporter.Traces
+	w    *writer
 }
 
 func (e *opikExporter) Start(ctx context.Context, host component.Host) error {
-	if err := e.spans.Start(ctx, host); err != nil {
+	if err := e.rest.Start(ctx, host); err != nil {
 		return err
 	}
-	if e.scores != nil {
-		return e.scores.Start(ctx, host)
-	}
-	return nil
+	return e.otlp.Start(ctx, host)
 }
 
 func (e *opikExporter) Shutdown(ctx context.Context) error {
-	err := e.spans.Shutdown(ctx)
-	if e.scores != nil {
-		err = errors.Join(err, e.scores.Shutdown(ctx))
-	}
-	return err
+	return errors.Join(e.rest.Shutdown(ctx), e.otlp.Shutdown(ctx))
 }
 
-// Capabilities: the spans are changed (opik.trace_id is added).
+// Capabilities: td is split, not changed.
 func (e *opikExporter) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{MutatesData: true}
+	return consumer.Capabilities{MutatesData: false}
 }
 
 func (e *opikExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	stampTraceIDs(td)
-	var scored ptrace.Traces
-	if e.scores != nil {
-		// Taken before the spans half owns td: its queue may send and
-		// release it at once.
-		scored = scoreCarriers(td)
+	proxy, other := split(td)
+	var err error
+	if proxy.SpanCount() > 0 {
+		err = e.rest.ConsumeTraces(ctx, proxy)
 	}
-	err := e.spans.ConsumeTraces(ctx, td)
-	if e.scores != nil && scored.SpanCount() > 0 {
-		err = errors.Join(err, e.scores.ConsumeTraces(ctx, scored))
+	if other.SpanCount() > 0 {
+		err = errors.Join(err, e.otlp.ConsumeTraces(ctx, other))
 	}
 	return err
 }
 
-// stampTraceIDs sets opik.trace_id on every span that Opik is to make a
-// trace of: a root span, and a proxy span (it carries mlx.model) that
-// continues a client's trace, whose parent Opik never sees. The id is the
-// one internal/opikid derives from the trace id and the span's start. The
-// key is metadata.yaml's (generated_attributes.go): Opik's override
-// attribute, which it uses as the trace id as it is.
-func stampTraceIDs(td ptrace.Traces) {
-	spanwalk.Each(td, func(s ptrace.Span) {
-		if !s.ParentSpanID().IsEmpty() {
-			if _, proxySpan := s.Attributes().Get(attrModel); !proxySpan {
-				return
+// split copies td's proxy spans and its other spans apart, each with its
+// resource and scope. A copy, because each half's queue may send and
+// release what it was given at once, and td is shared with the pipeline's
+// other exporters.
+func split(td ptrace.Traces) (proxy, other ptrace.Traces) {
+	proxy, other = ptrace.NewTraces(), ptrace.NewTraces()
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		rs := td.ResourceSpans().At(i)
+		var prs, ors ptrace.ResourceSpans
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			ss := rs.ScopeSpans().At(j)
+			var pss, oss ptrace.ScopeSpans
+			for k := 0; k < ss.Spans().Len(); k++ {
+				sp := ss.Spans().At(k)
+				out, rsOut, ssOut := &other, &ors, &oss
+				if isProxySpan(sp) {
+					out, rsOut, ssOut = &proxy, &prs, &pss
+				}
+				if *ssOut == (ptrace.ScopeSpans{}) {
+					if *rsOut == (ptrace.ResourceSpans{}) {
+						*rsOut = out.ResourceSpans().AppendEmpty()
+						rs.Resource().CopyTo(rsOut.Resource())
+						rsOut.SetSchemaUrl(rs.SchemaUrl())
+					}
+					*ssOut = rsOut.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(ssOut.Scope())
+					ssOut.SetSchemaUrl(ss.SchemaUrl())
+				}
+				sp.CopyTo(ssOut.Spans().AppendEmpty())
 			}
 		}
-		s.Attributes().PutStr(attrOpikTraceId, opikid.TraceID(s.TraceID(), s.StartTimestamp().AsTime()))
-	})
+	}
+	return proxy, other
 }
 
 // offExporter stands in when no endpoint is set: it takes everything and

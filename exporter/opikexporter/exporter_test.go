@@ -2,7 +2,9 @@ package opikexporter
 
 import (
 	"context"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,13 +15,14 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -30,6 +33,9 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Empty(t, cfg.Endpoint, "off until an endpoint is set")
 	assert.True(t, cfg.FeedbackScores.Enabled)
 	assert.Equal(t, 1000, cfg.FeedbackScores.BatchSize)
+	assert.Equal(t, 100, cfg.BatchSize)
+	assert.Equal(t, 10, cfg.ReadBack.Every)
+	assert.Equal(t, 5*time.Second, cfg.ReadBack.Delay)
 }
 
 func TestConfigs(t *testing.T) {
@@ -38,6 +44,9 @@ func TestConfigs(t *testing.T) {
 	assert.Equal(t, "https://www.comet.com/opik/api/v1/private/otel/v1/traces", cfg.tracesURL())
 	assert.Equal(t, map[string]string{"projectName": "serving", "Comet-Workspace": "team", "Authorization": "key-123"}, cfg.headers())
 	assert.False(t, cfg.FeedbackScores.Enabled)
+	assert.Equal(t, 50, cfg.BatchSize)
+	assert.Zero(t, cfg.ReadBack.Every, "read-back off")
+	assert.Equal(t, time.Second, cfg.ReadBack.Delay)
 	_, err = configtest.Load[*Config](t, NewFactory(), "bad")
 	require.Error(t, err)
 	for _, want := range []string{
@@ -45,6 +54,9 @@ func TestConfigs(t *testing.T) {
 		"project: must not be empty",
 		"timeout: must be positive, got 0s",
 		"feedback_scores.batch_size: must be 1 to 1000 (Opik's limit), got 1001",
+		"batch_size: must be 1 to 1000 (Opik's limit), got 0",
+		"read_back.every: must be 0 (off) or more, got -1",
+		"read_back.delay: must not be negative, got -1s",
 	} {
 		assert.ErrorContains(t, err, want)
 	}
@@ -87,7 +99,7 @@ func startExporter(t *testing.T, cfg *Config) *opikExporter {
 	return exp.(*opikExporter)
 }
 
-func TestSpansAndScoresLandOnTheSameOpikTrace(t *testing.T) {
+func TestARequestAsOpikShowsIt(t *testing.T) {
 	opik := startOpik(t)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = opik.URL()
@@ -96,18 +108,37 @@ func TestSpansAndScoresLandOnTheSameOpikTrace(t *testing.T) {
 	exp := startExporter(t, cfg)
 
 	td := ptrace.NewTraces()
-	scored := proxySpan(td, 1, true)
+	scored := readableSpan(td, 1, false)
+	scored.Attributes().PutStr("input.value", `{"model":"m","messages":[{"role":"user","content":"What is a cache?"}],"metadata":{"session_id":"conv-7"}}`)
+	scored.Attributes().PutInt("llm.token_count.prompt_details.cache_read", 4)
 	plain := proxySpan(td, 2, false)
-	want1 := opikid.TraceID(scored.TraceID(), scored.StartTimestamp().AsTime())
-	want2 := opikid.TraceID(plain.TraceID(), plain.StartTimestamp().AsTime())
+	want1 := opikid.Trace(scored.TraceID(), scored.SpanID(), scored.StartTimestamp().AsTime())
+	want2 := opikid.Trace(plain.TraceID(), plain.SpanID(), plain.StartTimestamp().AsTime())
 	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
 
 	require.Eventually(t, func() bool {
 		return len(opik.Traces("mlx")) == 2 && len(opik.Scores(want1)) == 3 && len(opik.Scores(want2)) == 2
 	}, 10*time.Second, 10*time.Millisecond)
 	tr, ok := opik.Trace(want1)
-	require.True(t, ok, "the trace is under the derived id")
-	assert.Equal(t, "mlx.chat.completions", tr.Name)
+	require.True(t, ok, "the trace is under the minted id")
+	assert.Equal(t, "chat m", tr.Name)
+	assert.Equal(t, map[string]any{"model": "m", "messages": []any{map[string]any{"role": "user", "content": "What is a cache?"}},
+		"metadata": map[string]any{"session_id": "conv-7"}}, tr.Input, "the request as sent")
+	assert.Equal(t, map[string]any{"role": "assistant", "content": "It keeps values.", "reasoning": "think"}, tr.Output, "the assistant's message")
+	meta := tr.Metadata.(map[string]any)
+	for k, v := range map[string]any{"otel_trace_id": scored.TraceID().String(), "otel_span_id": scored.SpanID().String(),
+		"model": "m", "node": "mac1", "mlx.ttft_seconds": 0.12, "http.response.status_code": float64(200), "mlx.hallucination_risk": 0.25} {
+		assert.Equal(t, v, meta[k], k)
+	}
+	for k := range meta {
+		assert.False(t, strings.HasPrefix(k, "input.") || strings.HasPrefix(k, "llm.token_count") || strings.HasPrefix(k, "gen_ai.usage"), "%s in metadata", k)
+	}
+	assert.Equal(t, []string{"m", "mac1", "chat"}, tr.Tags)
+	assert.Equal(t, "conv-7", tr.ThreadID, "metadata.session_id groups the conversation")
+	assert.Nil(t, tr.ErrorInfo)
+	assert.Equal(t, map[string]int64{"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17, "prompt_tokens_details.cached_tokens": 4}, tr.Usage,
+		"usage once, from the LLM span")
+	assert.Equal(t, 1, tr.SpanCount)
 	assert.ElementsMatch(t, []opiktest.Score{
 		{Name: "hallucination_quality", Value: 0.75, CategoryName: "quality", Source: "sdk",
 			Reason: "proxy heuristic (repetition/refusal/hedging/ungrounded signals), higher is better"},
@@ -121,6 +152,12 @@ func TestSpansAndScoresLandOnTheSameOpikTrace(t *testing.T) {
 		names[s.Name] = true
 	}
 	assert.Equal(t, map[string]bool{"hallucination_quality": true, "hallucination_flagged": true}, names, "no token_confidence unscored")
+	spans := opik.Spans("mlx")
+	require.Len(t, spans, 2)
+	for _, sp := range spans {
+		assert.Equal(t, "llm", sp.Type)
+		assert.Equal(t, "m", sp.Model)
+	}
 
 	for _, r := range opik.Requests() {
 		assert.Equal(t, "mlx", r.Header.Get("projectName"), r.Path)
@@ -129,6 +166,105 @@ func TestSpansAndScoresLandOnTheSameOpikTrace(t *testing.T) {
 	}
 }
 
+func TestAFailedRequestCarriesErrorInfo(t *testing.T) {
+	opik := startOpik(t)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Endpoint = opik.URL()
+	exp := startExporter(t, cfg)
+	td := ptrace.NewTraces()
+	s := proxySpan(td, 1, false)
+	s.Attributes().Remove("mlx.hallucination_risk") // no answer, no scores
+	s.Attributes().PutStr("error.type", "504")
+	s.Attributes().PutInt("http.response.status_code", 504)
+	s.Status().SetCode(ptrace.StatusCodeError)
+	s.Status().SetMessage("the engine did not answer in 300s")
+	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+	id := opikid.Trace(s.TraceID(), s.SpanID(), s.StartTimestamp().AsTime())
+	require.Eventually(t, func() bool { _, ok := opik.Trace(id); return ok }, 5*time.Second, 10*time.Millisecond)
+	tr, _ := opik.Trace(id)
+	assert.Equal(t, &opiktest.ErrorInfo{ExceptionType: "504", Message: "the engine did not answer in 300s", Traceback: "the engine did not answer in 300s"}, tr.ErrorInfo)
+	assert.Empty(t, opik.Scores(id))
+}
+
+// A score is sent only once Opik took its trace: while trace batches
+// fail, no score is written, and once they pass the trace carries them.
+func TestScoresOnlyAfterTheirTrace(t *testing.T) {
+	opik := startOpik(t)
+	opik.FailNext(http.MethodPost, "/v1/private/traces/batch", http.StatusServiceUnavailable, 3)
+	opik.FailNext(http.MethodPost, "/v1/private/spans/batch", http.StatusInternalServerError, 1)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Endpoint = opik.URL()
+	cfg.RetryConfig.InitialInterval = 20 * time.Millisecond
+	cfg.RetryConfig.MaxInterval = 50 * time.Millisecond
+	exp := startExporter(t, cfg)
+	td := ptrace.NewTraces()
+	s := proxySpan(td, 1, true)
+	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+	id := opikid.Trace(s.TraceID(), s.SpanID(), s.StartTimestamp().AsTime())
+	require.Eventually(t, func() bool { return len(opik.Scores(id)) == 3 }, 10*time.Second, 10*time.Millisecond)
+	var order []string
+	for _, r := range opik.Requests() {
+		order = append(order, r.Method+" "+strings.TrimPrefix(r.Path, "/api/v1/private/"))
+	}
+	assert.Equal(t, []string{"POST traces/batch", "POST traces/batch", "POST traces/batch", "POST traces/batch",
+		"POST spans/batch", "POST traces/batch", "POST spans/batch", "PUT traces/feedback-scores"}, order[:8],
+		"a push is retried whole, scores last")
+	assert.Zero(t, opik.OrphanScores())
+	assert.Len(t, opik.Traces("mlx"), 1, "written twice, one trace")
+}
+
+// The read-back counts the scores Opik took on a trace it does not show.
+func TestReadBackCountsUnseenScores(t *testing.T) {
+	opik := startOpik(t)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Endpoint = opik.URL()
+	cfg.ReadBack.Every = 2
+	cfg.ReadBack.Delay = 0
+	exp := startExporter(t, cfg)
+	send := func(from byte) {
+		td := ptrace.NewTraces()
+		for n := from; n < from+4; n++ {
+			proxySpan(td, n, n%2 == 0) // 3 scores when scored, else 2
+		}
+		require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+	}
+	send(1)
+	require.Eventually(t, func() bool { return exp.w.readBacks.Load() == 2 }, 5*time.Second, 10*time.Millisecond)
+	assert.Zero(t, exp.w.unseen.Load(), "Opik shows what it took")
+
+	opik.LoseTraces(true)
+	send(11)
+	require.Eventually(t, func() bool { return exp.w.readBacks.Load() == 4 }, 5*time.Second, 10*time.Millisecond)
+	// The 2nd and 4th of the batch are read back: spans 12 (3 scores)
+	// and 14 (3 scores).
+	assert.Equal(t, int64(6), exp.w.unseen.Load())
+	assert.Equal(t, 2+3+2+3, opik.OrphanScores(), "what Opik took and shows nowhere")
+}
+
+// Spans of other clients in the pipeline go to Opik's OTLP endpoint as
+// they are: Opik makes its own trace of a root span.
+func TestOtherSpansGoByOTLP(t *testing.T) {
+	opik := startOpik(t)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Endpoint = opik.URL()
+	exp := startExporter(t, cfg)
+	td := ptrace.NewTraces()
+	proxySpan(td, 1, true)
+	other := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	other.SetName("agent step")
+	other.SetTraceID(pcommon.TraceID{0xee})
+	other.SetSpanID(pcommon.SpanID{0xee})
+	start := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	other.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	other.Attributes().PutStr("input.value", "hello")
+	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+	tid := other.TraceID()
+	id := opiktest.ConvertOtelIDToUUIDv7(tid[:], start.UnixMilli())
+	require.Eventually(t, func() bool { _, ok := opik.Trace(id); return ok }, 5*time.Second, 10*time.Millisecond)
+	tr, _ := opik.Trace(id)
+	assert.Equal(t, "agent step", tr.Name)
+	assert.Len(t, opik.Traces("mlx"), 2)
+}
 func TestScoresGoInBatchesOfTheConfiguredSize(t *testing.T) {
 	opik := startOpik(t)
 	cfg := createDefaultConfig().(*Config)
@@ -164,7 +300,7 @@ func TestOpikDownThenBack(t *testing.T) {
 	opik.Down()
 	td := ptrace.NewTraces()
 	s := proxySpan(td, 7, true)
-	id := opikid.TraceID(s.TraceID(), s.StartTimestamp().AsTime())
+	id := opikid.Trace(s.TraceID(), s.SpanID(), s.StartTimestamp().AsTime())
 	start := time.Now()
 	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
 	assert.Less(t, time.Since(start), time.Second, "the pipeline is not held up")
@@ -192,48 +328,6 @@ func TestShutdownWithoutStart(t *testing.T) {
 	require.NoError(t, exp.Shutdown(context.Background()))
 }
 
-func TestStampsRootsAndProxySpansOnly(t *testing.T) {
-	td := ptrace.NewTraces()
-	proxy := proxySpan(td, 1, false)
-	proxy.SetParentSpanID(pcommon.SpanID{9}) // continues a client's trace
-	child := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
-	child.SetTraceID(proxy.TraceID())
-	child.SetParentSpanID(pcommon.SpanID{1})
-	stampTraceIDs(td)
-	id, ok := proxy.Attributes().Get(attrOpikTraceId)
-	require.True(t, ok)
-	assert.True(t, opikid.IsV7(id.Str()))
-	_, ok = child.Attributes().Get(attrOpikTraceId)
-	assert.False(t, ok, "only roots and proxy spans are stamped")
-}
-
-// What the exporter adds to a span is as metadata.yaml says: every key in
-// it, with its type.
-func TestStampedKeysAsInMetadata(t *testing.T) {
-	schema, err := mdschema.Load("metadata.yaml")
-	require.NoError(t, err)
-	td := ptrace.NewTraces()
-	proxySpan(td, 1, true)
-	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty().SetTraceID(pcommon.TraceID{2}) // a root
-	before := ptrace.NewTraces()
-	td.CopyTo(before)
-	stampTraceIDs(td)
-	var was, now []ptrace.Span
-	spanwalk.Each(before, func(s ptrace.Span) { was = append(was, s) })
-	spanwalk.Each(td, func(s ptrace.Span) { now = append(now, s) })
-	require.Len(t, now, 2)
-	for i, s := range now {
-		added := pcommon.NewMap()
-		for k, v := range s.Attributes().All() {
-			if _, ok := was[i].Attributes().Get(k); !ok {
-				v.CopyTo(added.PutEmpty(k))
-			}
-		}
-		assert.Equal(t, 1, added.Len(), "span %d is stamped", i)
-		assert.NoError(t, doccheck.CheckAttributes(schema.SpanAttributes, added), "span %d", i)
-	}
-}
-
 // The proxy's keys the exporter reads, as proxySpan sets them, are in the
 // proxy's metadata.yaml with the same types: a key renamed or retyped
 // there fails here, not silently in Opik.
@@ -241,7 +335,13 @@ func TestReadKeysAreTheProxys(t *testing.T) {
 	proxy, err := mdschema.Load("../../receiver/proxyreceiver/metadata.yaml")
 	require.NoError(t, err)
 	td := ptrace.NewTraces()
-	at := proxySpan(td, 1, true).Attributes()
+	sp := readableSpan(td, 1, false)
+	sp.Attributes().PutStr("error.type", "504")
+	sp.Attributes().PutStr("llm.provider", "mlx")
+	sp.Attributes().PutStr("gen_ai.operation.name", "chat")
+	sp.Attributes().PutInt("llm.token_count.prompt_details.cache_read", 1)
+	sp.Attributes().PutInt("llm.token_count.completion_details.reasoning", 1)
+	at := sp.Attributes()
 	var read mdschema.RecordAttributes
 	for _, e := range proxy.SpanAttributes {
 		if _, ok := at.Get(e.Key); ok {
@@ -249,10 +349,90 @@ func TestReadKeysAreTheProxys(t *testing.T) {
 		}
 	}
 	assert.NoError(t, doccheck.CheckAttributes(read, at))
-	for _, key := range []string{attrModel, attrRisk, attrFlagged, attrConfidence, attrTokens, attrSource} {
+	// session.id is not the proxy's yet (issue 26, item 7): read when set.
+	for _, key := range []string{attrModel, attrRisk, attrFlagged, attrConfidence, attrTokens, attrSource,
+		attrInput, attrOutput, attrMetadata, attrKind, attrOperation, attrModelName, attrProvider, attrErrorType,
+		attrStatusCode, attrPrompt, attrCompletion, attrTotal, attrCacheRead, attrReasoning} {
 		_, ok := at.Get(key)
 		assert.Truef(t, ok, "%s: the exporter reads it, the fixture does not set it", key)
 		assert.Truef(t, slices.ContainsFunc(read, func(e mdschema.Entry[mdschema.RecordAttribute]) bool { return e.Key == key }),
 			"%s: the exporter reads it, the proxy's metadata.yaml does not list it", key)
 	}
+}
+
+// What the exporter counts is as metadata.yaml says (names, help texts,
+// labels), and an Opik that shows no trace makes the unseen count grow.
+func TestCountsAsInMetadata(t *testing.T) {
+	schema, err := mdschema.Load("metadata.yaml")
+	require.NoError(t, err)
+	opik := startOpik(t)
+	opik.LoseTraces(true)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Endpoint = opik.URL()
+	cfg.ReadBack.Every = 1
+	cfg.ReadBack.Delay = 50 * time.Millisecond
+	reader := sdkmetric.NewManualReader()
+	set := exportertest.NewNopSettings(componentType)
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	exp, err := NewFactory().CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { assert.NoError(t, exp.Shutdown(context.Background())) })
+	td := ptrace.NewTraces()
+	proxySpan(td, 1, true)
+	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+
+	var values map[string]int64
+	require.Eventually(t, func() bool {
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, reader.Collect(context.Background(), &rm))
+		values = map[string]int64{}
+		for _, sm := range rm.ScopeMetrics {
+			if sm.Scope.Name != meterName {
+				continue // the exporter helper's otelcol_*
+			}
+			for _, m := range sm.Metrics {
+				meta, ok := schema.Metrics.Get(m.Name)
+				require.True(t, ok, "%s: not in metadata.yaml", m.Name)
+				assert.Equal(t, meta.Description, m.Description, m.Name)
+				sum, ok := m.Data.(metricdata.Sum[int64])
+				require.True(t, ok, "%s: an int sum", m.Name)
+				assert.True(t, sum.IsMonotonic, m.Name)
+				for _, dp := range sum.DataPoints {
+					var keys []string
+					for _, kv := range dp.Attributes.ToSlice() {
+						keys = append(keys, string(kv.Key))
+					}
+					assert.ElementsMatch(t, meta.Attributes, keys, m.Name)
+					values[m.Name] += dp.Value
+				}
+			}
+		}
+		return values[metricMlxOpikScoresUnseenTotal] > 0
+	}, 5*time.Second, 20*time.Millisecond)
+	assert.Equal(t, int64(3), values[metricMlxOpikScoresUnseenTotal], "the three scores of a trace Opik does not show")
+	assert.Equal(t, int64(1), values[metricMlxOpikReadbacksTotal])
+}
+
+// A REST call carries at most batch_size requests, and about 8 MiB: three
+// requests of 3 MiB of content each go in two calls.
+func TestRESTCallsAreBoundedInBytes(t *testing.T) {
+	opik := startOpik(t)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Endpoint = opik.URL()
+	exp := startExporter(t, cfg)
+	td := ptrace.NewTraces()
+	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 3<<20) + `"}]}`
+	for n := byte(1); n <= 3; n++ {
+		proxySpan(td, n, false).Attributes().PutStr("input.value", big)
+	}
+	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+	require.Eventually(t, func() bool { return len(opik.Traces("mlx")) == 3 }, 10*time.Second, 20*time.Millisecond)
+	calls := 0
+	for _, r := range opik.Requests() {
+		if r.Path == "/api/v1/private/traces/batch" {
+			calls++
+		}
+	}
+	assert.Equal(t, 3, calls, "each request's trace and span weigh 6 MiB: one per call")
 }

@@ -1,18 +1,24 @@
-// Package opikexporter is the opik exporter: it sends spans to Opik's OTLP
-// endpoint and writes the proxy's scores as Opik feedback scores, so that
-// the proxy itself knows nothing of Opik.
+// Package opikexporter is the opik exporter: it makes one Opik trace of
+// each request the proxy served, with the proxy's scores on it, and sends
+// the pipeline's other spans to Opik's OTLP endpoint, so that the proxy
+// itself knows nothing of Opik.
 //
-// Opik maps an OTel trace id to a UUIDv7 of its own that nothing else can
-// compute, so scores could not find their trace. This exporter stamps the
-// override attribute opik.trace_id on the spans it sends, to the UUIDv7
-// that internal/opikid derives from the trace id and the span's start; the
-// scores name the same id.
+// The proxy's spans are not sent by OTLP. Opik makes a trace only of a
+// root span without the opik.trace_id override, under an id of its own
+// derived from the OTel trace id in a way that differs between versions,
+// and stores every attribute under its full key, unmatched ones in the
+// trace's input (internal/opiktest). So the exporter creates each request
+// the way Opik's own SDKs do: a trace and its LLM span through
+// POST /v1/private/traces/batch and /v1/private/spans/batch, under ids it
+// mints (internal/opikid), with the request as input, the answer as
+// output and the proxy's figures in metadata; then the scores on that id
+// (documentation.md, "What Opik shows"). A proxy span that continues a
+// client's trace gets a trace of its own too.
 //
-// Spans go through core's otlp_http exporter (no queue, no retries of its
-// own: one call is one HTTP export), inside the exporter helper's queue and
-// retries. Scores have a queue and retries of their own, so a slow scores
-// endpoint never holds up spans, and neither holds up the pipeline's other
-// exporters: a full queue drops and counts.
+// Each half has the exporter helper's queue and retries around one push:
+// REST (traces, spans, scores in that order) and OTLP (core's otlp_http
+// exporter as a plain client). Neither holds up the other, or the
+// pipeline's other exporters: a full queue drops and counts.
 package opikexporter
 
 import (
@@ -44,7 +50,9 @@ func createDefaultConfig() component.Config {
 	return &Config{
 		Project:        "mlx",
 		Timeout:        10 * time.Second,
+		BatchSize:      100,
 		FeedbackScores: FeedbackScoresConfig{Enabled: true, BatchSize: maxScoreBatch},
+		ReadBack:       ReadBackConfig{Every: 10, Delay: 5 * time.Second},
 		QueueConfig:    configoptional.Some(exporterhelper.NewDefaultQueueConfig()),
 		RetryConfig:    configretry.NewDefaultBackOffConfig(),
 	}
@@ -75,27 +83,28 @@ func createTraces(ctx context.Context, set exporter.Settings, cfg component.Conf
 			exporterhelper.WithRetry(c.RetryConfig),
 			exporterhelper.WithQueue(c.QueueConfig))...)
 	}
-	spans, err := helper(set, client.ConsumeTraces, exporterhelper.WithStart(client.Start), exporterhelper.WithShutdown(client.Shutdown))
+	w, err := newWriter(c, set)
 	if err != nil {
 		return nil, err
 	}
-	e := &opikExporter{cfg: c, log: set.Logger, spans: spans}
-	if c.FeedbackScores.Enabled {
-		w := newScoreWriter(c)
-		scoresSet := set
-		scoresSet.ID = scoresID(set.ID)
-		if e.scores, err = helper(scoresSet, w.push, exporterhelper.WithShutdown(w.shutdown)); err != nil {
-			return nil, err
-		}
+	rest, err := helper(set, w.push, exporterhelper.WithStart(w.start), exporterhelper.WithShutdown(w.shutdown))
+	if err != nil {
+		return nil, err
 	}
-	return e, nil
+	otlpSet := set
+	otlpSet.ID = otlpID(set.ID)
+	otlp, err := helper(otlpSet, client.ConsumeTraces, exporterhelper.WithStart(client.Start), exporterhelper.WithShutdown(client.Shutdown))
+	if err != nil {
+		return nil, err
+	}
+	return &opikExporter{cfg: c, log: set.Logger, rest: rest, otlp: otlp, w: w}, nil
 }
 
-// scoresID names the scores half in the collector's telemetry (and its
-// persistent queue): opik/feedback_scores for opik, opik/x_feedback_scores
-// for opik/x.
-func scoresID(id component.ID) component.ID {
-	name := "feedback_scores"
+// otlpID names the OTLP half in the collector's telemetry (and its
+// persistent queue): opik/otlp for opik, opik/x_otlp for opik/x. The REST
+// half, which carries the proxy's requests, keeps the exporter's own id.
+func otlpID(id component.ID) component.ID {
+	name := "otlp"
 	if id.Name() != "" {
 		name = id.Name() + "_" + name
 	}

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -58,13 +59,22 @@ type request struct {
 	} `json:"messages"`
 }
 
-// questionOf is the last user message of a request body, as the original
-// took it; its model too. Content given as parts is joined by its text
-// parts.
+// questionOf is the last user message of a trace's input, as the original
+// took it; the request's model too. Content given as parts is joined by
+// its text parts. The input is read in the shapes Opik returns:
+//   - the request body itself: the opik exporter's traces (and Jaeger's
+//     input.value);
+//   - Opik's OTLP mapping of another client's OpenInference span, every
+//     attribute under its full key: the body under "input.value" (an
+//     object, or a string Opik could not parse), else the flattened
+//     "llm.input_messages.<i>.message.role" and ".content".
 func questionOf(body []byte) (question, model string) {
 	var r request
 	if json.Unmarshal(body, &r) != nil {
 		return "", ""
+	}
+	if len(r.Messages) == 0 {
+		return otlpQuestion(body)
 	}
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		m := r.Messages[i]
@@ -99,16 +109,91 @@ func contentText(raw json.RawMessage) string {
 	return strings.Join(texts, "\n")
 }
 
-// answerOf is the assistant's content in an output value
-// ({"role":"assistant","content":...}, the proxy's output.value).
+// answerOf is the assistant's content in a trace's output, in the shapes
+// Opik returns: the assistant message ({"role":"assistant","content":...},
+// the opik exporter's output and the proxy's output.value), an OpenAI
+// completion ({"choices":[{"message":{...}}]} or {"choices":[{"text":...}]},
+// what other clients' instrumentation puts in output.value), or Opik's
+// OTLP mapping of it: "output.value" holding either, else the flattened
+// "llm.output_messages.0.message.content".
 func answerOf(out []byte) string {
 	var o struct {
 		Content json.RawMessage `json:"content"`
+		Choices []struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+			Text string `json:"text"`
+		} `json:"choices"`
+		OutputValue json.RawMessage `json:"output.value"`
+		Flat        string          `json:"llm.output_messages.0.message.content"`
 	}
 	if json.Unmarshal(out, &o) != nil {
 		return ""
 	}
-	return strings.TrimSpace(contentText(o.Content))
+	switch {
+	case len(o.Content) > 0:
+		return strings.TrimSpace(contentText(o.Content))
+	case len(o.Choices) > 0 && len(o.Choices[0].Message.Content) > 0:
+		return strings.TrimSpace(contentText(o.Choices[0].Message.Content))
+	case len(o.Choices) > 0:
+		return strings.TrimSpace(o.Choices[0].Text)
+	case len(o.OutputValue) > 0:
+		if a := answerOf(unwrapJSON(o.OutputValue)); a != "" {
+			return a
+		}
+	}
+	return strings.TrimSpace(o.Flat)
+}
+
+// otlpQuestion reads an input as Opik's OTLP mapping stores it (see
+// questionOf).
+func otlpQuestion(body []byte) (question, model string) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return "", ""
+	}
+	if iv, ok := m["input.value"]; ok {
+		inner := unwrapJSON(iv)
+		var r request
+		if json.Unmarshal(inner, &r) == nil && len(r.Messages) > 0 {
+			return questionOf(inner)
+		}
+		model = r.Model
+	}
+	// The flattened messages: the last user message with text.
+	best := -1
+	for k, v := range m {
+		rest, ok := strings.CutPrefix(k, "llm.input_messages.")
+		if !ok {
+			continue
+		}
+		idx, field, ok := strings.Cut(rest, ".")
+		if !ok || field != "message.role" {
+			continue
+		}
+		i, err := strconv.Atoi(idx)
+		var role string
+		if err != nil || json.Unmarshal(v, &role) != nil || role != "user" || i < best {
+			continue
+		}
+		var text string
+		if json.Unmarshal(m["llm.input_messages."+idx+".message.content"], &text) == nil && strings.TrimSpace(text) != "" {
+			best, question = i, strings.TrimSpace(text)
+		}
+	}
+	return question, model
+}
+
+// isJudgePrompt reports whether question is a judge request rendered from
+// prompt: it starts with the prompt's text before its first field. The
+// judge's own requests are not traced (X-Mlx-Trace: 0), but a client that
+// instruments the judge, or another judge sharing the Opik project, would
+// put them there: they are never judged.
+func isJudgePrompt(prompt, question string) bool {
+	head, _, _ := strings.Cut(prompt, "{")
+	head = strings.TrimSpace(head)
+	return len(head) >= 16 && strings.HasPrefix(strings.TrimSpace(question), head)
 }
 
 // unwrapJSON turns a JSON string holding JSON into that JSON: Opik may

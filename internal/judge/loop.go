@@ -135,7 +135,7 @@ func (l *Loop) Run(ctx context.Context) Pass {
 		if ctx.Err() != nil {
 			break
 		}
-		if c.Question == "" || c.Answer == "" || c.complete(l.Settings.Scores) || l.remembered(c) {
+		if c.Question == "" || c.Answer == "" || c.complete(l.Settings.Scores) || l.remembered(c) || isJudgePrompt(l.Settings.Prompt, c.Question) {
 			p.Judgements = append(p.Judgements, Judgement{Candidate: c, Result: ResultSkipped})
 			continue
 		}

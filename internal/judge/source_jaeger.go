@@ -120,7 +120,7 @@ func candidateOfSpan(sp ptrace.Span) (Candidate, bool) {
 		return Candidate{}, false
 	}
 	c := Candidate{TraceID: sp.TraceID(), SpanID: sp.SpanID(), HasIDs: true, Start: sp.StartTimestamp().AsTime()}
-	c.OpikID = opikid.TraceID(c.TraceID, c.Start)
+	c.OpikID = opikid.Trace(c.TraceID, c.SpanID, c.Start)
 	c.Question, c.Model = questionOf([]byte(in.Str()))
 	c.Answer = answerOf([]byte(outv.Str()))
 	return c, true

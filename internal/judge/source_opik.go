@@ -30,14 +30,20 @@ func (s OpikSource) Recent(ctx context.Context, limit int) ([]Candidate, error) 
 			c.Scored[fs.Name] = true
 		}
 		c.TraceID, c.SpanID, c.HasIDs = otelIDs(unwrapJSON(t.Metadata))
+		if !c.HasIDs {
+			// A trace made from another client's span by OTLP: its
+			// OpenInference metadata JSON is under "metadata" in the input.
+			c.TraceID, c.SpanID, c.HasIDs = otelIDs(unwrapJSON(t.Input))
+		}
 		out = append(out, c)
 	}
 	return out, nil
 }
 
 // otelIDs reads the proxy's otel_trace_id and otel_span_id from a trace's
-// metadata: at its top level, or under "metadata" when Opik kept the
-// OpenInference attribute as a member of its own.
+// metadata (the opik exporter's: at its top level), or from under
+// "metadata" (the OpenInference attribute, as Opik's OTLP mapping keeps it:
+// a member of the input, under its full key).
 func otelIDs(meta []byte) (tid [16]byte, sid [8]byte, ok bool) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(meta, &m) != nil {

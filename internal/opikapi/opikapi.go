@@ -1,14 +1,16 @@
 // Package opikapi is the small part of Opik's REST API that mlx-otelcol
-// calls (shared/reference/llm-observability.md, "Opik"): writing trace
-// feedback scores and listing a project's traces. The opik exporter and
-// the judge loop share it, so both send the same headers and read errors
-// the same way.
+// calls (shared/reference/llm-observability.md, "Opik"): creating traces
+// and spans in batches, writing trace feedback scores, reading traces. The
+// opik exporter and the judge loop share it, so both send the same headers
+// and read errors the same way. internal/opiktest says, rule by rule and
+// with Opik's sources, what Opik answers.
 package opikapi
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -108,6 +110,85 @@ func (c *Client) PutScores(ctx context.Context, scores []Score) error {
 	}
 	_, err = c.do(ctx, "feedback scores", http.MethodPut, "/v1/private/traces/feedback-scores", body)
 	return err
+}
+
+// MaxBatch is Opik's limit on one trace or span batch (api/TraceBatch,
+// api/SpanBatch: @Size(min=1, max=1000)).
+const MaxBatch = 1000
+
+// NewTrace is one item of POST /v1/private/traces/batch: api/Trace's
+// writable fields (View.Write).
+type NewTrace struct {
+	ID          string         `json:"id"`
+	ProjectName string         `json:"project_name"`
+	Name        string         `json:"name"`
+	StartTime   time.Time      `json:"start_time"`
+	EndTime     time.Time      `json:"end_time"`
+	Input       any            `json:"input,omitempty"`
+	Output      any            `json:"output,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+	Tags        []string       `json:"tags,omitempty"`
+	ErrorInfo   *ErrorInfo     `json:"error_info,omitempty"`
+	ThreadID    string         `json:"thread_id,omitempty"`
+}
+
+// NewSpan is one item of POST /v1/private/spans/batch (api/Span,
+// View.Write).
+type NewSpan struct {
+	NewTrace
+	TraceID  string           `json:"trace_id"`
+	Type     string           `json:"type"`
+	Model    string           `json:"model,omitempty"`
+	Provider string           `json:"provider,omitempty"`
+	Usage    map[string]int64 `json:"usage,omitempty"`
+}
+
+// ErrorInfo is Opik's error_info: exception_type and traceback are
+// required, message is not.
+type ErrorInfo struct {
+	ExceptionType string `json:"exception_type"`
+	Message       string `json:"message,omitempty"`
+	Traceback     string `json:"traceback"`
+}
+
+// CreateTraces creates (or, for an id that exists, writes again) at most
+// MaxBatch traces; Opik answers 204.
+func (c *Client) CreateTraces(ctx context.Context, traces []NewTrace) error {
+	return c.post(ctx, "create traces", "/v1/private/traces/batch", struct {
+		Traces []NewTrace `json:"traces"`
+	}{traces})
+}
+
+// CreateSpans creates at most MaxBatch spans; Opik answers 204.
+func (c *Client) CreateSpans(ctx context.Context, spans []NewSpan) error {
+	return c.post(ctx, "create spans", "/v1/private/spans/batch", struct {
+		Spans []NewSpan `json:"spans"`
+	}{spans})
+}
+
+func (c *Client) post(ctx context.Context, op, path string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = c.do(ctx, op, http.MethodPost, path, body)
+	return err
+}
+
+// GetTrace reads one trace; found is false when Opik answers 404.
+func (c *Client) GetTrace(ctx context.Context, id string) (t Trace, found bool, err error) {
+	b, err := c.do(ctx, "get trace", http.MethodGet, "/v1/private/traces/"+url.PathEscape(id), nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, err
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, false, fmt.Errorf("opik get trace: %w", err)
+	}
+	return t, true, nil
 }
 
 // maxPage bounds what one page of traces may weigh.

@@ -1,12 +1,14 @@
-// Package opikid derives the Opik trace id of an OpenTelemetry trace.
+// Package opikid mints the Opik ids of the proxy's requests.
 //
-// Opik keys traces by UUIDv7 and, unless told otherwise, maps an OTel trace
-// id to an id of its own (a hash with a timestamp, cached for a few hours),
-// which nothing outside Opik can compute. The opik exporter therefore sets
-// the override attribute opik.trace_id on the spans it sends, to the id
-// TraceID derives; anything that knows a span's trace id and start time
-// (the judge loop reading Jaeger, a user with a trace id from a log line)
-// finds the same Opik trace.
+// Opik keys traces and spans by UUIDv7. The opik exporter creates one
+// Opik trace and one Opik span per proxy span through Opik's REST batch
+// endpoints, as Opik's own SDKs do, with ids it mints here rather than the
+// ids Opik would derive from OTLP (that derivation is Opik's internal
+// business and differs between versions: exporter/opikexporter's doc).
+// The ids are derived, not random, so that a retried batch names the same
+// trace (Opik's batch insert keeps the last write of an id) and anything
+// that knows a span's trace id, span id and start (the judge reading
+// Jaeger, a user with ids from a log line) finds its Opik trace.
 //
 // The derivation, a UUIDv7 (RFC 9562 §5.7):
 //
@@ -16,11 +18,15 @@
 //	var        (2 bits)  = 0b10
 //	rand_b     (62 bits) = the low 6 bits of h[2], then h[3..9]
 //
-// where h = SHA-256("mlx-otelcol/opik-trace-id" || the 16 bytes of the
-// trace id). The same trace id and start give the same UUID everywhere.
+// where h = SHA-256(salt || the 16 bytes of the trace id || the 8 bytes of
+// the span id), the salt "mlx-otelcol/opik-trace-id" for the trace and
+// "mlx-otelcol/opik-span-id" for its span. The span id is in the hash
+// because one client trace may hold many proxy requests: each is a trace
+// of its own in Opik.
 package opikid
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -28,24 +34,52 @@ import (
 	"time"
 )
 
-// salt keeps these ids apart from any other hash of a trace id.
-const salt = "mlx-otelcol/opik-trace-id"
+// The salts keep these ids apart from any other hash of the same ids.
+const (
+	traceSalt = "mlx-otelcol/opik-trace-id"
+	spanSalt  = "mlx-otelcol/opik-span-id"
+)
 
-// TraceID is the Opik trace id of the trace traceID, stamped on a span that
-// started at start (the root span, or the proxy's span when it continued
-// a client's trace).
-func TraceID(traceID [16]byte, start time.Time) string {
-	h := sha256.Sum256(append([]byte(salt), traceID[:]...))
-	var u [16]byte
-	var ms [8]byte
-	binary.BigEndian.PutUint64(ms[:], uint64(start.UnixMilli()))
-	copy(u[0:6], ms[2:8])
-	u[6] = 0x70 | h[0]&0x0f
-	u[7] = h[1]
-	u[8] = 0x80 | h[2]&0x3f
-	copy(u[9:16], h[3:10])
-	return format(u)
+// Trace is the Opik trace id of the proxy span (traceID, spanID) that
+// started at start.
+func Trace(traceID [16]byte, spanID [8]byte, start time.Time) string {
+	return derive(traceSalt, traceID, spanID, start)
 }
+
+// Span is the Opik span id of the same proxy span.
+func Span(traceID [16]byte, spanID [8]byte, start time.Time) string {
+	return derive(spanSalt, traceID, spanID, start)
+}
+
+func derive(salt string, traceID [16]byte, spanID [8]byte, start time.Time) string {
+	seed := make([]byte, 0, len(salt)+24)
+	seed = append(append(append(seed, salt...), traceID[:]...), spanID[:]...)
+	h := sha256.Sum256(seed)
+	return format(layout(start.UnixMilli(), h[:10]))
+}
+
+// New is a random UUIDv7 at t (for ids nothing needs to find again).
+func New(t time.Time) string {
+	var r [10]byte
+	_, _ = rand.Read(r[:])
+	return format(layout(t.UnixMilli(), r[:]))
+}
+
+// layout is the UUIDv7 of ms with the 74 other bits from r (10 bytes).
+func layout(ms int64, r []byte) [16]byte {
+	var u [16]byte
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(ms))
+	copy(u[0:6], b[2:8])
+	u[6] = 0x70 | r[0]&0x0f
+	u[7] = r[1]
+	u[8] = 0x80 | r[2]&0x3f
+	copy(u[9:16], r[3:10])
+	return u
+}
+
+// Format writes a UUID in its 36-character form.
+func Format(u [16]byte) string { return format(u) }
 
 func format(u [16]byte) string {
 	var b [36]byte

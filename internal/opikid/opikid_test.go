@@ -8,24 +8,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestTraceIDIsAStableUUIDv7(t *testing.T) {
+func TestTraceAndSpanAreStableUUIDv7s(t *testing.T) {
 	tid := [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
+	sid := [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
 	start := time.Date(2026, 12, 1, 20, 0, 0, 123_456_789, time.UTC)
-	id := TraceID(tid, start)
+	id := Trace(tid, sid, start)
 	assert.True(t, IsV7(id), id)
-	assert.Equal(t, id, TraceID(tid, start), "deterministic")
-	assert.Equal(t, id, TraceID(tid, start.Add(400*time.Microsecond)), "milliseconds only")
+	assert.Equal(t, id, Trace(tid, sid, start), "deterministic")
+	assert.Equal(t, id, Trace(tid, sid, start.Add(400*time.Microsecond)), "milliseconds only")
 	got, err := Time(id)
 	require.NoError(t, err)
 	assert.Equal(t, start.Truncate(time.Millisecond).UnixMilli(), got.UnixMilli())
 
-	other := tid
-	other[15] ^= 1
-	assert.NotEqual(t, id, TraceID(other, start), "another trace")
-	assert.NotEqual(t, id, TraceID(tid, start.Add(time.Millisecond)), "another start")
+	other := sid
+	other[7] ^= 1
+	assert.NotEqual(t, id, Trace(tid, other, start), "another request of the same client trace")
+	assert.NotEqual(t, id, Trace(tid, sid, start.Add(time.Millisecond)), "another start")
+	assert.NotEqual(t, id, Span(tid, sid, start), "the span's id is not the trace's")
 	// Computed independently (Python's hashlib, from the derivation in
 	// the package doc), so that another tool can check itself against it.
-	assert.Equal(t, "01a23331-527b-700d-a007-8bc1f20816b9", id)
+	assert.Equal(t, "01a23331-527b-788a-b501-f39ef36897fd", id)
+	assert.Equal(t, "01a23331-527b-7009-885a-f988a8671c7d", Span(tid, sid, start))
+	assert.True(t, IsV7(New(start)))
+	assert.NotEqual(t, New(start), New(start))
 }
 
 func TestIsV7(t *testing.T) {

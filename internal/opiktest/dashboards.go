@@ -1,7 +1,6 @@
 package opiktest
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -113,7 +112,7 @@ func (s *Server) createDashboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	out := &Dashboard{ID: opikid.TraceID(randomID(), now), Name: *d.Name, Type: "multi_project", Config: d.Config, CreatedAt: now.UTC()}
+	out := &Dashboard{ID: opikid.New(now), Name: *d.Name, Type: "multi_project", Config: d.Config, CreatedAt: now.UTC()}
 	if d.Type != nil {
 		out.Type = *d.Type
 	}
@@ -192,7 +191,7 @@ func (s *Server) withDashboard(w http.ResponseWriter, id string, f func(*Dashboa
 func (s *Server) projectIDLocked(name string) string {
 	id, ok := s.projects[name]
 	if !ok {
-		id = opikid.TraceID(randomID(), time.Now())
+		id = opikid.New(time.Now())
 		s.projects[name] = id
 	}
 	return id
@@ -214,10 +213,4 @@ func (s *Server) Dashboards() []Dashboard {
 		out = append(out, *d)
 	}
 	return out
-}
-
-func randomID() [16]byte {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return b
 }

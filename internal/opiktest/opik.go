@@ -1,67 +1,119 @@
 // Package opiktest is a stand-in for Opik (comet-ml/opik) in tests: the
 // real one is a Java service with ClickHouse, MySQL and Redis, which
-// cannot run here. It serves the part of Opik's REST API that mlx-otelcol
-// uses, as shared/reference/llm-observability.md describes it.
+// cannot run here. It serves the part of Opik's API that mlx-otelcol and
+// other clients use, and follows Opik's source rule by rule, not what
+// mlx-otelcol would like Opik to do. Each rule names the file it comes
+// from, under apps/opik-backend/src/main/java/com/comet/opik/ of
+// comet-ml/opik, and the version read (a commit, or a PR for a rule that
+// only the newest code has; shared/reference/opik-openinference-real.md
+// has the rest of the reading).
 //
-// Documented facts it follows (Opik's source, as the reference cites it):
-//   - POST /v1/private/otel/v1/traces takes an OTLP ExportTraceServiceRequest
-//     as application/x-protobuf or application/json, gzip or not, and
-//     answers 200 with an empty body.
-//   - The projectName header chooses the project; without it the spans go
-//     to the default project ("Default Project").
-//   - Root spans (no parent) become traces; every span is stored as a span.
-//   - opik.trace_id, opik.span_id and opik.parent_span_id are used as the
-//     ids as they are, and are not stored as attributes.
-//   - PUT /v1/private/traces/feedback-scores takes {"scores":[...]} of 1 to
-//     1,000 items, each with a trace id, a name, a value in
-//     ±999999999.999999999 and a source of ui, sdk or online_scoring, and
-//     answers 204.
-//   - Opik ids are UUIDv7; a trace id that is not one is refused.
-//   - GET /v1/private/traces?project_name=X&page=&size= answers a TracePage
-//     {page, size, total, content}; GET /v1/private/traces/{id} one trace.
-//   - The dashboards API (dashboards.go).
-//   - Behind Opik's frontend the same API is under /api (nginx rewrites
+// OTLP ingestion (otlp.go; api/resources/v1/priv/OpenTelemetryResource.java,
+// domain/OpenTelemetryService.java, domain/OpenTelemetryMapper.java,
+// domain/mapping/otel/*, as of PR #6461, merged 2026-04-23):
+//
+//  1. POST /v1/private/otel/v1/traces takes an ExportTraceServiceRequest as
+//     application/x-protobuf or application/json, gzip or not, answers 200
+//     with an empty body; 415 for another type. The projectName header
+//     chooses the project ("Default Project" without it).
+//  2. Every span is stored as a span. A trace is created only from a root
+//     span (no parent) whose trace was not overridden: doStoreSpans puts
+//     every trace id that came from opik.trace_id in overriddenTraceIds
+//     and filters roots with !overriddenTraceIds.contains(traceId) before
+//     traceService.create ("spans with opik.trace_id skip automatic trace
+//     creation since they attach to pre-existing traces", PR #6461). A
+//     span with a parent never makes a trace, override or not.
+//  3. opik.trace_id, opik.span_id, opik.parent_span_id are used as the ids
+//     as they are when they parse as UUIDv7 (OpenTelemetryMapper.toOpikSpan,
+//     parseUUIDv7); another value is ignored. The three keys are dropped
+//     (GeneralMappingRules, DROP).
+//  4. Without override, a trace id maps to
+//     convertOtelIdToUUIDv7(raw id bytes, earliest start in ms of that
+//     trace's spans in the batch): bytes 0-5 the ms big-endian, bytes 6-15
+//     SHA-256(raw id)[0:10], version 7 and variant 0b10 forced
+//     (OpenTelemetryMapper; Opik's OpenTelemetryResourceTest computes its
+//     expected id the same way). The first mapping of (project, trace id)
+//     is kept (Redis, OTEL_TTL_INTERVAL, 3 h): later batches of the same
+//     trace get the same id. Span ids map the same way with the span's
+//     own start. Some versions truncate the timestamp to the day; this
+//     stand-in does not.
+//  5. Each attribute lands under its full key in input, output or metadata
+//     (OpenTelemetryMappingUtils.extractToJsonColumn); a string that starts
+//     with {, [ or " is parsed as JSON. The first rule that matches wins,
+//     in the order of OpenTelemetryMappingRuleFactory (GenAI, OpenInference,
+//     General here; Logfire, LiveKit, Pydantic, Smolagents and LangFuse
+//     rules are not reproduced); an attribute no rule matches goes to
+//     input. The rules kept are in otlp.go's rules table, each with its
+//     class. Usage: gen_ai.usage.* (input_tokens -> prompt_tokens,
+//     output_tokens -> completion_tokens) and llm.token_count.* (the rest
+//     of the key after the prefix), total_tokens computed when missing.
+//     metadata also gets integration = the instrumentation scope's name.
+//  6. A root span's name, start, end, input, output, metadata, tags and
+//     thread id are copied to its trace (doStoreSpans).
+//
+// REST (rest.go; api/resources/v1/priv/TracesResource.java, SpansResource,
+// domain/TraceService.java at 03b2cce, domain/IdGenerator.java,
+// api/TraceBatch.java, api/SpanBatch.java, api/error/*ExceptionMapper):
+//
+//  7. POST /v1/private/traces/batch {"traces":[...]} and
+//     POST /v1/private/spans/batch {"spans":[...]}: 1 to 1,000 items
+//     (@Size(min=1,max=1000)), else 422 {"errors":["traces size must be
+//     between 1 and 1000"]}; answer 204. Every id, and a span's trace_id,
+//     must be a version 7 UUID (IdGenerator.validateVersion checks the
+//     version nibble only), else 400 {"code":400,"message":"Invalid UUID
+//     for id","details":"Trace id must be a version 7 UUID"}
+//     (InvalidUUIDExceptionMapper). start_time, and a span's trace_id, are
+//     @NotNull: 422 {"errors":["traces[0].startTime must not be null"]}.
+//     Two items of one batch with the same id: 422 {"code":422,"message":
+//     "Duplicate trace id '<id>'"} (TracesResource.createTraces of Opik
+//     1.x; newer versions keep the one with the later last_updated_at).
+//     An id that already exists is written again, no error: the batch
+//     path is dao.batchInsert with no existence check (TraceService
+//     create(TraceBatch) at 03b2cce), so a retried batch is harmless.
+//  8. POST /v1/private/traces (one trace) answers 201 with a Location, and
+//     409 {"errors":["Trace already exists"]} for an id that exists
+//     (TraceServiceImpl.insertTrace, EntityAlreadyExistsException).
+//  9. PUT /v1/private/traces/feedback-scores {"scores":[...]}: 1 to 1,000
+//     items (FeedbackScoreBatchContainer), each with a version 7 id (400 as
+//     in 7), a name, a value in ±999999999.999999999 and a source of ui,
+//     sdk or online_scoring (422 otherwise); 204. No check that the trace
+//     exists (FeedbackScoreService.processScoreBatch: validateVersion,
+//     project get-or-create, upsert): a score on an id with no trace is
+//     kept and shows nowhere. A score of the same (id, name) replaces the
+//     old one.
+//  10. GET /v1/private/traces?project_name=&page=&size= answers a TracePage
+//     {page, size, total, content, sortable_by}: page from 1, size 10 by
+//     default, newest first by id (UUIDv7 order); a trace carries its
+//     feedback_scores, its usage summed over its spans and span_count.
+//     GET /v1/private/traces/{id}: the trace, or 404
+//     {"code":404,"message":"Trace not found"}.
+//  11. Unparsable JSON: 400 {"code":400,"message":"Unable to process JSON"}.
+//  12. Behind Opik's frontend the API is under /api (nginx rewrites
 //     /api/(.*) to the backend); both prefixes are served.
 //
-// Guessed, because the reference does not say or Opik was not run:
-//   - The status codes and bodies of refusals: 422 {"errors": [...]} for a
-//     batch outside 1 to 1,000 or a bad item, 400 {"errors": ["Trace id must
-//     be a version 7 UUID"]} for a bad id, 415 for another content type.
-//   - A span with opik.trace_id and no opik.parent_span_id is a root span of
-//     that trace, and the trace is made from it even when the span had an
-//     OTel parent (the reference marks this "not verified").
-//   - Without opik.trace_id, the OTel trace id maps to a UUIDv7 from a
-//     SHA-256 of the trace id and the root's start (Opik's own scheme is
-//     of this shape; the exact bytes differ).
-//   - Feedback scores are kept by trace id whether the trace has arrived yet
-//     or not; writing a score of the same name again replaces it.
-//   - Dashboards and projects are kept in memory; a project made by a
-//     dashboard's project_name has a fresh UUIDv7 and no traces.
-//   - A trace's input and output are input.value and output.value (parsed
-//     when they are JSON), its metadata the OpenInference `metadata` JSON,
-//     its usage the llm.token_count.* counts; the other attributes of
-//     Opik's mapping are not reproduced.
+// Still guessed (not read in Opik's source, or differing by version):
+//   - A list for a project that does not exist is an empty page (Opik may
+//     answer 404 "Project not found").
+//   - A span's status and exception events are not mapped to error_info
+//     on the OTLP path, and other events are not kept in metadata.
+//   - The id timestamp window of newer versions (UuidV7TimestampValidator,
+//     12 h to 45 d) is not enforced.
+//   - The dashboards API (dashboards.go).
+//
+// Test hooks, not Opik: Store (an OTLP batch without HTTP), Put (a trace as
+// if created by REST), FailNext (answer the next requests of a path with a
+// status), LoseTraces (take trace batches and keep nothing), OrphanScores
+// (scores Opik took on ids it has no trace of).
 package opiktest
 
 import (
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-
-	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
 )
 
 // DefaultProject is where spans without a projectName header go.
@@ -71,19 +123,51 @@ const DefaultProject = "Default Project"
 type Trace struct {
 	ID             string           `json:"id"`
 	ProjectName    string           `json:"project_name"`
-	Name           string           `json:"name"`
+	Name           string           `json:"name,omitempty"`
 	StartTime      time.Time        `json:"start_time"`
-	EndTime        time.Time        `json:"end_time"`
+	EndTime        time.Time        `json:"end_time,omitempty"`
 	Input          any              `json:"input,omitempty"`
 	Output         any              `json:"output,omitempty"`
 	Metadata       any              `json:"metadata,omitempty"`
+	Tags           []string         `json:"tags,omitempty"`
+	ErrorInfo      *ErrorInfo       `json:"error_info,omitempty"`
+	ThreadID       string           `json:"thread_id,omitempty"`
 	Usage          map[string]int64 `json:"usage,omitempty"`
+	SpanCount      int              `json:"span_count"`
 	FeedbackScores []Score          `json:"feedback_scores,omitempty"`
-	// OTelTraceID is the OTel trace id it came from (not an Opik field).
+	// OTelTraceID is the OTel trace id it came from: the OTLP span's, or a
+	// REST trace's metadata otel_trace_id (not an Opik field: for tests).
 	OTelTraceID string `json:"-"`
-	// Attributes are the root span's attributes, opik.* taken out (not an
-	// Opik field: for tests).
-	Attributes map[string]any `json:"-"`
+	// ViaOTLP is true for a trace Opik made from an OTLP root span (not an
+	// Opik field).
+	ViaOTLP bool `json:"-"`
+}
+
+// Span is a stored span, in the JSON shape of Opik's api/Span.
+type Span struct {
+	ID           string           `json:"id"`
+	ProjectName  string           `json:"project_name"`
+	TraceID      string           `json:"trace_id"`
+	ParentSpanID string           `json:"parent_span_id,omitempty"`
+	Name         string           `json:"name,omitempty"`
+	Type         string           `json:"type,omitempty"`
+	StartTime    time.Time        `json:"start_time"`
+	EndTime      time.Time        `json:"end_time,omitempty"`
+	Input        any              `json:"input,omitempty"`
+	Output       any              `json:"output,omitempty"`
+	Metadata     any              `json:"metadata,omitempty"`
+	Model        string           `json:"model,omitempty"`
+	Provider     string           `json:"provider,omitempty"`
+	Tags         []string         `json:"tags,omitempty"`
+	Usage        map[string]int64 `json:"usage,omitempty"`
+	ErrorInfo    *ErrorInfo       `json:"error_info,omitempty"`
+}
+
+// ErrorInfo is Opik's error_info.
+type ErrorInfo struct {
+	ExceptionType string `json:"exception_type"`
+	Message       string `json:"message,omitempty"`
+	Traceback     string `json:"traceback"`
 }
 
 // Score is a feedback score as written.
@@ -108,10 +192,14 @@ type Server struct {
 	addr     string
 	ln       net.Listener
 	srv      *http.Server
-	traces   map[string]*Trace   // id -> trace
-	scores   map[string][]Score  // trace id -> scores
-	spans    map[string][]string // project -> span names, in arrival order
+	traces   map[string]*Trace  // id -> trace
+	spans    map[string]*Span   // id -> span
+	scores   map[string][]Score // trace id -> scores, by name
+	otelIDs  map[string]string  // project, OTel id -> Opik id (Opik's Redis)
 	requests []Request
+
+	failing   map[string][]int // "METHOD path" -> statuses to answer next (FailNext)
+	loseTrace bool             // LoseTraces
 
 	dashboards map[string]*Dashboard // id -> dashboard (dashboards.go)
 	projects   map[string]string     // name -> id
@@ -119,8 +207,8 @@ type Server struct {
 
 // New makes a stand-in that does not listen yet.
 func New() *Server {
-	return &Server{traces: map[string]*Trace{}, scores: map[string][]Score{}, spans: map[string][]string{},
-		dashboards: map[string]*Dashboard{}, projects: map[string]string{}}
+	return &Server{traces: map[string]*Trace{}, spans: map[string]*Span{}, scores: map[string][]Score{},
+		otelIDs: map[string]string{}, dashboards: map[string]*Dashboard{}, projects: map[string]string{}}
 }
 
 // Listen serves on addr ("127.0.0.1:0" for any port) until Close.
@@ -173,13 +261,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/api")
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+	var fail int
+	if q := s.failing[r.Method+" "+path]; len(q) > 0 {
+		fail, s.failing[r.Method+" "+path] = q[0], q[1:]
+	}
 	s.mu.Unlock()
+	if fail != 0 {
+		writeMessage(w, fail, http.StatusText(fail))
+		return
+	}
 	if s.serveDashboards(w, r, path) {
 		return
 	}
 	switch {
 	case r.Method == http.MethodPost && path == "/v1/private/otel/v1/traces":
 		s.otlpTraces(w, r)
+	case r.Method == http.MethodPost && path == "/v1/private/traces/batch":
+		s.createTraces(w, r)
+	case r.Method == http.MethodPost && path == "/v1/private/traces":
+		s.createTrace(w, r)
+	case r.Method == http.MethodPost && path == "/v1/private/spans/batch":
+		s.createSpans(w, r)
 	case r.Method == http.MethodPut && path == "/v1/private/traces/feedback-scores":
 		s.feedbackScores(w, r)
 	case r.Method == http.MethodGet && path == "/v1/private/traces":
@@ -187,14 +289,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/private/traces/"):
 		s.getTrace(w, strings.TrimPrefix(path, "/v1/private/traces/"))
 	default:
-		writeErrors(w, http.StatusNotFound, "HTTP 404 Not Found")
+		writeMessage(w, http.StatusNotFound, "HTTP 404 Not Found")
 	}
 }
 
+// writeErrors is the body of a bean-validation failure (422) and of
+// EntityAlreadyExistsException (409): {"errors":[...]}.
 func writeErrors(w http.ResponseWriter, status int, msgs ...string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string][]string{"errors": msgs})
+	writeJSON(w, status, map[string][]string{"errors": msgs})
+}
+
+// writeMessage is Dropwizard's ErrorMessage: {"code":N,"message":...}
+// (and "details" when given), the body of Opik's other refusals.
+func writeMessage(w http.ResponseWriter, status int, msg string, details ...string) {
+	body := map[string]any{"code": status, "message": msg}
+	if len(details) > 0 {
+		body["details"] = details[0]
+	}
+	writeJSON(w, status, body)
 }
 
 func readBody(r *http.Request) ([]byte, error) {
@@ -210,204 +322,47 @@ func readBody(r *http.Request) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-func (s *Server) otlpTraces(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		writeErrors(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	req := ptraceotlp.NewExportRequest()
-	switch ct := r.Header.Get("Content-Type"); {
-	case strings.HasPrefix(ct, "application/x-protobuf"):
-		err = req.UnmarshalProto(body)
-	case strings.HasPrefix(ct, "application/json"):
-		err = req.UnmarshalJSON(body)
-	default:
-		writeErrors(w, http.StatusUnsupportedMediaType, "HTTP 415 Unsupported Media Type")
-		return
-	}
-	if err != nil {
-		writeErrors(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	project := r.Header.Get("projectName")
-	if project == "" {
-		project = DefaultProject
-	}
-	s.store(project, req.Traces())
-	w.WriteHeader(http.StatusOK)
-}
-
-func (s *Server) store(project string, td ptrace.Traces) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	spanwalk.Each(td, func(sp ptrace.Span) {
-		s.spans[project] = append(s.spans[project], sp.Name())
-		attrs := sp.Attributes().AsRaw()
-		override, hasOverride := attrs["opik.trace_id"].(string)
-		_, hasParentOverride := attrs["opik.parent_span_id"]
-		for key := range attrs {
-			if strings.HasPrefix(key, "opik.") {
-				delete(attrs, key)
-			}
-		}
-		root := sp.ParentSpanID().IsEmpty() || (hasOverride && !hasParentOverride)
-		if !root {
-			return
-		}
-		id := override
-		if !hasOverride {
-			id = mappedID(sp)
-		}
-		s.traces[id] = traceOf(id, project, sp, attrs)
-	})
-}
-
-// mappedID is the stand-in's mapping of an OTel trace id without override.
-func mappedID(sp ptrace.Span) string {
-	tid := sp.TraceID()
-	h := sha256.Sum256(append([]byte("opik-standin"), tid[:]...))
-	var id [16]byte
-	copy(id[:], h[:16])
-	return opikid.TraceID(id, sp.StartTimestamp().AsTime())
-}
-
-func traceOf(id, project string, sp ptrace.Span, attrs map[string]any) *Trace {
-	t := &Trace{ID: id, ProjectName: project, Name: sp.Name(),
-		StartTime: sp.StartTimestamp().AsTime().UTC(), EndTime: sp.EndTimestamp().AsTime().UTC(),
-		OTelTraceID: sp.TraceID().String(), Attributes: attrs}
-	t.Input = jsonOrString(attrs["input.value"])
-	t.Output = jsonOrString(attrs["output.value"])
-	t.Metadata = jsonOrString(attrs["metadata"])
-	for key, usage := range map[string]string{
-		"llm.token_count.prompt": "prompt_tokens", "llm.token_count.completion": "completion_tokens", "llm.token_count.total": "total_tokens",
-	} {
-		if n, ok := attrs[key].(int64); ok {
-			if t.Usage == nil {
-				t.Usage = map[string]int64{}
-			}
-			t.Usage[usage] = n
-		}
-	}
-	return t
-}
-
-func jsonOrString(v any) any {
-	s, ok := v.(string)
-	if !ok {
-		return v
-	}
-	var out any
-	if json.Unmarshal([]byte(s), &out) == nil {
-		return out
-	}
-	return s
-}
-
-// scoreItem is one item of a feedback score batch.
-type scoreItem struct {
-	ID           string   `json:"id"`
-	ProjectName  string   `json:"project_name"`
-	Name         string   `json:"name"`
-	Value        *float64 `json:"value"`
-	Reason       string   `json:"reason"`
-	CategoryName string   `json:"category_name"`
-	Source       string   `json:"source"`
-}
-
-func (s *Server) feedbackScores(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		writeErrors(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	var batch struct {
-		Scores []scoreItem `json:"scores"`
-	}
-	if err := json.Unmarshal(body, &batch); err != nil {
-		writeErrors(w, http.StatusBadRequest, "Unable to process JSON")
-		return
-	}
-	if n := len(batch.Scores); n < 1 || n > 1000 {
-		writeErrors(w, http.StatusUnprocessableEntity, "scores size must be between 1 and 1000")
-		return
-	}
-	for _, it := range batch.Scores {
-		if err := validScore(it); err != nil {
-			status := http.StatusUnprocessableEntity
-			if !opikid.IsV7(it.ID) {
-				status = http.StatusBadRequest
-			}
-			writeErrors(w, status, err.Error())
-			return
-		}
-	}
-	s.mu.Lock()
-	for _, it := range batch.Scores {
-		sc := Score{Name: it.Name, Value: *it.Value, Reason: it.Reason, CategoryName: it.CategoryName, Source: it.Source}
-		list := s.scores[it.ID]
-		replaced := false
-		for i := range list {
-			if list[i].Name == sc.Name {
-				list[i], replaced = sc, true
-			}
-		}
-		if !replaced {
-			list = append(list, sc)
-		}
-		s.scores[it.ID] = list
-	}
-	s.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func validScore(it scoreItem) error {
-	switch {
-	case !opikid.IsV7(it.ID):
-		return errors.New("Trace id must be a version 7 UUID")
-	case strings.TrimSpace(it.Name) == "":
-		return errors.New("scores[].name must not be blank")
-	case it.Value == nil:
-		return errors.New("scores[].value must not be null")
-	case *it.Value > 999999999.999999999 || *it.Value < -999999999.999999999:
-		return errors.New("scores[].value must be between -999999999.999999999 and 999999999.999999999")
-	case it.Source != "ui" && it.Source != "sdk" && it.Source != "online_scoring":
-		return errors.New("scores[].source must be one of ui, sdk, online_scoring")
-	}
-	return nil
-}
-
+// withScores is t as Opik returns it: its scores, its spans' usage and
+// count.
 func (s *Server) withScores(t *Trace) Trace {
 	out := *t
 	out.FeedbackScores = append([]Score(nil), s.scores[t.ID]...)
+	out.Usage, out.SpanCount = nil, 0
+	for _, sp := range s.spans {
+		if sp.TraceID != t.ID {
+			continue
+		}
+		out.SpanCount++
+		for k, v := range sp.Usage {
+			if out.Usage == nil {
+				out.Usage = map[string]int64{}
+			}
+			out.Usage[k] += v
+		}
+	}
 	return out
 }
 
-func (s *Server) listTraces(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	project := q.Get("project_name")
-	page, _ := strconv.Atoi(q.Get("page"))
-	size, _ := strconv.Atoi(q.Get("size"))
-	if q.Get("size") == "" {
-		size = 10 // Opik's default page size
+// FailNext makes the next n requests of method to path (without /api)
+// answer status, as an overloaded or failing Opik does; for tests.
+func (s *Server) FailNext(method, path string, status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing == nil {
+		s.failing = map[string][]int{}
 	}
-	page, size = max(page, 1), max(size, 1)
-	all := s.Traces(project)
-	sort.Slice(all, func(i, j int) bool { return all[i].StartTime.After(all[j].StartTime) })
-	from := min((page-1)*size, len(all))
-	to := min(from+size, len(all))
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"page": page, "size": to - from, "total": len(all), "content": all[from:to], "sortable_by": []string{}})
+	for range n {
+		s.failing[method+" "+path] = append(s.failing[method+" "+path], status)
+	}
 }
 
-func (s *Server) getTrace(w http.ResponseWriter, id string) {
-	t, ok := s.Trace(id)
-	if !ok {
-		writeErrors(w, http.StatusNotFound, "Trace not found")
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(t)
+// LoseTraces makes trace batches answer 204 and keep nothing: an Opik
+// whose writes go nowhere visible, as the override did (rule 2); for the
+// read-back's tests.
+func (s *Server) LoseTraces(lose bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loseTrace = lose
 }
 
 // Traces returns the traces of a project, with their scores.
@@ -434,6 +389,19 @@ func (s *Server) Trace(id string) (Trace, bool) {
 	return s.withScores(t), true
 }
 
+// Spans returns the spans of a project.
+func (s *Server) Spans(project string) []Span {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Span
+	for _, sp := range s.spans {
+		if sp.ProjectName == project {
+			out = append(out, *sp)
+		}
+	}
+	return out
+}
+
 // Scores returns the scores written for a trace id.
 func (s *Server) Scores(id string) []Score {
 	s.mu.Lock()
@@ -441,12 +409,22 @@ func (s *Server) Scores(id string) []Score {
 	return append([]Score(nil), s.scores[id]...)
 }
 
-// SpanCount is how many spans a project received.
-func (s *Server) SpanCount(project string) int {
+// OrphanScores counts the scores written for ids that have no trace: what
+// Opik accepted with 204 and shows nowhere.
+func (s *Server) OrphanScores() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.spans[project])
+	n := 0
+	for id, list := range s.scores {
+		if _, ok := s.traces[id]; !ok {
+			n += len(list)
+		}
+	}
+	return n
 }
+
+// SpanCount is how many spans a project has.
+func (s *Server) SpanCount(project string) int { return len(s.Spans(project)) }
 
 // Requests returns the requests taken so far.
 func (s *Server) Requests() []Request {

@@ -1,7 +1,7 @@
 package opiktest
 
 import (
-	"fmt"
+	"encoding/json"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -10,9 +10,9 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 )
 
-// ProxyTrace is a chat completion span as the proxy makes it and the opik
-// exporter sends it (receiver/proxyreceiver/documentation.md), for tests
-// of what reads traces back.
+// ProxyTrace is one proxied chat completion, for tests of what reads
+// traces back: as the opik exporter writes it through REST (Trace), or as
+// another client's OpenInference instrumentation sends it by OTLP (OTLP).
 type ProxyTrace struct {
 	TraceID          pcommon.TraceID
 	SpanID           pcommon.SpanID
@@ -21,28 +21,59 @@ type ProxyTrace struct {
 	Question, Answer string
 }
 
-// OpikID is the trace's Opik id, as the exporter stamps it.
-func (p ProxyTrace) OpikID() string { return opikid.TraceID(p.TraceID, p.Start) }
+// OpikID is the trace's Opik id, as the exporter mints it.
+func (p ProxyTrace) OpikID() string { return opikid.Trace(p.TraceID, p.SpanID, p.Start) }
 
-// Traces is the span, with the proxy's resource and the exporter's
-// opik.trace_id.
-func (p ProxyTrace) Traces() ptrace.Traces {
+// Trace is the trace as the opik exporter creates it
+// (exporter/opikexporter/documentation.md): input the request, output
+// the assistant message, the OTel ids in metadata.
+func (p ProxyTrace) Trace(project string) Trace {
+	return Trace{ID: p.OpikID(), ProjectName: project, Name: "chat " + p.Model, StartTime: p.Start.UTC(),
+		EndTime: p.Start.Add(time.Second).UTC(),
+		Input:   map[string]any{"model": p.Model, "messages": []any{map[string]any{"role": "user", "content": p.Question}}},
+		Output:  map[string]any{"role": "assistant", "content": p.Answer},
+		Metadata: map[string]any{"node": "mac", "otel_trace_id": p.TraceID.String(), "otel_span_id": p.SpanID.String(),
+			"model": p.Model},
+		Tags: []string{p.Model, "mac", "chat"}, OTelTraceID: p.TraceID.String()}
+}
+
+// OTLP is the request as another client's OpenInference instrumentation
+// sends it to Opik's OTLP endpoint: a root span with input.value,
+// output.value (the OpenAI completion), the flattened llm.* messages and
+// an OpenInference metadata JSON with its ids. Opik makes a trace of it
+// with an id of its own (Store, rule 4), which OTLPOpikID computes.
+func (p ProxyTrace) OTLP() ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "mlx-metrics-proxy")
-	sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	sp.SetName("mlx.chat.completions")
+	rs.Resource().Attributes().PutStr("service.name", "some-agent")
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("openinference.instrumentation.openai")
+	sp := ss.Spans().AppendEmpty()
+	sp.SetName("ChatCompletion")
 	sp.SetTraceID(p.TraceID)
 	sp.SetSpanID(p.SpanID)
 	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(p.Start))
 	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(p.Start.Add(time.Second)))
 	at := sp.Attributes()
-	at.PutStr("input.value", fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":%q}]}`, p.Model, p.Question))
-	at.PutStr("output.value", fmt.Sprintf(`{"role":"assistant","content":%q}`, p.Answer))
-	at.PutStr("metadata", fmt.Sprintf(`{"node":"mac","otel_trace_id":"%s","otel_span_id":"%s"}`, p.TraceID, p.SpanID))
-	at.PutStr("opik.trace_id", p.OpikID())
+	at.PutStr("openinference.span.kind", "LLM")
+	at.PutStr("llm.model_name", p.Model)
+	at.PutStr("input.value", `{"model":"`+p.Model+`","messages":[{"role":"user","content":`+quote(p.Question)+`}]}`)
+	at.PutStr("input.mime_type", "application/json")
+	at.PutStr("llm.input_messages.0.message.role", "user")
+	at.PutStr("llm.input_messages.0.message.content", p.Question)
+	at.PutStr("output.value", `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":`+quote(p.Answer)+`}}]}`)
+	at.PutStr("llm.output_messages.0.message.role", "assistant")
+	at.PutStr("llm.output_messages.0.message.content", p.Answer)
+	at.PutStr("metadata", `{"otel_trace_id":"`+p.TraceID.String()+`","otel_span_id":"`+p.SpanID.String()+`"}`)
 	return td
 }
 
-// Store keeps td's spans as if they had been sent to project by OTLP.
-func (s *Server) Store(project string, td ptrace.Traces) { s.store(project, td) }
+// OTLPOpikID is the id Opik gives the trace OTLP sends (rule 4).
+func (p ProxyTrace) OTLPOpikID() string {
+	return ConvertOtelIDToUUIDv7(p.TraceID[:], p.Start.UnixMilli())
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

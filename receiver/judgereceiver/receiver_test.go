@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"encoding/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zaptest"
 	"go.yaml.in/yaml/v3"
@@ -32,23 +32,22 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
 )
 
-// sendTrace sends a proxy-like trace to Opik's stand-in by OTLP, as the
-// opik exporter sends it.
+// sendTrace creates a proxy request's trace in Opik's stand-in through
+// REST, as the opik exporter does.
 func sendTrace(t *testing.T, opik *opiktest.Server, p opiktest.ProxyTrace) {
 	t.Helper()
 	if p.Model == "" {
 		p.Model = "mlx-community/Qwen3-4B-4bit"
 	}
-	body, err := ptraceotlp.NewExportRequestFromTraces(p.Traces()).MarshalProto()
+	body, err := json.Marshal(map[string]any{"traces": []any{p.Trace("mlx")}})
 	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, opik.URL()+"/v1/private/otel/v1/traces", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, opik.URL()+"/v1/private/traces/batch", bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("projectName", "mlx")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 }
 
 func freeAddr(t *testing.T) string {

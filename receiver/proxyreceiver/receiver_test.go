@@ -204,9 +204,9 @@ func TestSpansAsDocumented(t *testing.T) {
 	text, ok := streamed.Attributes().Get("llm.input_messages.0.message.contents.0.message_content.text")
 	require.True(t, ok)
 	assert.Equal(t, "Use get_weather", text.Str())
-	prompts, ok := spans[3].Attributes().Get("llm.prompts")
+	prompt, ok := spans[3].Attributes().Get("llm.prompts.0.prompt.text")
 	require.True(t, ok)
-	assert.Equal(t, []any{"Once upon a time"}, prompts.Slice().AsRaw())
+	assert.Equal(t, "Once upon a time", prompt.Str())
 
 	// The access log: one record per request, with the span's ids.
 	require.Eventually(t, func() bool { return s.logs.LogRecordCount() == len(bodies) }, 5*time.Second, 5*time.Millisecond)

@@ -21,14 +21,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/otlptest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
 )
 
 // The OTLP log sink and Opik both down for a minute under load: no user
-// request fails, Jaeger still gets every span, what Opik could not take is
-// counted, the OTLP sink's records wait on disk and arrive once each when
-// it is back, and Opik gets new traces again, with nothing done by hand.
+// request fails, Jaeger still gets every span, the requests Opik could
+// not take wait on disk (config/mlx.yaml's queue and retries) and each is
+// one trace with its scores once it is back, with no loss and no orphan
+// score; the OTLP sink's records wait on disk and arrive once each, with
+// nothing done by hand.
 // (VictoriaMetrics down is nothing the collector sees: it is scraped, and
 // its exporters serve the latest values to whoever asks.)
 func TestFaultSinksDownForAMinuteUnderLoad(t *testing.T) {
@@ -37,12 +40,9 @@ func TestFaultSinksDownForAMinuteUnderLoad(t *testing.T) {
 	sink := otlptest.NewLogsDestination(t)
 	telemetry := freePort(t)
 	sets := append(traceSets(j, opik),
-		// A small queue and a short retry, so that a minute of downtime
-		// overflows and gives up: the drops show in the counters.
-		"exporters::opik::sending_queue::queue_size=20",
-		"exporters::opik::retry_on_failure::initial_interval=1s",
-		"exporters::opik::retry_on_failure::max_interval=2s",
-		"exporters::opik::retry_on_failure::max_elapsed_time=10s",
+		// Retries a little faster than mlx.yaml's 5 s to 30 s, so that
+		// the test does not wait half a minute for the queue to drain.
+		"exporters::opik::retry_on_failure::max_interval=5s",
 		"service::telemetry::metrics::level=normal",
 	)
 	f := startFaultCollector(t, collectorOptions{
@@ -104,11 +104,32 @@ func TestFaultSinksDownForAMinuteUnderLoad(t *testing.T) {
 			j.waitTrace(t, id)
 		}
 	}
-	// What Opik could not take is counted, and the proxy dropped nothing.
+	// Every request of the downtime is one trace in Opik, with its
+	// scores, once Opik is back: nothing lost, no orphan score.
+	missing := func() (traces, scores int) {
+		got := map[string]opiktest.Trace{}
+		for _, tr := range opik.Traces("mlx") {
+			got[tr.OTelTraceID] = tr
+		}
+		for _, id := range duringDown {
+			tr, ok := got[id]
+			switch {
+			case !ok:
+				traces++
+			case len(tr.FeedbackScores) < 2:
+				scores++
+			}
+		}
+		return traces, scores
+	}
+	require.Eventually(t, func() bool { tr, sc := missing(); return tr == 0 && sc == 0 }, 3*time.Minute, time.Second,
+		"every request of the downtime reaches Opik with its scores")
+	t.Logf("%d requests of the downtime in Opik with their scores %s after it came back", len(duringDown), time.Since(upAt).Round(time.Second))
+	assert.Zero(t, opik.OrphanScores(), "scores on ids Opik shows no trace of")
 	col := scrapeURL(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetry))
 	dropped := sum(col, "otelcol_exporter_enqueue_failed_spans", "exporter", "opik") + sum(col, "otelcol_exporter_send_failed_spans", "exporter", "opik")
-	t.Logf("spans Opik lost: %g; sent: %g", dropped, sum(col, "otelcol_exporter_sent_spans", "exporter", "opik"))
-	assert.Positive(t, dropped, "Opik's losses are counted")
+	t.Logf("requests Opik lost: %g; sent: %g", dropped, sum(col, "otelcol_exporter_sent_spans", "exporter", "opik"))
+	assert.Zero(t, dropped, "Opik's outage lost nothing")
 	px := scrapeURL(t, f.proxyURL("/metrics"))
 	v, _ := px.Value("mlx_spans_dropped_total")
 	assert.Zero(t, v, "the proxy dropped no span: Opik never held up the pipeline")

@@ -145,6 +145,18 @@ func TestJudgeScoresRealTracesInOpik(t *testing.T) {
 
 	traces := byTraceID()
 	assert.Len(t, traces, len(answers), "Opik has the users' traces only: the judge's requests are not traced")
+	// Each request is one readable trace carrying the proxy's scores and
+	// the judge's, and no score names a trace Opik does not show.
+	assert.Zero(t, opik.OrphanScores(), "scores on ids Opik shows no trace of")
+	for id, qa := range answers {
+		names := map[string]bool{}
+		for _, sc := range traces[id].FeedbackScores {
+			names[sc.Name] = true
+		}
+		assert.True(t, names["hallucination_quality"] && names["hallucination_flagged"], "%s: the proxy's scores: %v", id, names)
+		assert.Contains(t, fmt.Sprint(traces[id].Input), qa[0], "%s: the question in the input", id)
+		assert.Contains(t, fmt.Sprint(traces[id].Output), qa[1], "%s: the answer in the output", id)
+	}
 	for id, qa := range answers {
 		want := wantScores(t, qa[0], qa[1])
 		for _, sc := range traces[id].FeedbackScores {
@@ -240,7 +252,7 @@ func TestMlxjudgeOnceAndDryRun(t *testing.T) {
 	tr := opiktest.ProxyTrace{Start: time.Now(), Model: "mlx-community/Qwen3-4B-4bit", Question: "What is a cache?", Answer: "It keeps values."}
 	_, _ = hex.Decode(tr.TraceID[:], []byte(newTraceID(t)))
 	tr.SpanID = [8]byte{1, 2, 3}
-	opik.Store("offline", tr.Traces())
+	opik.Put(tr.Trace("offline"))
 	run := func(args ...string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()

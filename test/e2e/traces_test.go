@@ -192,9 +192,11 @@ func startOpik(t *testing.T) *opiktest.Server {
 }
 
 // Traffic through the built collector: every traced completion is one
-// span in Jaeger with the documented attributes, the same span reaches
-// Opik's stand-in under the derived trace id with its feedback scores,
-// and the access log has the request with its ids.
+// span in Jaeger with the documented attributes, the same request is a
+// readable trace in Opik's stand-in (the request as input, the answer as
+// output, no proxy figures in the input) under the id minted from the
+// span's ids and start, with its feedback scores and no orphan score, and
+// the access log has the request with its ids.
 func TestTracesInJaegerAndOpik(t *testing.T) {
 	j := startJaeger(t)
 	opik := startOpik(t)
@@ -253,12 +255,15 @@ func TestTracesInJaegerAndOpik(t *testing.T) {
 			assert.True(t, keys[k], "%s: %s", c.name, k)
 		}
 
-		// The same span in Opik's stand-in, under the id derived from the
-		// trace id and the start Jaeger shows, with its scores.
+		// The same request in Opik's stand-in, under the id minted from
+		// the ids and the start Jaeger shows, with its scores.
 		var tid [16]byte
+		var sid [8]byte
 		_, err := hex.Decode(tid[:], []byte(ids[c.name]))
 		require.NoError(t, err)
-		opikID := opikid.TraceID(tid, time.UnixMicro(sp.StartTime))
+		_, err = hex.Decode(sid[:], []byte(sp.SpanID))
+		require.NoError(t, err)
+		opikID := opikid.Trace(tid, sid, time.UnixMicro(sp.StartTime))
 		want := 2
 		if c.scored {
 			want = 3
@@ -270,6 +275,13 @@ func TestTracesInJaegerAndOpik(t *testing.T) {
 		tr, _ := opik.Trace(opikID)
 		assert.Equal(t, "mlx", tr.ProjectName)
 		assert.Equal(t, ids[c.name], tr.OTelTraceID)
+		in, _ := tr.Input.(map[string]any)
+		assert.Contains(t, in, "messages", "%s: the input is the request", c.name)
+		for k := range in {
+			assert.False(t, strings.HasPrefix(k, "mlx.") || strings.HasPrefix(k, "http."), "%s: %s in the input", c.name, k)
+		}
+		out, _ := tr.Output.(map[string]any)
+		assert.Equal(t, "assistant", out["role"], "%s: the output is the answer", c.name)
 		risk, _ := sp.tag("mlx.hallucination_risk")
 		for _, sc := range tr.FeedbackScores {
 			if sc.Name == "hallucination_quality" {
@@ -281,6 +293,7 @@ func TestTracesInJaegerAndOpik(t *testing.T) {
 		t.Errorf("a request with X-Mlx-Trace: 0 was traced")
 	}
 	assert.Equal(t, len(cases), len(opik.Traces("mlx")), "Opik has the traced requests only")
+	assert.Zero(t, opik.OrphanScores(), "scores on ids Opik shows no trace of")
 
 	// The access log: every request, with its span's ids; no body.
 	var lines []map[string]any
