@@ -44,6 +44,7 @@ type spanFacts struct {
 	finishReasons             []string
 	request                   requestFacts
 	session                   string // X-Session-Id
+	client                    string // the caller's client label (caller.go)
 }
 
 type outputFacts struct {
@@ -70,6 +71,7 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 		status: rec.Status, outcome: rec.Outcome, usage: rec.Usage,
 		respID: rec.ResponseID, respModel: rec.ResponseModel, request: t.keep(rec.request),
 		session: headerSessionOf(rec.parent),
+		client:  rec.Client,
 	}
 	chs := append([]*Choice(nil), rec.Choices...)
 	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })

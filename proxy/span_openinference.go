@@ -29,6 +29,10 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	)
 	if user, ok := f.request.str("user"); ok && user != "" {
 		b.add(attribute.String(attrUserId, ident(user)))
+	} else if f.client != "" {
+		// Who called, as the front door knows it: an API key's name,
+		// local or anonymous.
+		b.add(attribute.String(attrUserId, f.client))
 	}
 	session := f.session
 	if session == "" {

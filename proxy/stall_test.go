@@ -2,10 +2,12 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,4 +103,15 @@ func TestClientThatStopsReadingIsCutOff(t *testing.T) {
 		t.Fatal("the engine's request was not cancelled while the client read nothing")
 	}
 	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_stream_stalls_total", "side", "client"))
+}
+
+// An aborted stream's Close stops its stall watch, so the timer holds
+// nothing of the request for the stall timeout (review L1).
+func TestCloseStopsTheStallWatch(t *testing.T) {
+	var cancelled atomic.Bool
+	tap := newStreamTap(context.Background(), io.NopCloser(strings.NewReader("")), &Record{}, false)
+	tap.watchStalls(time.Hour, func() { cancelled.Store(true) })
+	require.NoError(t, tap.Close())
+	assert.False(t, tap.watch.Stop(), "the timer was already stopped by Close")
+	assert.False(t, cancelled.Load())
 }

@@ -196,4 +196,13 @@ func (t *streamTap) finish(err error) {
 	}
 }
 
-func (t *streamTap) Close() error { return t.body.Close() }
+// Close stops the stall watch too: the relay closes without a last Read
+// when the client has gone, and the timer's closure would otherwise keep
+// the request's record (its body, answer and logprobs) alive until it
+// fired.
+func (t *streamTap) Close() error {
+	if t.watch != nil {
+		t.watch.Stop()
+	}
+	return t.body.Close()
+}
