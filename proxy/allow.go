@@ -85,15 +85,10 @@ func badRequest(code, param, format string, args ...any) (refusal, bool) {
 
 // check returns the refusal of a request (by its parsed body), if any.
 func (a allowlist) check(pb parsedBody) (refusal, bool) {
-	if len(pb.nonFinite) > 0 {
-		keys := make([]string, 0, len(pb.nonFinite))
-		for k := range pb.nonFinite {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		return badRequest("invalid_value", truncateLabel(keys[0]), "`%s` is not a finite number; NaN and Infinity are not accepted.", truncateLabel(keys[0]))
-	}
 	f := pb.fields
+	if pb.nonFinite["model"] {
+		return badRequest("invalid_type", "model", "`model` must be a string.")
+	}
 	if ref, refused := a.checkModel(f["model"]); refused {
 		return ref, true
 	}
@@ -101,9 +96,17 @@ func (a allowlist) check(pb parsedBody) (refusal, bool) {
 		key     string
 		allowed bool
 	}{{"adapters", a.adapters}, {"draft_model", a.draft}} {
-		if raw, ok := f[m.key]; ok && !isNull(raw) && !m.allowed {
+		if _, ok := f[m.key]; ok && (!isNull(f[m.key]) || pb.nonFinite[m.key]) && !m.allowed {
 			return badRequest("unsupported_parameter", m.key, "`%s` is not allowed by this server: it would make the engine load other weights.", m.key)
 		}
+	}
+	if len(pb.nonFinite) > 0 {
+		keys := make([]string, 0, len(pb.nonFinite))
+		for k := range pb.nonFinite {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return badRequest("invalid_value", truncateLabel(keys[0]), "`%s` is not a finite number; NaN and Infinity are not accepted.", truncateLabel(keys[0]))
 	}
 	if ref, refused := a.checkKwargs(f["chat_template_kwargs"]); refused {
 		return ref, true
