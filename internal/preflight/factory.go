@@ -54,6 +54,7 @@ func check(conf map[string]any, ports portChecks) error {
 	for _, e := range Engines(conf) {
 		problems = append(problems, checkEngine(e)...)
 	}
+	problems = append(problems, checkModels(conf)...)
 	if len(problems) == 0 {
 		return nil
 	}
