@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/url"
@@ -88,6 +89,9 @@ type Config struct {
 	// /metrics wherever it is served. Not read from YAML here: the
 	// extension reads it as a secret (metrics_bearer_token) and sets it.
 	MetricsBearerToken string `mapstructure:"-"`
+	// TLS, when set, serves the proxy's listener over HTTPS. Not read from
+	// YAML here: the extension loads it (tls) and sets it.
+	TLS *tls.Config `mapstructure:"-"`
 
 	// AccessLog bounds the access log's hand-over queue.
 	AccessLog `mapstructure:"access_log"`

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	stdlog "log"
 	"net"
@@ -28,6 +29,11 @@ func (p *Proxy) Serve(ln net.Listener) {
 	ln = limitConnections(ln, p.cfg.MaxConnections, p.cfg.MaxConnectionsPerClient, func(reason string) {
 		p.metrics.connsRefused.WithLabelValues(reason).Inc()
 	})
+	if p.cfg.TLS != nil {
+		// Outermost: net/http sees *tls.Conn (r.TLS, HTTP/2), and
+		// the limits count connections before any handshake.
+		ln = tls.NewListener(ln, p.cfg.TLS)
+	}
 	p.logAccessPolicy(ln.Addr())
 	p.served = make(chan struct{})
 	go func(srv *http.Server, done chan struct{}) {

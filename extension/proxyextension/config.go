@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configtls"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
 )
@@ -20,6 +22,10 @@ type Config struct {
 
 	// Endpoint is the address the proxy listens on (host:port).
 	Endpoint string `mapstructure:"endpoint"`
+	// TLS, when set (cert_file and key_file), serves the API and /metrics
+	// on endpoint over HTTPS: keys and prompts from the LAN cross it
+	// encrypted.
+	TLS configoptional.Optional[configtls.ServerConfig] `mapstructure:"tls"`
 	// MetricsEndpoint is a listener of its own (host:port) that serves
 	// /metrics alone; "" = none. metrics_on_proxy_port false needs it.
 	MetricsEndpoint string `mapstructure:"metrics_endpoint"`

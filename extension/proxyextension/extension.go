@@ -21,14 +21,20 @@ type proxyExtension struct {
 	mu    sync.Mutex
 	proxy *proxy.Proxy
 	addr  net.Addr
+	https bool
 }
 
 // Start listens on the endpoint: an address in use fails the collector's
 // start with a clear message rather than a proxy that is silently absent.
-func (e *proxyExtension) Start(_ context.Context, _ component.Host) error {
+func (e *proxyExtension) Start(ctx context.Context, _ component.Host) error {
 	pc, err := e.cfg.proxyConfig()
 	if err != nil {
 		return err
+	}
+	if e.cfg.TLS.HasValue() {
+		if pc.TLS, err = e.cfg.TLS.Get().LoadTLSConfig(ctx); err != nil {
+			return fmt.Errorf("mlx_proxy tls: %w", err)
+		}
 	}
 	p, err := proxy.New(pc, e.logger)
 	if err != nil {
@@ -51,7 +57,7 @@ func (e *proxyExtension) Start(_ context.Context, _ component.Host) error {
 		e.logger.Info("Proxy metrics listening", zap.String("metrics_endpoint", mln.Addr().String()))
 	}
 	e.mu.Lock()
-	e.proxy, e.addr = p, ln.Addr()
+	e.proxy, e.addr, e.https = p, ln.Addr(), pc.TLS != nil
 	e.mu.Unlock()
 	e.logger.Info("Proxy listening", zap.String("endpoint", ln.Addr().String()), zap.String("upstream", e.cfg.Upstream))
 	return nil
@@ -140,7 +146,7 @@ func (e *proxyExtension) LastEngineAnswer() time.Time {
 // (http://127.0.0.1:8080/v1 when it listens on every address).
 func (e *proxyExtension) BaseURL() (string, error) {
 	e.mu.Lock()
-	addr := e.addr
+	addr, https := e.addr, e.https
 	e.mu.Unlock()
 	if addr == nil {
 		return "", errors.New("the mlx_proxy extension is not running")
@@ -152,7 +158,11 @@ func (e *proxyExtension) BaseURL() (string, error) {
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/v1", nil
+	scheme := "http://"
+	if https {
+		scheme = "https://"
+	}
+	return scheme + net.JoinHostPort(host, port) + "/v1", nil
 }
 
 func (e *proxyExtension) running() (*proxy.Proxy, error) {

@@ -20,14 +20,14 @@ type Client struct {
 
 // NewClient talks to baseURL (http://127.0.0.1:8080/v1). Retries are off:
 // a failed judgement is counted and the trace waits for the next pass.
-func NewClient(baseURL, model, apiKey string, timeout time.Duration) *Client {
-	return &Client{model: model, c: openai.NewClient(
-		option.WithBaseURL(strings.TrimRight(baseURL, "/")+"/"),
+func NewClient(baseURL, model, apiKey string, timeout time.Duration, more ...option.RequestOption) *Client {
+	return &Client{model: model, c: openai.NewClient(append([]option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(baseURL, "/") + "/"),
 		option.WithAPIKey(apiKey),
 		option.WithHeader("X-Mlx-Trace", "0"),
 		option.WithMaxRetries(0),
 		option.WithRequestTimeout(timeout),
-	)}
+	}, more...)...)}
 }
 
 // Ask sends the prompt and returns the answer's content.

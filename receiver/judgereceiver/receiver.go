@@ -2,11 +2,15 @@ package judgereceiver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/openai/openai-go/v3/option"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -127,17 +131,26 @@ func (l *judgeLoop) build(host component.Host) (*judge.Loop, error) {
 		}
 	}
 	endpoint := c.Judge.Endpoint
+	var viaProxy []option.RequestOption
 	if endpoint == "" {
 		u, err := proxy.BaseURL()
 		if err != nil {
 			return nil, fmt.Errorf("mlx_judge: %w", err)
 		}
 		endpoint = u
+		if strings.HasPrefix(u, "https://") {
+			// The proxy's own listener, over loopback, with the
+			// operator's certificate for the LAN's name: this process
+			// talking to itself, where the name cannot match.
+			viaProxy = append(viaProxy, option.WithHTTPClient(&http.Client{Transport: &http.Transport{
+				TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback to ourselves
+			}}))
+		}
 	}
 	loop := &judge.Loop{
 		Settings: judge.Settings{Limit: c.Limit, Scores: c.Scores, Prompt: c.Prompt, Project: c.Opik.Project,
 			DryRun: c.DryRun, MaxInFlight: c.Judge.MaxInFlight, Remember: 100 * c.Limit},
-		Judge: judge.NewClient(endpoint, c.Judge.Model, string(c.Judge.APIKey), c.Judge.Timeout),
+		Judge: judge.NewClient(endpoint, c.Judge.Model, string(c.Judge.APIKey), c.Judge.Timeout, viaProxy...),
 	}
 	if proxy != nil {
 		loop.InFlight = func() (int64, error) { return proxy.InFlight(), nil }
