@@ -56,7 +56,7 @@ func parseBody(body []byte) (parsedBody, error) {
 	if !utf8.Valid(body) {
 		return parsedBody{}, &errBody{"the request body is not valid UTF-8"}
 	}
-	if depth(body) > maxBodyDepth {
+	if jsonedit.Depth(body) > maxBodyDepth {
 		return parsedBody{}, &errBody{fmt.Sprintf("the request body nests deeper than %d levels", maxBodyDepth)}
 	}
 	var pb parsedBody
@@ -109,34 +109,4 @@ func nonFiniteMembers(obj []byte) map[string]bool {
 		}
 	}
 	return names
-}
-
-// depth is how deep arrays and objects nest in b (strings skipped). It
-// reads bytes only, so it is linear whatever b holds.
-func depth(b []byte) int {
-	d, deepest := 0, 0
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			if d++; d > deepest {
-				deepest = d
-			}
-		case ']', '}':
-			d--
-		}
-	}
-	return deepest
 }

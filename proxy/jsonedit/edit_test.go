@@ -214,3 +214,11 @@ func FuzzSet(f *testing.F) {
 func validKey(key string) bool {
 	return utf8.ValidString(key) && !strings.ContainsRune(key, utf8.RuneError)
 }
+
+func TestDepth(t *testing.T) {
+	for b, want := range map[string]int{
+		`{}`: 1, `{"a": [1, {"b": []}]}`: 4, `"[[["`: 0, `{"a": "]]]{{{"}`: 1, `[[[`: 3, `{"a": "\"[["}`: 1, `[{"x": "unterminated`: 2,
+	} {
+		assert.Equal(t, want, Depth([]byte(b)), b)
+	}
+}

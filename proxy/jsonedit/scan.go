@@ -49,6 +49,30 @@ func SkipString(b []byte, i int) (end int, escaped bool, err error) {
 	return len(b), escaped, ErrSyntax
 }
 
+// Depth is how deep arrays and objects nest in b, strings skipped. It
+// reads bytes only, so it costs one pass whatever b holds, and it does
+// not check the syntax: an unterminated string ends the count.
+func Depth(b []byte) int {
+	d, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			end, _, err := SkipString(b, i)
+			if err != nil {
+				return deepest
+			}
+			i = end - 1
+		case '[', '{':
+			if d++; d > deepest {
+				deepest = d
+			}
+		case ']', '}':
+			d--
+		}
+	}
+	return deepest
+}
+
 func isDelim(c byte) bool {
 	switch c {
 	case ',', ':', '[', ']', '{', '}', '"':
