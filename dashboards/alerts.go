@@ -42,6 +42,36 @@ func alerts() *dashboard.DashboardBuilder {
 			WithTarget(q(`sum by (reason) (increase(mlx_server_crashes_total{{SUP}}[24h]))`, "{{reason}}"))).
 		WithPanel(table("Last crash reason").Span(12).
 			WithTarget(instant(qe(`mlx_server_last_crash_reason{{SUP}} == 1`, "", faultCrash)))).
+		// Every failure signal the collector counts, beside its alert in
+		// rules/mlx-failures.yml.
+		WithRow(dashboard.NewRowBuilder("Failure signals")).
+		WithPanel(ts("Refused by the proxy / min").Span(8).Unit("none").Min(0).Stacking(stacked()).
+			Description("mlx_http_refusals_total by status: 429 at capacity (MLXProxyAtCapacity), 401/403 callers not let in (MLXProxyRefusingCallers), 400/404/405/415 requests the engine must not see.").
+			WithTarget(q(`sum by (status) (rate(mlx_http_refusals_total{job="mlx-proxy"}[{R}])) * 60`, "{{status}}"))).
+		WithPanel(ts("Connections refused / min").Span(8).Unit("none").Min(0).
+			Description("mlx_proxy_connections_refused_total: connections closed on arrival past max_connections or max_connections_per_client (MLXProxyConnectionsRefused).").
+			WithTarget(q(`sum by (reason) (rate(mlx_proxy_connections_refused_total{job="mlx-proxy"}[{R}])) * 60`, "{{reason}}"))).
+		WithPanel(ts("Requests by caller / min").Span(8).Unit("none").Min(0).Stacking(stacked()).
+			Description("mlx_client_requests_total: each API key's name, local (this machine without a key) or anonymous, by status class.").
+			WithTarget(q(`sum by (client, status) (rate(mlx_client_requests_total{job="mlx-proxy"}[{R}])) * 60`, "{{client}} {{status}}"))).
+		WithPanel(ts("Stream stalls (1 h)").Span(6).Unit("none").Min(0).
+			Description("mlx_stream_stalls_total: streams the proxy ended because the engine or the client went silent (MLXStreamsStalling).").
+			WithTarget(q(`sum by (side) (increase(mlx_stream_stalls_total{job="mlx-proxy"}[1h]))`, "{{side}}"))).
+		WithPanel(ts("Panics recovered (1 h)").Span(6).Unit("none").Min(0).
+			Description("mlx_proxy_panics_total and mlx_supervisor_panics_total by where (MLXProxyPanics, MLXSupervisorPanics).").
+			WithTarget(q(`sum by (where) (increase(mlx_proxy_panics_total{job="mlx-proxy"}[1h]))`, "proxy {{where}}")).
+			WithTarget(q(`sum by (where) (increase(mlx_supervisor_panics_total{{SUP}}[1h]))`, "supervisor {{where}}"))).
+		WithPanel(ts("Buffer cuts (1 h)").Span(6).Unit("none").Min(0).
+			Description("mlx_proxy_buffer_cuts_total: answers relayed unread past a bound (MLXProxyBufferCuts).").
+			WithTarget(q(`sum by (buffer) (increase(mlx_proxy_buffer_cuts_total{job="mlx-proxy"}[1h]))`, "{{buffer}}"))).
+		WithPanel(stat("Engine log write errors (1 h)").Span(6).Unit("none").
+			Description("mlx_server_log_write_errors_total: engine output lost to a full disk (MLXServerLogWriteErrors).").
+			Thresholds(thresholds("green", at(1, "red"))).
+			WithTarget(q(`sum(increase(mlx_server_log_write_errors_total{{SUP}}[1h])) or vector(0)`, "errors"))).
+		WithPanel(stat("Hardware sources").Span(24).Height(4).Unit("none").
+			Description("mlx_hw_source_up by node and source: a source down leaves its alerts blind (MLXHardwareSourceDown).").
+			Mappings(upDown()).Thresholds(upIsGreen()).
+			WithTarget(q(`min by (node, source) (mlx_hw_source_up{{HW}})`, "{{node}} {{source}}"))).
 		WithRow(dashboard.NewRowBuilder("Scrape targets")).
 		WithPanel(stat("Targets down").Span(4).Unit("none").
 			Thresholds(thresholds("green", at(1, "red"))).
