@@ -25,20 +25,22 @@ const (
 
 // Reasons a query may legitimately return nothing on a Linux demo stack.
 const (
-	macOS       = "macos-only: powermetrics / IOKit / pmset (Apple Silicon)"
-	nvidiaOnly  = "nvidia-only: Linux nodes with nvidia-smi"
-	sensorOnly  = "sensor-only: needs CPU temperature sensors (Apple Silicon, or Linux hwmon)"
-	faultAlerts = "fault-only: no alert is firing"
-	faultCrash  = "fault-only: no engine crash yet"
-	cfgQueue    = "config-only: exporters with a sending queue (otlp, otlphttp...)"
-	cfgKVBytes  = "config-only: mlx_kv_cache_max_bytes exists when prompt_cache_bytes is configured"
-	toolsOnly   = "workload-only: requests that offer tools and get tool calls back"
-	macOSSysctl = "macos-only: sysctl kern.memorystatus_vm_pressure_level"
-	faultSends  = "fault-only: the collector counts failed sends from the first failure"
-	faultSpans  = "fault-only: the collector counts failed span exports from the first failure (the stack test has one)"
-	hybridOnly  = "model-only: hybrid linear-attention models (Qwen3.5), whose config.json has the linear_* keys; the demo serves Qwen3-4B"
-	mtpOnly     = "model-only: models with multi-token prediction layers (mtp_num_hidden_layers in config.json)"
-	flagsOnly   = "fault-only: created by the first flagged response"
+	macOS         = "macos-only: powermetrics / IOKit / pmset (Apple Silicon)"
+	nvidiaOnly    = "nvidia-only: Linux nodes with nvidia-smi"
+	sensorOnly    = "sensor-only: needs CPU temperature sensors (Apple Silicon, or Linux hwmon)"
+	faultAlerts   = "fault-only: no alert is firing"
+	faultCrash    = "fault-only: no engine crash yet"
+	cfgQueue      = "config-only: exporters with a sending queue (otlp, otlphttp...)"
+	cfgKVBytes    = "config-only: mlx_kv_cache_max_bytes exists when prompt_cache_bytes is configured"
+	toolsOnly     = "workload-only: requests that offer tools and get tool calls back"
+	macOSSysctl   = "macos-only: sysctl kern.memorystatus_vm_pressure_level"
+	faultSends    = "fault-only: the collector counts failed sends from the first failure"
+	faultSpans    = "fault-only: the collector counts failed span exports from the first failure (the stack test has one)"
+	hybridOnly    = "model-only: hybrid linear-attention models (Qwen3.5), whose config.json has the linear_* keys; the demo serves Qwen3-4B"
+	mtpOnly       = "model-only: models with multi-token prediction layers (mtp_num_hidden_layers in config.json)"
+	flagsOnly     = "fault-only: created by the first flagged response"
+	faultUnscored = "fault-only: created by the first answer whose logprobs could not be scored"
+	cfgOpik       = "config-only: the opik exporter with OPIK_URL set, once a scored trace was read back"
 )
 
 // sub fills {P} {HW} {SUP} {KV} {LOG} {COL} {R} in a query.
