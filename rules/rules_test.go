@@ -385,3 +385,74 @@ func TestReadmeListsTheOriginalAlerts(t *testing.T) {
 		t.Errorf("README.md lists %v, want %v", got, originalAlerts)
 	}
 }
+
+// The original's severity and `for` of each of its 46 alerts (mlx-oc
+// observability/vmalert/rules.yml): they decide who is paged and how soon,
+// so they are its interface too. A change must be argued in the rule's
+// comment and listed in changedSeverityOrFor with the reason.
+var originalSeverityAndFor = map[string][2]string{
+	"MLXGPUHighUtilization":        {"warning", "5m"},
+	"MLXGPUMemoryPressure":         {"critical", "2m"},
+	"MLXHighPackagePower":          {"warning", "5m"},
+	"MLXPowerSpike":                {"info", "1m"},
+	"MLXThermalThrottling":         {"warning", "5m"},
+	"MLXCriticalThermalPressure":   {"critical", "3m"},
+	"MLXMemoryPressureHigh":        {"warning", "10m"},
+	"MLXLoadHigh":                  {"warning", "10m"},
+	"MLXDiskNearlyFull":            {"warning", "5m"},
+	"MLXHardwareExporterDown":      {"critical", "2m"},
+	"MLXProxyDown":                 {"critical", "2m"},
+	"MLXUpstreamDown":              {"critical", "1m"},
+	"MLXVictoriaMetricsDown":       {"critical", "2m"},
+	"MLXVmalertDown":               {"critical", "2m"},
+	"MLXAlertmanagerDown":          {"warning", "2m"},
+	"MLXServerDown":                {"critical", "1m"},
+	"MLXModelNotLoaded":            {"warning", "2m"},
+	"MLXServerCrashLoop":           {"critical", "2m"},
+	"MLXServerRepeatedCrashes":     {"critical", "2m"},
+	"MLXServerReadyProbeFailing":   {"warning", "5m"},
+	"MLXServerMetalFault":          {"critical", "1m"},
+	"MLXLogTailerDown":             {"warning", "2m"},
+	"MLXLogTailerNotSending":       {"warning", "5m"},
+	"MLXHighErrorRate":             {"warning", "5m"},
+	"MLXErrorSpike":                {"warning", "10m"},
+	"MLXHighTTFTP95":               {"warning", "5m"},
+	"MLXSlowGenerationP95":         {"warning", "5m"},
+	"MLXInferenceStalled":          {"critical", "2m"},
+	"MLXInFlightBacklog":           {"warning", "2m"},
+	"MLXThroughputDrop":            {"warning", "15m"},
+	"MLXHallucinationRiskElevated": {"warning", "5m"},
+	"MLXHallucinationRiskCritical": {"critical", "2m"},
+	"MLXHighRepetition":            {"warning", "5m"},
+	"MLXHighRefusalRate":           {"info", "10m"},
+	"MLXHighHedging":               {"warning", "10m"},
+	"MLXHighUngrounded":            {"warning", "10m"},
+	"MLXLowTokenConfidence":        {"warning", "10m"},
+	"MLXHighPerplexity":            {"warning", "10m"},
+	"MLXHighTokenEntropy":          {"warning", "10m"},
+	"MLXConfidenceCollapse":        {"critical", "10m"},
+	"MLXConfidenceScoringStopped":  {"info", "30m"},
+	"MLXSLOAvailabilityFastBurn":   {"critical", "5m"},
+	"MLXSLOAvailabilitySlowBurn":   {"warning", "15m"},
+	"MLXSLOLatencyFastBurn":        {"critical", "5m"},
+	"MLXSLOLatencySlowBurn":        {"warning", "15m"},
+	"MLXErrorBudgetExhausted":      {"critical", "5m"},
+}
+
+// changedSeverityOrFor: none; every original alert pages as it did.
+var changedSeverityOrFor = map[string]string{}
+
+func TestOriginalSeveritiesAndDurations(t *testing.T) {
+	if len(originalSeverityAndFor) != 46 {
+		t.Fatalf("the table lists %d alerts, the original had 46", len(originalSeverityAndFor))
+	}
+	for _, r := range loadRules(t) {
+		want, ok := originalSeverityAndFor[r.Alert]
+		if !ok || changedSeverityOrFor[r.Alert] != "" {
+			continue
+		}
+		if got := [2]string{r.Labels["severity"], r.For}; got != want {
+			t.Errorf("%s: severity %s for %s, the original's %s for %s", r.Alert, got[0], got[1], want[0], want[1])
+		}
+	}
+}
