@@ -41,6 +41,29 @@ func httpKinds() *dashboard.DashboardBuilder {
 			WithTarget(q(`max by (kind) (mlx_temperature{{P}})`, "{{kind}}"))).
 		WithPanel(ts("Tool calls / min by kind").Span(12).Unit("none").Min(0).
 			WithTarget(qe(`sum by (kind) (rate(mlx_tool_calls_total{{P}}[{R}])) * 60`, "{{kind}}", toolsOnly))).
+		// The original's Latency and Cache & queue rows, restored.
+		WithRow(dashboard.NewRowBuilder("Latency")).
+		WithPanel(ts("Time to first token (p50 / p95 / p99)").Span(8).Unit("s").Min(0).
+			Description("mlx_ttft_seconds, the original's buckets (to 60 s).").
+			Targets(quantiles("mlx_ttft_seconds", "{P}", 50, 95, 99))).
+		WithPanel(ts("Generation time (p50 / p95)").Span(8).Unit("s").Min(0).
+			Targets(quantiles("mlx_generation_seconds", "{P}", 50, 95))).
+		WithPanel(ts("Token rate (p50 / p95)").Span(8).Unit("none").Min(0).
+			Targets(quantiles("mlx_token_rate_tokens_per_second", "{P}", 50, 95))).
+		WithPanel(heatmap("Time to first token heatmap").Span(12).Unit("s").
+			WithTarget(bucketHeatmap("mlx_time_to_first_token_seconds"))).
+		WithPanel(heatmap("End-to-end latency heatmap").Span(12).Unit("s").
+			WithTarget(bucketHeatmap("mlx_request_latency_seconds"))).
+		WithRow(dashboard.NewRowBuilder("Cache & queue")).
+		WithPanel(ts("Prompt cache hit ratio (last request)").Span(6).Unit("percentunit").Min(0).Max(1).
+			WithTarget(q(`max by (model) (mlx_prompt_cache_ratio{{P}})`, "{{model}}"))).
+		WithPanel(ts("Cumulative cache hit share (10 m)").Span(6).Unit("percentunit").Min(0).Max(1).
+			WithTarget(q(`(sum(increase(mlx_prompt_cached_tokens_total{{P}}[10m])) or vector(0)) / clamp_min(sum(increase(mlx_tokens_prompt_total{{P}}[10m])), 1)`, "cached share"))).
+		WithPanel(ts("Queue wait (p50 / p95)").Span(6).Unit("s").Min(0).
+			Description("mlx_queue_wait_seconds: arrival to the request sent to the engine (the proxy's own queue).").
+			Targets(quantiles("mlx_queue_wait_seconds", "{P}", 50, 95))).
+		WithPanel(ts("Low-confidence responses / min").Span(6).Unit("none").Min(0).
+			WithTarget(q(`sum(rate(mlx_low_confidence_response_total{{P}}[{R}])) * 60`, "low confidence"))).
 		WithRow(dashboard.NewRowBuilder("Totals")).
 		WithPanel(stat("Requests (24 h)").Span(6).Unit("none").
 			WithTarget(q(`sum(increase(mlx_requests_total{{P}}[24h])) or vector(0)`, "requests"))).

@@ -22,6 +22,28 @@ func performance() *dashboard.DashboardBuilder {
 			Targets(quantiles("mlx_generation_seconds", "{P}", 50, 95, 99))).
 		WithPanel(ts("Decode speed percentiles").Span(12).Unit("none").Min(0).
 			Targets(quantiles("mlx_token_rate_tokens_per_second", "{P}", 50, 95))).
+		// As vLLM's dashboard shows a server: per token, between tokens,
+		// prefill against decode, and how long prompts and answers are.
+		WithRow(dashboard.NewRowBuilder("Per token, prefill and decode")).
+		WithPanel(ts("Time per output token").Span(8).Unit("s").Min(0).
+			Description("mlx_time_per_output_token_seconds: a streamed answer's decode time over its tokens after the first.").
+			Targets(quantiles("mlx_time_per_output_token_seconds", "{P}", 50, 95, 99))).
+		WithPanel(ts("Inter-token latency").Span(8).Unit("s").Min(0).
+			Description("mlx_inter_token_latency_seconds: every gap between two chunks with text, as clients get them.").
+			Targets(quantiles("mlx_inter_token_latency_seconds", "{P}", 50, 95, 99))).
+		WithPanel(ts("End-to-end latency (to 600 s)").Span(8).Unit("s").Min(0).
+			Description("mlx_request_latency_seconds: arrival to the last byte, in buckets long enough for reasoning models.").
+			Targets(quantiles("mlx_request_latency_seconds", "{P}", 50, 95, 99))).
+		WithPanel(ts("Prefill and decode (p95)").Span(8).Unit("s").Min(0).
+			Description("mlx_prefill_seconds: sent to the engine to the first text (its queue and prompt processing); mlx_decode_seconds: the first text to the end.").
+			WithTarget(q(`histogram_quantile(0.95, sum by (le) (rate(mlx_prefill_seconds_bucket{{P}}[{R}])))`, "prefill p95")).
+			WithTarget(q(`histogram_quantile(0.95, sum by (le) (rate(mlx_decode_seconds_bucket{{P}}[{R}])))`, "decode p95"))).
+		WithPanel(heatmap("Prompt length").Span(8).Unit("none").
+			Description("mlx_prompt_tokens: prompt tokens per request.").
+			WithTarget(bucketHeatmap("mlx_prompt_tokens"))).
+		WithPanel(heatmap("Generation length").Span(8).Unit("none").
+			Description("mlx_generation_tokens: completion tokens per request, reasoning included.").
+			WithTarget(bucketHeatmap("mlx_generation_tokens"))).
 		WithRow(dashboard.NewRowBuilder("Throughput and cache")).
 		WithPanel(ts("Completion tokens / s by kind").Span(8).Unit("none").Min(0).Stacking(stacked()).
 			WithTarget(q(`sum by (kind) (rate(mlx_tokens_completion_total{{P}}[{R}]))`, "{{kind}}"))).

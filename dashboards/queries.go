@@ -114,6 +114,12 @@ func quantiles(metric, sel string, percentiles ...int) []cog.Builder[variants.Da
 	return out
 }
 
+// bucketHeatmap is a histogram's buckets as a heatmap's cells: the
+// requests per interval in each bucket.
+func bucketHeatmap(metric string) *prometheus.DataqueryBuilder {
+	return q(`sum by (le) (increase(`+metric+`_bucket{{P}}[{R}]))`, "{{le}}").Format(prometheus.PromQueryFormatHeatmap)
+}
+
 // modelInfo is one number of the served model's config.json, per model.
 func modelInfo(attr string) string {
 	return `max by (model) (mlx_model_info{{P}, attr="` + attr + `"})`

@@ -102,6 +102,22 @@ const (
 	metricMlxAccessLogDroppedTotalHelp        = "Access log records dropped before the collector's logs pipeline took them (the queue was full, or no pipeline took them)."
 	metricMlxLiveRecordsDroppedTotal          = "mlx_live_records_dropped_total"
 	metricMlxLiveRecordsDroppedTotalHelp      = "Live stream records (VeloBenchmark) dropped, by reason: queue_full, no_pipeline, refused, export_failed."
+	metricMlxTimeToFirstTokenSeconds          = "mlx_time_to_first_token_seconds"
+	metricMlxTimeToFirstTokenSecondsHelp      = "Streamed completions: arrival at the proxy to the first chunk with non-empty content, in buckets up to 300 s for reasoning models (mlx_ttft_seconds keeps the original's buckets, to 60 s)."
+	metricMlxRequestLatencySeconds            = "mlx_request_latency_seconds"
+	metricMlxRequestLatencySecondsHelp        = "Completed completions: arrival at the proxy to the last byte relayed, in buckets up to 600 s (mlx_generation_seconds keeps the original's, to 120 s)."
+	metricMlxTimePerOutputTokenSeconds        = "mlx_time_per_output_token_seconds"
+	metricMlxTimePerOutputTokenSecondsHelp    = "Streamed completions answered in full: decode time per output token after the first, (end - first output) / (completion tokens - 1)."
+	metricMlxInterTokenLatencySeconds         = "mlx_inter_token_latency_seconds"
+	metricMlxInterTokenLatencySecondsHelp     = "Streamed completions: the time between two consecutive chunks with text (content or reasoning), one observation per gap."
+	metricMlxPromptTokens                     = "mlx_prompt_tokens"
+	metricMlxPromptTokensHelp                 = "Prompt tokens per completion answered 2xx with usage (the length distribution; mlx_tokens_prompt_total is the sum)."
+	metricMlxGenerationTokens                 = "mlx_generation_tokens"
+	metricMlxGenerationTokensHelp             = "Completion tokens per completion answered 2xx with usage (reasoning included)."
+	metricMlxPrefillSeconds                   = "mlx_prefill_seconds"
+	metricMlxPrefillSecondsHelp               = "Streamed completions: the request sent to the engine to its first chunk with text: queueing in the engine and prompt processing."
+	metricMlxDecodeSeconds                    = "mlx_decode_seconds"
+	metricMlxDecodeSecondsHelp                = "Streamed completions answered in full: the first chunk with text to the last byte (generation after prefill)."
 	metricMlxClientRequestsTotal              = "mlx_client_requests_total"
 	metricMlxClientRequestsTotalHelp          = "Completion requests by caller (API key name, local or anonymous) and the status class they were answered with."
 	metricMlxClientTokensTotal                = "mlx_client_tokens_total"
@@ -112,18 +128,26 @@ const (
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
 var metricUnits = map[string]string{
-	"mlx_ttft_seconds":                 "s",
-	"mlx_generation_seconds":           "s",
-	"mlx_token_rate_tokens_per_second": "{token}/s",
-	"mlx_queue_wait_seconds":           "s",
-	"mlx_admission_wait_seconds":       "s",
-	"mlx_context_length_max_tokens":    "{token}",
-	"mlx_context_used_tokens":          "{token}",
-	"mlx_context_utilization":          "1",
-	"mlx_kv_bytes_per_token":           "By",
-	"mlx_prompt_cached_tokens_total":   "{token}",
-	"mlx_prompt_cache_ratio":           "1",
-	"mlx_client_tokens_total":          "{token}",
+	"mlx_ttft_seconds":                  "s",
+	"mlx_generation_seconds":            "s",
+	"mlx_token_rate_tokens_per_second":  "{token}/s",
+	"mlx_queue_wait_seconds":            "s",
+	"mlx_admission_wait_seconds":        "s",
+	"mlx_context_length_max_tokens":     "{token}",
+	"mlx_context_used_tokens":           "{token}",
+	"mlx_context_utilization":           "1",
+	"mlx_kv_bytes_per_token":            "By",
+	"mlx_prompt_cached_tokens_total":    "{token}",
+	"mlx_prompt_cache_ratio":            "1",
+	"mlx_time_to_first_token_seconds":   "s",
+	"mlx_request_latency_seconds":       "s",
+	"mlx_time_per_output_token_seconds": "s",
+	"mlx_inter_token_latency_seconds":   "s",
+	"mlx_prompt_tokens":                 "{token}",
+	"mlx_generation_tokens":             "{token}",
+	"mlx_prefill_seconds":               "s",
+	"mlx_decode_seconds":                "s",
+	"mlx_client_tokens_total":           "{token}",
 }
 
 // Histogram buckets (upper bounds).
@@ -136,4 +160,12 @@ var (
 	metricMlxOutputPerplexityHistogramBuckets  = []float64{1.05, 1.1, 1.25, 1.5, 2, 3, 5, 8, 13, 21, 50}
 	metricMlxTokenEntropyHistogramBuckets      = []float64{0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3}
 	metricMlxHallucinationRiskHistogramBuckets = []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
+	metricMlxTimeToFirstTokenSecondsBuckets    = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300}
+	metricMlxRequestLatencySecondsBuckets      = []float64{0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 450, 600}
+	metricMlxTimePerOutputTokenSecondsBuckets  = []float64{0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5}
+	metricMlxInterTokenLatencySecondsBuckets   = []float64{0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5}
+	metricMlxPromptTokensBuckets               = []float64{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072}
+	metricMlxGenerationTokensBuckets           = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768}
+	metricMlxPrefillSecondsBuckets             = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300}
+	metricMlxDecodeSecondsBuckets              = []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 450, 600}
 )

@@ -56,6 +56,7 @@ type Metrics struct {
 	spansDropped    prometheus.Counter
 	accessDropped   prometheus.Counter
 	liveDropped     *prometheus.CounterVec
+	latency         latencyMetrics
 	clientRequests  *prometheus.CounterVec
 	clientTokens    *prometheus.CounterVec
 	connsRefused    *prometheus.CounterVec
@@ -121,6 +122,7 @@ func newMetrics(cfg Config) *Metrics {
 		m.liveDropped.WithLabelValues(r)
 	}
 
+	m.latency = newLatencyMetrics(r)
 	m.clientRequests = counter(metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, "client", "status")
 	m.clientTokens = counter(metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, "client", "type")
 	m.connsRefused = counter(metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, "reason")
@@ -334,6 +336,7 @@ func (m *Metrics) End(rec *Record) {
 	if ok {
 		m.generation.WithLabelValues(model).Observe(rec.End.Sub(rec.Start).Seconds())
 	}
+	m.latency.observe(rec, model, ok)
 
 	for _, ch := range rec.Choices {
 		if ch.FinishReason != "" {

@@ -202,6 +202,9 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		"mlx_low_confidence_response_total", "mlx_scoring_dropped_total",
 		// Telemetry hand-over (no pipeline attached here: nothing built).
 		"mlx_spans_dropped_total", "mlx_access_log_dropped_total", "mlx_live_records_dropped_total",
+		// vLLM's latency and length distributions.
+		"mlx_time_to_first_token_seconds", "mlx_request_latency_seconds", "mlx_time_per_output_token_seconds",
+		"mlx_inter_token_latency_seconds", "mlx_prompt_tokens", "mlx_generation_tokens", "mlx_prefill_seconds", "mlx_decode_seconds",
 		// The front door: callers and connections.
 		"mlx_client_requests_total", "mlx_client_tokens_total", "mlx_proxy_connections_refused_total",
 	}
@@ -241,6 +244,9 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	// Histograms: how many requests each observed, in the original buckets.
 	wantHistogram(t, sc, "mlx_ttft_seconds", ttftBuckets, ttft)
 	wantHistogram(t, sc, "mlx_generation_seconds", generationBuckets, gen)
+	// The long-bucket twins count the same requests.
+	wantHistogram(t, sc, "mlx_request_latency_seconds", metricMlxRequestLatencySecondsBuckets, gen)
+	wantHistogram(t, sc, "mlx_time_to_first_token_seconds", metricMlxTimeToFirstTokenSecondsBuckets, ttft)
 	wantHistogram(t, sc, "mlx_token_rate_tokens_per_second", tokenRateBuckets, rates)
 	assert.Equal(t, 1.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "404"))
 	// Queue wait: every request passed on, under its model's label.

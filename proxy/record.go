@@ -136,6 +136,10 @@ type Record struct {
 	// non-streamed one.
 	Headers      time.Time
 	FirstOutput  time.Time // first streamed chunk with content or reasoning text
+	// lastOutput is the latest streamed chunk with text; gaps are the
+	// times between such chunks (at most maxGaps), in seconds.
+	lastOutput time.Time
+	gaps       []float32
 	FirstContent time.Time // first streamed chunk with non-empty content (chat) or text (completion)
 	FirstChunk   time.Time // first streamed chunk with content, text, reasoning or a tool call
 	End          time.Time // the last byte went to the client, or the request failed
@@ -166,6 +170,17 @@ type Record struct {
 	spanCtx trace.SpanContext
 	// live is the request's live stream, nil while no pipeline takes it.
 	live *liveStream
+}
+
+// maxGaps bounds the inter-token gaps a request keeps.
+const maxGaps = 8192
+
+// noteOutput: a streamed chunk with text arrived at now.
+func (r *Record) noteOutput(now time.Time) {
+	if !r.lastOutput.IsZero() && len(r.gaps) < maxGaps {
+		r.gaps = append(r.gaps, float32(now.Sub(r.lastOutput).Seconds()))
+	}
+	r.lastOutput = now
 }
 
 // requestBody is the client's request body and its top-level members (nil

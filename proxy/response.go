@@ -74,11 +74,18 @@ func (u *usageJSON) toUsage() *Usage {
 
 // applyChunk adds one streamed chunk to the record. now is when it arrived.
 func (r *Record) applyChunk(c *completionJSON, now time.Time) {
+	output := false
+	defer func() {
+		if output {
+			r.noteOutput(now)
+		}
+	}()
 	for cj, ch := range r.apply(c) {
 		text := cj.Text
 		if cj.Delta != nil {
 			text = cj.Delta.Content
 			if rs := cj.Delta.Reasoning; rs != nil && *rs != "" {
+				output = true
 				ch.appendReasoning(*rs)
 				if r.FirstOutput.IsZero() {
 					r.FirstOutput = now
@@ -93,6 +100,7 @@ func (r *Record) applyChunk(c *completionJSON, now time.Time) {
 			}
 		}
 		if text != nil && *text != "" {
+			output = true
 			ch.appendText(*text)
 			if r.FirstOutput.IsZero() {
 				r.FirstOutput = now
