@@ -166,6 +166,7 @@ var MayBeAbsent = map[string]string{
 	"mlx_kv_cache_max_bytes": "config-only: prompt_cache_bytes configured",
 
 	"mlx_opik_scores_unseen_total": "config/fault: the opik exporter with an endpoint, once a read-back found scores Opik does not show",
+	"mlx_opik_readbacks_total":     "config/fault: the opik exporter with an endpoint, once a scored trace was read back",
 
 	"otelcol_exporter_send_failed_spans":            "signal/fault: a traces exporter that failed",
 	"otelcol_exporter_send_failed_log_records":      "signal/fault: a logs exporter that failed",
