@@ -29,7 +29,12 @@ DEFAULT_ENVS=("$ROOT/config/scrape/nodes.env" "$ROOT/config/alertmanager/receive
 VARS=(RANK0_ADDR RANK1_ADDR RANK0_RING_IP RANK1_RING_IP OBS_ADDR
 	PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT
 	RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VLOGS_PORT VMALERT_PORT ALERTMANAGER_PORT
-	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL)
+	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL
+	SMTP_SMARTHOST SMTP_FROM SMTP_AUTH_USERNAME SMTP_AUTH_PASSWORD SMTP_REQUIRE_TLS
+	ONCALL_EMAIL_TO ALERT_EMAIL_TO ONCALL_SLACK_WEBHOOK_URL ALERT_SLACK_WEBHOOK_URL
+	ONCALL_DISCORD_WEBHOOK_URL ALERT_DISCORD_WEBHOOK_URL TELEGRAM_BOT_TOKEN
+	ONCALL_TELEGRAM_CHAT_ID ALERT_TELEGRAM_CHAT_ID PUSHOVER_TOKEN
+	ONCALL_PUSHOVER_USER_KEY ALERT_PUSHOVER_USER_KEY)
 
 die() { echo "render-config: $*" >&2; exit 1; }
 
@@ -114,8 +119,24 @@ validate() {
 	for v in SCRAPE_INTERVAL SCRAPE_TIMEOUT ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL; do
 		[[ ${VAL[$v]} =~ ^[0-9]+(ms|s|m|h)$ ]] || die "$v=${VAL[$v]}: not a duration (10s, 1m...)"
 	done
-	for v in ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL; do
-		[[ ${VAL[$v]} =~ ^https?://[^[:space:]\"]+$ ]] || die "$v=${VAL[$v]}: not an http(s) URL"
+	# The receivers' channels: each off while empty, checked when set (a
+	# quote or a newline would break out of the YAML string it fills).
+	for v in ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ONCALL_SLACK_WEBHOOK_URL ALERT_SLACK_WEBHOOK_URL \
+		ONCALL_DISCORD_WEBHOOK_URL ALERT_DISCORD_WEBHOOK_URL; do
+		[[ -z ${VAL[$v]} || ${VAL[$v]} =~ ^https?://[^[:space:]\"]+$ ]] || die "$v=${VAL[$v]}: not an http(s) URL"
+	done
+	for v in SMTP_SMARTHOST SMTP_FROM SMTP_AUTH_USERNAME SMTP_AUTH_PASSWORD ONCALL_EMAIL_TO ALERT_EMAIL_TO \
+		TELEGRAM_BOT_TOKEN PUSHOVER_TOKEN ONCALL_PUSHOVER_USER_KEY ALERT_PUSHOVER_USER_KEY; do
+		[[ ${VAL[$v]} != *[\"\\]* ]] || die "$v: no double quote or backslash, please"
+	done
+	for v in ONCALL_TELEGRAM_CHAT_ID ALERT_TELEGRAM_CHAT_ID; do
+		[[ -z ${VAL[$v]} || ${VAL[$v]} =~ ^-?[0-9]+$ ]] || die "$v=${VAL[$v]}: not a numeric chat id"
+	done
+	[[ ${VAL[SMTP_REQUIRE_TLS]} =~ ^(true|false)$ ]] || die "SMTP_REQUIRE_TLS=${VAL[SMTP_REQUIRE_TLS]}: true or false"
+	for v in ONCALL ALERT; do
+		[[ -z ${VAL[${v}_EMAIL_TO]} || -n ${VAL[SMTP_SMARTHOST]} ]] || die "${v}_EMAIL_TO is set but SMTP_SMARTHOST is not"
+		[[ -z ${VAL[${v}_TELEGRAM_CHAT_ID]} || -n ${VAL[TELEGRAM_BOT_TOKEN]} ]] || die "${v}_TELEGRAM_CHAT_ID is set but TELEGRAM_BOT_TOKEN is not"
+		[[ -z ${VAL[${v}_PUSHOVER_USER_KEY]} || -n ${VAL[PUSHOVER_TOKEN]} ]] || die "${v}_PUSHOVER_USER_KEY is set but PUSHOVER_TOKEN is not"
 	done
 }
 
