@@ -22,9 +22,7 @@ import (
 type liveSMTP struct {
 	addr string
 	port int
-
-	mu  sync.Mutex
-	got []liveMail
+	inbox[liveMail]
 }
 
 // liveMail is one message as received: its envelope and its raw data.
@@ -118,9 +116,7 @@ func (s *liveSMTP) serve(c net.Conn) {
 				data.WriteString(strings.TrimPrefix(l, ".")) // dot-stuffing
 			}
 			m.Data = data.String()
-			s.mu.Lock()
-			s.got = append(s.got, m)
-			s.mu.Unlock()
+			s.add(m)
 			m = liveMail{}
 			say("250 OK queued")
 		case "QUIT":
@@ -132,29 +128,10 @@ func (s *liveSMTP) serve(c net.Conn) {
 	}
 }
 
-func (s *liveSMTP) all() []liveMail {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]liveMail(nil), s.got...)
-}
-
 // waitFor returns the first message for which cond holds.
 func (s *liveSMTP) waitFor(t *testing.T, timeout time.Duration, what string, cond func(liveMail) bool) liveMail {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		for _, m := range s.all() {
-			if cond(m) {
-				return m
-			}
-		}
-		if time.Now().After(deadline) {
-			var got []string
-			for _, m := range s.all() {
-				got = append(got, strings.Join(m.To, ",")+": "+m.Header("Subject"))
-			}
-			t.Fatalf("timed out after %s waiting for %s; the SMTP server got %d messages:\n  %s", timeout, what, len(got), strings.Join(got, "\n  "))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	return s.wait(t, timeout, what, "the SMTP server", func(m liveMail) string {
+		return strings.Join(m.To, ",") + ": " + m.Header("Subject")
+	}, cond)
 }
