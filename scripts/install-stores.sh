@@ -19,13 +19,16 @@
 # A binary is current when `go version -m` (which reads any platform's Go
 # binary without running it) shows the pinned module version and the target
 # GOOS/GOARCH. Each tools/<dir>/go.mod pins its version; the table below must
-# agree with it (the check fails loudly when it does not).
+# agree with it (the build fails loudly when it does not, and
+# scripts/installstores_test.go checks it in make unit). To move a pin:
+# cd tools/<dir> && go get -tool <module>/<package>@<version>, then the table.
 #
 #   scripts/install-stores.sh [--target GOOS/GOARCH] [--out DIR] [NAME...]
 #     no NAME: all of them. --target: cross-compile (default: this host, into
 #     bin/); the output directory is then bin/GOOS-GOARCH unless --out says.
 #   scripts/install-stores.sh --list     the names, one a line
-# Cold, on 2 cores: see README ("Stores"); warm: a `go version -m` per binary.
+# First builds take minutes on 2 cores (README, "The stores"); later runs
+# are a `go version -m` per binary.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -54,7 +57,7 @@ while (($#)); do
 		for s in "${STORES[@]}"; do echo "${s%%|*}"; done
 		exit 0
 		;;
-	-h | --help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) names+=("$1"); shift ;;
 	esac

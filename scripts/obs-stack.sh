@@ -172,6 +172,7 @@ grafana_home() {
 		/usr/local/opt/grafana/share/grafana /usr/share/grafana; do
 		[[ -f $c/conf/defaults.ini ]] && { echo "$c"; return 0; }
 	done
+	return 0 # none found: the caller says so
 }
 
 # start_grafana HOST VM_URL JAEGER_URL VLOGS_URL AM_URL: Grafana on

@@ -110,3 +110,16 @@ func TestObsStackOnMacWithoutGrafanaSaysHow(t *testing.T) {
 		t.Errorf("start without Grafana:\n%s", out)
 	}
 }
+
+// Grafana without its homepath (a program found, no conf/defaults.ini where
+// Homebrew or Debian put it): one line saying what to set, the stores
+// started all the same.
+func TestObsStackOnMacGrafanaWithoutHomeSaysSo(t *testing.T) {
+	bin := t.TempDir()
+	stub(t, bin, "grafana", "exit 0")
+	out, _ := macStart(t, bin)
+	if !strings.Contains(out, "found but not its homepath (conf/defaults.ini): set GRAFANA_HOME; not started") ||
+		strings.Contains(out, "run grafana") || !strings.Contains(out, "run victoria-logs") {
+		t.Errorf("start with Grafana but no homepath:\n%s", out)
+	}
+}
