@@ -19,7 +19,7 @@ CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render jaeger victorialogs bench bench-profile
+.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render jaeger victorialogs stores stores-darwin bench bench-profile
 
 mlxsim: $(MLXSIM)
 ## mlxjudge: one-off judge passes (bin/mlxjudge --once --dry-run).
@@ -66,13 +66,25 @@ report-render:
 OVERLAYS := $(if $(MLX_LIVE_ENDPOINT),--config config/live.yaml)
 OVERLAYS += $(if $(MLX_LOG_OTLP_ENDPOINT),--config config/otlp-logs.yaml)
 
+## stores: every store and its tools, pinned, built from the Go module proxy
+## into ./bin for this host (scripts/install-stores.sh: VictoriaMetrics,
+## vmalert, vmagent, Alertmanager, amtool, promtool, Jaeger, VictoriaLogs);
+## a binary already at its pinned version is kept.
+stores:
+	scripts/install-stores.sh
+
+## stores-darwin: the same set cross-compiled for a Mac (darwin/arm64) into
+## bin/darwin-arm64, so a Mac build cannot rot unseen.
+stores-darwin:
+	scripts/install-stores.sh --target darwin/arm64
+
 ## jaeger: Jaeger v2, the trace store, built from the Go module proxy.
 jaeger:
-	scripts/install-jaeger.sh
+	scripts/install-stores.sh jaeger
 
 ## victorialogs: VictoriaLogs, the log store, built from the Go module proxy.
 victorialogs:
-	scripts/install-victorialogs.sh
+	scripts/install-stores.sh victoria-logs
 
 ## run: the distribution with the real engine (mlx_lm.server on a Mac), and
 ## its stores beside it: Jaeger for the traces, VictoriaLogs for the logs.
@@ -85,9 +97,10 @@ demo: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE)
 
 ## test: unit tests, the rule and config checks, end-to-end tests against
 ## the built binary, then the live VictoriaMetrics + vmalert + Alertmanager
-## stack. Debian's VictoriaMetrics, Prometheus (promtool) and Alertmanager
-## are installed first when missing.
-test: rules-deps unit obs-check report-render e2e fault e2e-stack
+## stack. The stores are built first (make stores; Debian's systemd and
+## iproute2 are installed when missing), and the Mac's set is cross-compiled
+## (make stores-darwin).
+test: rules-deps stores-darwin unit obs-check report-render e2e fault e2e-stack
 
 include rules/rules.mk
 
@@ -96,7 +109,8 @@ unit:
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) build ./...
-	$(GO) test -count=1 ./...
+	@# bin first: the tests that run promtool or vmalert find the pinned ones.
+	PATH="$(BIN):$$PATH" $(GO) test -count=1 ./...
 
 e2e: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE) jaeger victorialogs
 	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) MLXJUDGE=$(MLXJUDGE) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...

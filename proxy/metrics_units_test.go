@@ -62,7 +62,7 @@ func TestOpenMetricsScrapeShowsUnits(t *testing.T) {
 
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Log("promtool not installed: Prometheus' parser not run (scripts/install-deps.sh installs it)")
+		t.Log("promtool not on PATH: Prometheus' parser not run (make stores builds it into bin/)")
 		return
 	}
 	// promtool reads OpenMetrics only to build blocks, and then wants a

@@ -1,6 +1,8 @@
 # rules/rules.mk: the checks of the alert rules and the observability stack's
 # configs. Included by the top-level Makefile (include rules/rules.mk); every
-# target installs the Debian tools it needs first (scripts/install-deps.sh).
+# target builds the tools it needs first (rules-deps: scripts/install-stores.sh,
+# pinned, from the Go module proxy into bin/; scripts/install-deps.sh for
+# Debian's systemd-analyze and ip).
 #
 #   make rules-check    promtool check rules + vmalert -dryRun on rules/*.yml
 #   make rules-test     promtool test rules on rules/tests/*_test.yml
@@ -18,11 +20,11 @@
 #                       e.g. config/scrape/loopback.env)
 #   make obs-stop       stop them
 
-PROMTOOL         ?= promtool
-VMALERT          ?= vmalert
-VICTORIA_METRICS ?= victoria-metrics
-AMTOOL           ?= amtool
-VMAGENT          ?= vmagent
+PROMTOOL         ?= $(BIN)/promtool
+VMALERT          ?= $(BIN)/vmalert
+VICTORIA_METRICS ?= $(BIN)/victoria-metrics
+AMTOOL           ?= $(BIN)/amtool
+VMAGENT          ?= $(BIN)/vmagent
 
 RULE_FILES := $(sort $(wildcard rules/*.yml))
 RULE_TESTS := $(sort $(wildcard rules/tests/*_test.yml))
@@ -30,6 +32,7 @@ RULE_TESTS := $(sort $(wildcard rules/tests/*_test.yml))
 .PHONY: rules-deps rules-check rules-test config-check obs-check obs-render obs-start obs-stop
 
 rules-deps:
+	@scripts/install-stores.sh
 	@scripts/install-deps.sh
 
 rules-check: rules-deps
@@ -58,6 +61,21 @@ config-check: rules-deps
 	  $(VICTORIA_METRICS) -promscrape.config="$$tmp/scrape.yml" -promscrape.config.dryRun -loggerLevel=ERROR && \
 	  $(AMTOOL) check-config "$$tmp/alertmanager.yml" >/dev/null && \
 	  echo "loopback render: OK"
+	@# Every receiver channel on (made-up destinations): the template renders
+	@# each into a config Alertmanager loads, pages and warnings apart.
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  scripts/render-config.sh -e config/alertmanager/every-channel.env -o "$$tmp" >/dev/null && \
+	  $(AMTOOL) check-config "$$tmp/alertmanager.yml" >/dev/null && \
+	  for case in oncall:critical alert:warning; do \
+	    $(AMTOOL) config routes test --config.file="$$tmp/alertmanager.yml" \
+	      --verify.receivers=$${case%%:*} severity=$${case#*:} alertname=MLXServerDown >/dev/null || exit 1; \
+	  done && \
+	  for kind in webhook email slack discord telegram pushover; do \
+	    [[ $$(grep -c "^    $${kind}_configs:" "$$tmp/alertmanager.yml") == 2 ]] || \
+	      { echo "every-channel render: $$kind is not on both receivers" >&2; exit 1; }; \
+	  done && echo "every channel render: OK"
+	@! grep -q "_configs:" config/alertmanager/alertmanager.yml || \
+	  { echo "alertmanager.yml: a channel is on by default; receivers.env leaves them all off" >&2; exit 1; }
 
 obs-check: rules-check rules-test config-check
 

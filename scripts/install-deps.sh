@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian tools the rule, config and stack checks run, when any is
+# Installs the Debian tools make test needs besides the stores, when any is
 # missing:
-#   victoria-metrics         victoria-metrics, vmalert, vmagent
-#   prometheus               promtool
-#   prometheus-alertmanager  prometheus-alertmanager, amtool
 #   systemd                  systemd-analyze (deploy/'s test verifies the
 #                            service unit make install writes)
 #   iproute2                 ip (the two-node test's network namespaces)
+# The stores (VictoriaMetrics, vmalert, vmagent, Alertmanager, amtool,
+# promtool, Jaeger, VictoriaLogs) are not Debian's: scripts/install-stores.sh
+# builds them, pinned, from the Go module proxy.
 # Idempotent and silent when everything is there. Runs apt-get as root, or
 # through sudo otherwise. The packages try to start their services, which a
 # container refuses; that is harmless (policy-rc.d is not touched).
@@ -19,13 +19,7 @@ set -euo pipefail
 
 # package:binary that proves it is installed
 WANT=(
-	"victoria-metrics:victoria-metrics"
-	"victoria-metrics:vmalert"
-	"prometheus:promtool"
-	"prometheus-alertmanager:prometheus-alertmanager"
-	"prometheus-alertmanager:amtool"
 	"systemd:systemd-analyze"
-	"victoria-metrics:vmagent"
 	"iproute2:ip"
 )
 if [[ ${1-} == --bench ]]; then

@@ -29,13 +29,21 @@ DEFAULT_ENVS=("$ROOT/config/scrape/nodes.env" "$ROOT/config/alertmanager/receive
 VARS=(RANK0_ADDR RANK1_ADDR RANK0_RING_IP RANK1_RING_IP OBS_ADDR
 	PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT
 	RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VLOGS_PORT VMALERT_PORT ALERTMANAGER_PORT
-	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL)
+	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL
+	SMTP_SMARTHOST SMTP_FROM SMTP_AUTH_USERNAME SMTP_AUTH_PASSWORD SMTP_REQUIRE_TLS
+	ONCALL_EMAIL_TO ALERT_EMAIL_TO ONCALL_SLACK_WEBHOOK_URL ALERT_SLACK_WEBHOOK_URL
+	ONCALL_DISCORD_WEBHOOK_URL ALERT_DISCORD_WEBHOOK_URL TELEGRAM_BOT_TOKEN
+	ONCALL_TELEGRAM_CHAT_ID ALERT_TELEGRAM_CHAT_ID PUSHOVER_TOKEN
+	ONCALL_PUSHOVER_USER_KEY ALERT_PUSHOVER_USER_KEY)
 
 die() { echo "render-config: $*" >&2; exit 1; }
 
 usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
-declare -A VAL=()
+# The values, as VAL_<NAME> variables: macOS's bash (3.2) has no
+# associative arrays, and make obs-start runs there too.
+setval() { printf -v "VAL_$1" '%s' "$2"; }
+val() { local n="VAL_$1"; printf '%s' "${!n}"; }
 
 is_known() {
 	local v
@@ -59,13 +67,13 @@ load_env() {
 			value=${BASH_REMATCH[1]}
 		fi
 		is_known "$key" || die "$file:$n: unknown variable $key (known: ${VARS[*]})"
-		VAL[$key]=$value
+		setval "$key" "$value"
 	done <"$file"
 }
 
 # render TEMPLATE OUT: fill the @-delimited names, keep "#@if NAME" blocks when NAME is set.
 render() {
-	local tmpl=$1 out=$2 line v n=0 keep=1 in_block=0 tmp
+	local tmpl=$1 out=$2 line v ref n=0 keep=1 in_block=0 tmp
 	tmp=$(mktemp "${out}.XXXXXX")
 	while IFS= read -r line || [[ -n $line ]]; do
 		n=$((n + 1))
@@ -73,7 +81,7 @@ render() {
 			((in_block)) && die "$tmpl:$n: nested #@if"
 			is_known "${BASH_REMATCH[1]}" || die "$tmpl:$n: unknown variable ${BASH_REMATCH[1]}"
 			in_block=1
-			[[ -n ${VAL[${BASH_REMATCH[1]}]} ]] && keep=1 || keep=0
+			[[ -n $(val "${BASH_REMATCH[1]}") ]] && keep=1 || keep=0
 			continue
 		fi
 		if [[ $line =~ ^#@endif[[:space:]]*$ ]]; then
@@ -83,7 +91,8 @@ render() {
 		fi
 		((keep)) || continue
 		for v in "${VARS[@]}"; do
-			line=${line//@$v@/${VAL[$v]}}
+			ref=VAL_$v
+			line=${line//@$v@/${!ref}}
 		done
 		[[ $line =~ @[A-Z0-9_]+@ ]] && { rm -f "$tmp"; die "$tmpl:$n: unknown placeholder ${BASH_REMATCH[0]}"; }
 		printf '%s\n' "$line" >>"$tmp"
@@ -95,27 +104,43 @@ render() {
 validate() {
 	local v
 	for v in RANK0_ADDR OBS_ADDR; do
-		[[ -n ${VAL[$v]} ]] || die "$v must not be empty"
+		[[ -n $(val "$v") ]] || die "$v must not be empty"
 	done
 	local host_re='^[][A-Za-z0-9.:_-]*$'
 	for v in RANK0_ADDR RANK1_ADDR OBS_ADDR; do
-		[[ ${VAL[$v]} =~ $host_re ]] || die "$v=${VAL[$v]}: not a host name or address"
+		[[ $(val "$v") =~ $host_re ]] || die "$v=$(val "$v"): not a host name or address"
 	done
 	local ip_re='^[0-9A-Fa-f.:]+$'
-	[[ ${VAL[RANK0_RING_IP]} =~ $ip_re ]] || die "RANK0_RING_IP=${VAL[RANK0_RING_IP]}: not an IP address"
-	if [[ -n ${VAL[RANK1_ADDR]} ]]; then
-		[[ ${VAL[RANK1_RING_IP]} =~ $ip_re ]] || die "RANK1_RING_IP=${VAL[RANK1_RING_IP]}: not an IP address"
+	[[ ${VAL_RANK0_RING_IP} =~ $ip_re ]] || die "RANK0_RING_IP=${VAL_RANK0_RING_IP}: not an IP address"
+	if [[ -n ${VAL_RANK1_ADDR} ]]; then
+		[[ ${VAL_RANK1_RING_IP} =~ $ip_re ]] || die "RANK1_RING_IP=${VAL_RANK1_RING_IP}: not an IP address"
 	fi
 	for v in PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT \
 		RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VLOGS_PORT VMALERT_PORT ALERTMANAGER_PORT; do
-		[[ ${VAL[$v]} =~ ^[0-9]+$ ]] && ((10#${VAL[$v]} >= 1 && 10#${VAL[$v]} <= 65535)) ||
-			die "$v=${VAL[$v]}: not a port"
+		[[ $(val "$v") =~ ^[0-9]+$ ]] && ((10#$(val "$v") >= 1 && 10#$(val "$v") <= 65535)) ||
+			die "$v=$(val "$v"): not a port"
 	done
 	for v in SCRAPE_INTERVAL SCRAPE_TIMEOUT ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL; do
-		[[ ${VAL[$v]} =~ ^[0-9]+(ms|s|m|h)$ ]] || die "$v=${VAL[$v]}: not a duration (10s, 1m...)"
+		[[ $(val "$v") =~ ^[0-9]+(ms|s|m|h)$ ]] || die "$v=$(val "$v"): not a duration (10s, 1m...)"
 	done
-	for v in ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL; do
-		[[ ${VAL[$v]} =~ ^https?://[^[:space:]\"]+$ ]] || die "$v=${VAL[$v]}: not an http(s) URL"
+	# The receivers' channels: each off while empty, checked when set (a
+	# quote or a newline would break out of the YAML string it fills).
+	for v in ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ONCALL_SLACK_WEBHOOK_URL ALERT_SLACK_WEBHOOK_URL \
+		ONCALL_DISCORD_WEBHOOK_URL ALERT_DISCORD_WEBHOOK_URL; do
+		[[ -z $(val "$v") || $(val "$v") =~ ^https?://[^[:space:]\"]+$ ]] || die "$v=$(val "$v"): not an http(s) URL"
+	done
+	for v in SMTP_SMARTHOST SMTP_FROM SMTP_AUTH_USERNAME SMTP_AUTH_PASSWORD ONCALL_EMAIL_TO ALERT_EMAIL_TO \
+		TELEGRAM_BOT_TOKEN PUSHOVER_TOKEN ONCALL_PUSHOVER_USER_KEY ALERT_PUSHOVER_USER_KEY; do
+		[[ $(val "$v") != *[\"\\]* ]] || die "$v: no double quote or backslash, please"
+	done
+	for v in ONCALL_TELEGRAM_CHAT_ID ALERT_TELEGRAM_CHAT_ID; do
+		[[ -z $(val "$v") || $(val "$v") =~ ^-?[0-9]+$ ]] || die "$v=$(val "$v"): not a numeric chat id"
+	done
+	[[ ${VAL_SMTP_REQUIRE_TLS} =~ ^(true|false)$ ]] || die "SMTP_REQUIRE_TLS=${VAL_SMTP_REQUIRE_TLS}: true or false"
+	for v in ONCALL ALERT; do
+		[[ -z $(val "${v}_EMAIL_TO") || -n ${VAL_SMTP_SMARTHOST} ]] || die "${v}_EMAIL_TO is set but SMTP_SMARTHOST is not"
+		[[ -z $(val "${v}_TELEGRAM_CHAT_ID") || -n ${VAL_TELEGRAM_BOT_TOKEN} ]] || die "${v}_TELEGRAM_CHAT_ID is set but TELEGRAM_BOT_TOKEN is not"
+		[[ -z $(val "${v}_PUSHOVER_USER_KEY") || -n ${VAL_PUSHOVER_TOKEN} ]] || die "${v}_PUSHOVER_USER_KEY is set but PUSHOVER_TOKEN is not"
 	done
 }
 
@@ -132,16 +157,16 @@ while (($#)); do
 	esac
 done
 
-for v in "${VARS[@]}"; do VAL[$v]=""; done
+for v in "${VARS[@]}"; do setval "$v" ""; done
 for f in "${DEFAULT_ENVS[@]}"; do load_env "$f"; done
 if ((!CHECK)); then
 	for f in ${EXTRA[@]+"${EXTRA[@]}"}; do load_env "$f"; done
 	for v in "${VARS[@]}"; do
-		[[ -n ${!v+x} ]] && VAL[$v]=${!v}
+		[[ -z ${!v+x} ]] || setval "$v" "${!v}"
 	done
 fi
-[[ -n ${VAL[RANK1_HW_PORT]} ]] || VAL[RANK1_HW_PORT]=${VAL[HW_PORT]}
-[[ -n ${VAL[RANK1_OTELCOL_PORT]} ]] || VAL[RANK1_OTELCOL_PORT]=${VAL[OTELCOL_PORT]}
+[[ -n $VAL_RANK1_HW_PORT ]] || setval RANK1_HW_PORT "$VAL_HW_PORT"
+[[ -n $VAL_RANK1_OTELCOL_PORT ]] || setval RANK1_OTELCOL_PORT "$VAL_OTELCOL_PORT"
 validate
 
 if ((CHECK)); then

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs a command (the collector) with its stores beside it, so that its
 # pipelines have somewhere to go: `make run` and `make demo` use it.
-#   - Jaeger v2 for the traces (config/jaeger/jaeger.yaml; query API and UI on
-#     :16686; scripts/install-jaeger.sh builds it the first time);
+#   - Jaeger v2 for the traces (config/jaeger/jaeger.yaml; query API on
+#     :16686; Badger in $MLX_DATA_DIR/jaeger, JAEGER_DATA_DIR, kept
+#     JAEGER_RETENTION, 168h, so a restart keeps every trace);
 #   - VictoriaLogs for the engine's log and the access log (OTLP in and
 #     LogsQL on :9428, data in $MLX_DATA_DIR/victoria-logs, kept 7 days;
-#     scripts/install-victorialogs.sh builds it).
+#     both built, pinned, by scripts/install-stores.sh the first time).
 # Each is started when its address (JAEGER_QUERY_HTTP, MLX_VLOGS_URL) is on
 # this machine and nothing answers there yet (make obs-start runs them too),
 # and stopped when the command ends. A store that does not start is a
@@ -15,11 +16,11 @@
 #   scripts/with-stores.sh COMMAND [ARGS...]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-"$ROOT/scripts/install-jaeger.sh"
-"$ROOT/scripts/install-victorialogs.sh"
+"$ROOT/scripts/install-stores.sh" jaeger victoria-logs
 data=${MLX_DATA_DIR:-./.data}
 jaeger_query=${JAEGER_QUERY_HTTP:-127.0.0.1:16686}
 vlogs_url=${MLX_VLOGS_URL:-http://127.0.0.1:9428}
+export JAEGER_DATA_DIR=${JAEGER_DATA_DIR:-$data/jaeger}
 vlogs=${vlogs_url#*://}
 vlogs=${vlogs%%/*}
 stores=() child=
@@ -57,7 +58,12 @@ start() {
 	mkdir -p "$data"
 	# A session of its own: Ctrl-C reaches the collector only, which then
 	# flushes its last spans and records; the stores are stopped after it.
-	setsid "$@" >"$data/$name.log" 2>&1 &
+	# macOS has no setsid(1): perl (which it ships) makes the call.
+	if command -v setsid >/dev/null 2>&1; then
+		setsid "$@" >"$data/$name.log" 2>&1 &
+	else
+		perl -MPOSIX -e 'POSIX::setsid(); exec @ARGV or die "exec $ARGV[0]: $!"' -- "$@" >"$data/$name.log" 2>&1 &
+	fi
 	pid=$!
 	stores+=("$pid")
 	for ((i = 0; i < 100; i++)); do

@@ -61,7 +61,7 @@ func startJaegerForBench(b *testing.B) (string, *os.Process) {
 	}
 	query, otlp := freeAddr(b), freeAddr(b)
 	cmd := exec.Command(bin, "--config", filepath.Join("..", "..", "config", "jaeger", "jaeger.yaml"))
-	cmd.Env = append(os.Environ(), "JAEGER_QUERY_HTTP="+query, "JAEGER_OTLP_GRPC="+otlp,
+	cmd.Env = append(os.Environ(), "JAEGER_DATA_DIR="+b.TempDir(), "JAEGER_QUERY_HTTP="+query, "JAEGER_OTLP_GRPC="+otlp,
 		"JAEGER_QUERY_GRPC="+freeAddr(b), "JAEGER_OTLP_HTTP="+freeAddr(b))
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

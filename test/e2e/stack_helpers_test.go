@@ -200,14 +200,52 @@ func (n liveNotification) String() string {
 	return fmt.Sprintf("%s receiver=%s status=%s [%s]", n.Path, n.Receiver, n.Status, strings.Join(as, ", "))
 }
 
+// inbox keeps, in order, what one of the test's stand-in servers received.
+type inbox[T any] struct {
+	mu  sync.Mutex
+	got []T
+}
+
+func (b *inbox[T]) add(v T) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.got = append(b.got, v)
+}
+
+func (b *inbox[T]) all() []T {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]T(nil), b.got...)
+}
+
+// wait returns the first item for which cond holds; after timeout it fails
+// the test, listing what server got (each item as describe says).
+func (b *inbox[T]) wait(t *testing.T, timeout time.Duration, what, server string, describe func(T) string, cond func(T) bool) T {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, v := range b.all() {
+			if cond(v) {
+				return v
+			}
+		}
+		if time.Now().After(deadline) {
+			var got []string
+			for _, v := range b.all() {
+				got = append(got, describe(v))
+			}
+			t.Fatalf("timed out after %s waiting for %s; %s got %d:\n  %s", timeout, what, server, len(got), strings.Join(got, "\n  "))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
 // liveWebhook records Alertmanager's webhook POSTs, by path (/oncall,
 // /alert).
 type liveWebhook struct {
 	url  string
 	port int
-
-	mu  sync.Mutex
-	got []liveNotification
+	inbox[liveNotification]
 }
 
 func newLiveWebhook(t *testing.T) *liveWebhook {
@@ -219,9 +257,7 @@ func newLiveWebhook(t *testing.T) *liveWebhook {
 			return
 		}
 		n.Path = r.URL.Path
-		h.mu.Lock()
-		h.got = append(h.got, n)
-		h.mu.Unlock()
+		h.add(n)
 	}))
 	t.Cleanup(srv.Close)
 	h.url = srv.URL
@@ -230,31 +266,10 @@ func newLiveWebhook(t *testing.T) *liveWebhook {
 	return h
 }
 
-func (h *liveWebhook) all() []liveNotification {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]liveNotification(nil), h.got...)
-}
-
 // waitFor returns the first notification for which cond holds.
 func (h *liveWebhook) waitFor(t *testing.T, timeout time.Duration, what string, cond func(liveNotification) bool) liveNotification {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		for _, n := range h.all() {
-			if cond(n) {
-				return n
-			}
-		}
-		if time.Now().After(deadline) {
-			var got []string
-			for _, n := range h.all() {
-				got = append(got, n.String())
-			}
-			t.Fatalf("timed out after %s waiting for %s; the webhook got %d notifications:\n  %s", timeout, what, len(got), strings.Join(got, "\n  "))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	return h.wait(t, timeout, what, "the webhook", liveNotification.String, cond)
 }
 
 // liveRequest is one kind of client request through the proxy.

@@ -26,13 +26,14 @@ import (
 // TestStack is the live-stack proof: the built collector in demo mode,
 // VictoriaMetrics scraping it with the shipped scrape config (rendered for
 // loopback), vmalert with the shipped rules, Alertmanager with the shipped
-// config and a webhook receiver of the test's own. With traffic through the
-// proxy it checks that
+// config, a webhook receiver and a mail server of the test's own. With
+// traffic through the proxy it checks that
 //   - every scrape target is up, and no series name is served by two jobs;
 //   - every dashboard query returns data, or is listed (with a reason) in
 //     dashboards/expected-empty.yml;
 //   - one alert fires end to end: the engine is killed and cannot start again
-//     (its program is gone), and MLXServerDown reaches the on-call webhook;
+//     (its program is gone), and MLXServerDown reaches the on-call webhook
+//     and the on-call address by email (SMTP, receivers.env's channels);
 //   - every metric name any rule or dashboard reads exists in
 //     VictoriaMetrics, or is in promqlnames.MayBeAbsent (with a reason).
 //
@@ -46,6 +47,7 @@ func TestStack(t *testing.T) {
 	t.Cleanup(func() { t.Logf("TestStack took %s", time.Since(began).Round(time.Second)) })
 
 	hook := newLiveWebhook(t)
+	mail := newLiveSMTP(t)
 
 	// The engine runs as <tmp>/mlx_lm.server, a link to mlxsim: removing the
 	// link is the fault that keeps it from starting again.
@@ -53,7 +55,7 @@ func TestStack(t *testing.T) {
 	require.NoError(t, os.Symlink(binary(t, "MLXSIM"), engine))
 
 	s, otelcolPort := startLiveCollector(t, engine)
-	obs := startLiveObs(t, s, otelcolPort, hook)
+	obs := startLiveObs(t, s, otelcolPort, hook, mail)
 	vm := obs.vm
 
 	s.waitFor("prometheus/supervisor", 60*time.Second, "mlx_server_ready 1", func(sc *promtext.Scrape) bool {
@@ -152,6 +154,17 @@ func TestStack(t *testing.T) {
 				}
 			}
 		}
+		// The same page by email, to the on-call address only: Alertmanager's
+		// email notifier through a real SMTP conversation.
+		page := mail.waitFor(t, time.Minute, "the page by email to "+liveOncallEmail, func(m liveMail) bool {
+			subject := m.Header("Subject")
+			return slices.Contains(m.To, liveOncallEmail) && strings.Contains(subject, "FIRING") &&
+				(strings.Contains(subject, "MLXServerDown") || strings.Contains(subject, "MLXServerCrashLoop"))
+		})
+		t.Logf("paged by email: %s", page.Header("Subject"))
+		assert.Equal(t, liveMailFrom, page.From, "the envelope sender is SMTP_FROM")
+		assert.Contains(t, page.Data, "rank0", "the message names the node")
+
 		// vmalert wrote the alert back (ALERTS), which the dashboards show;
 		// its remote write and VictoriaMetrics' ingestion take a moment.
 		require.Eventually(t, func() bool {
@@ -235,10 +248,11 @@ type liveObs struct {
 
 // startLiveObs renders the shipped configs for this collector's ports and
 // runs VictoriaMetrics, vmalert and Alertmanager with scripts/obs-stack.sh
-// (which installs the Debian packages when one is missing).
-func startLiveObs(t *testing.T, s *stack, otelcolPort int, hook *liveWebhook) *liveObs {
+// (which builds the stores first when one is missing), with email on
+// through mail for both receivers.
+func startLiveObs(t *testing.T, s *stack, otelcolPort int, hook *liveWebhook, mail *liveSMTP) *liveObs {
 	t.Helper()
-	used := append(liveValues(s.ports), s.enginePort, otelcolPort, hook.port)
+	used := append(liveValues(s.ports), s.enginePort, otelcolPort, hook.port, mail.port)
 	pick := func() int {
 		for {
 			p := freePort(t)
@@ -249,14 +263,24 @@ func startLiveObs(t *testing.T, s *stack, otelcolPort int, hook *liveWebhook) *l
 		}
 	}
 	return runObsStack(t, hook, map[string]string{
-		"PROXY_PORT":      strconv.Itoa(s.ports["mlx_proxy"]),
-		"HW_PORT":         strconv.Itoa(s.ports["prometheus/hw"]),
-		"KV_PORT":         strconv.Itoa(s.ports["prometheus/kv"]),
-		"SUPERVISOR_PORT": strconv.Itoa(s.ports["prometheus/supervisor"]),
-		"LOGPIPE_PORT":    strconv.Itoa(s.ports["prometheus/logs"]),
-		"OTELCOL_PORT":    strconv.Itoa(otelcolPort),
+		"PROXY_PORT":       strconv.Itoa(s.ports["mlx_proxy"]),
+		"HW_PORT":          strconv.Itoa(s.ports["prometheus/hw"]),
+		"KV_PORT":          strconv.Itoa(s.ports["prometheus/kv"]),
+		"SUPERVISOR_PORT":  strconv.Itoa(s.ports["prometheus/supervisor"]),
+		"LOGPIPE_PORT":     strconv.Itoa(s.ports["prometheus/logs"]),
+		"OTELCOL_PORT":     strconv.Itoa(otelcolPort),
+		"SMTP_SMARTHOST":   mail.addr,
+		"SMTP_FROM":        liveMailFrom,
+		"SMTP_REQUIRE_TLS": "false",
+		"ONCALL_EMAIL_TO":  liveOncallEmail,
+		"ALERT_EMAIL_TO":   "team@mlx.test",
 	}, pick, filepath.Join(repoRoot, "config/scrape/loopback.env"))
 }
+
+const (
+	liveMailFrom    = "alertmanager@mlx.test"
+	liveOncallEmail = "oncall@mlx.test"
+)
 
 // runObsStack starts scripts/obs-stack.sh with the shipped configs rendered
 // with the env files and then env, the stack's own ports drawn by pick,
@@ -298,6 +322,7 @@ func runObsStack(t *testing.T, hook *liveWebhook, env map[string]string, pick fu
 	jaegerEnv := []string{
 		fmt.Sprintf("JAEGER_QUERY_HTTP=127.0.0.1:%d", pick()), fmt.Sprintf("JAEGER_QUERY_GRPC=127.0.0.1:%d", pick()),
 		fmt.Sprintf("JAEGER_OTLP_GRPC=127.0.0.1:%d", pick()), fmt.Sprintf("JAEGER_OTLP_HTTP=127.0.0.1:%d", pick()),
+		"JAEGER_DATA_DIR=" + filepath.Join(dir, "jaeger"),
 	}
 	run := func(ctx context.Context, args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, script, args...)
@@ -361,7 +386,11 @@ func liveObsEnv(obsDir string) []string {
 	for _, v := range []string{"RANK0_ADDR", "RANK1_ADDR", "OBS_ADDR", "PROXY_PORT", "HW_PORT", "KV_PORT",
 		"SUPERVISOR_PORT", "LOGPIPE_PORT", "OTELCOL_PORT", "RANK1_HW_PORT", "RANK1_OTELCOL_PORT", "VM_PORT",
 		"VMALERT_PORT", "ALERTMANAGER_PORT", "SCRAPE_INTERVAL", "SCRAPE_TIMEOUT", "ONCALL_WEBHOOK_URL",
-		"ALERT_WEBHOOK_URL", "ALERT_GROUP_WAIT", "ALERT_GROUP_INTERVAL", "RANK0_RING_IP", "RANK1_RING_IP", "VLOGS_PORT"} {
+		"ALERT_WEBHOOK_URL", "ALERT_GROUP_WAIT", "ALERT_GROUP_INTERVAL", "RANK0_RING_IP", "RANK1_RING_IP", "VLOGS_PORT",
+		"SMTP_SMARTHOST", "SMTP_FROM", "SMTP_AUTH_USERNAME", "SMTP_AUTH_PASSWORD", "SMTP_REQUIRE_TLS",
+		"ONCALL_EMAIL_TO", "ALERT_EMAIL_TO", "ONCALL_SLACK_WEBHOOK_URL", "ALERT_SLACK_WEBHOOK_URL",
+		"ONCALL_DISCORD_WEBHOOK_URL", "ALERT_DISCORD_WEBHOOK_URL", "TELEGRAM_BOT_TOKEN", "ONCALL_TELEGRAM_CHAT_ID",
+		"ALERT_TELEGRAM_CHAT_ID", "PUSHOVER_TOKEN", "ONCALL_PUSHOVER_USER_KEY", "ALERT_PUSHOVER_USER_KEY"} {
 		drop[v] = true
 	}
 	var env []string
@@ -375,9 +404,10 @@ func liveObsEnv(obsDir string) []string {
 		// A sample is queryable 1 s after its scrape (default 30 s).
 		"VM_FLAGS=-search.latencyOffset=1s",
 		// Every group in rules/ has its own interval; recorded series and
-		// alert state go back to VictoriaMetrics within a second, and queries
-		// are made at the evaluation time, not aligned down to the interval.
-		"VMALERT_FLAGS=-evaluationInterval=15s -remoteWrite.flushInterval=1s -datasource.queryTimeAlignment=false",
+		// alert state go back to VictoriaMetrics within a second, and a rule
+		// reads the data up to VictoriaMetrics' latency offset (1 s above)
+		// before its evaluation time, not 30 s (vmalert's default).
+		"VMALERT_FLAGS=-evaluationInterval=15s -remoteWrite.flushInterval=1s -rule.evalDelay=1s",
 	)
 }
 

@@ -27,7 +27,8 @@ import (
 )
 
 // jaeger is a Jaeger v2 (the project's build, JAEGER) with the shipped
-// config, every port moved to a free one.
+// config, every port moved to a free one and its Badger store in a
+// directory of the test's.
 type jaeger struct {
 	query string // host:port of the query API
 	otlp  string // host:port of OTLP/gRPC in
@@ -37,7 +38,7 @@ func startJaeger(t *testing.T) *jaeger {
 	t.Helper()
 	j := &jaeger{query: fmt.Sprintf("127.0.0.1:%d", freePort(t)), otlp: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
 	cmd := exec.Command(binary(t, "JAEGER"), "--config", filepath.Join(repoRoot, "config/jaeger/jaeger.yaml"))
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(os.Environ(), "JAEGER_DATA_DIR="+t.TempDir(),
 		"JAEGER_QUERY_HTTP="+j.query, "JAEGER_OTLP_GRPC="+j.otlp,
 		fmt.Sprintf("JAEGER_QUERY_GRPC=127.0.0.1:%d", freePort(t)),
 		fmt.Sprintf("JAEGER_OTLP_HTTP=127.0.0.1:%d", freePort(t)))
