@@ -71,15 +71,17 @@ func alerts() *dashboard.DashboardBuilder {
 		WithPanel(ts("Caller tokens / min").Span(8).Unit("none").Min(0).
 			Description("mlx_client_tokens_total: prompt and completion tokens by caller.").
 			WithTarget(q(`sum by (client, type) (rate(mlx_client_tokens_total{job="mlx-proxy"}[{R}])) * 60`, "{{client}} {{type}}"))).
-		WithPanel(ts("Not scored or not streamed live (1 h)").Span(8).Unit("none").Min(0).
-			Description("Answers the scorer dropped (mlx_scoring_dropped_total: its queue was full), answers with no logprobs to score (mlx_confidence_unscored_total) and live stream records dropped (mlx_live_records_dropped_total); spans and access records dropped alert as MLXProxyTelemetryDropped.").
+		WithPanel(ts("Telemetry not scored, kept or streamed (1 h)").Span(8).Unit("none").Min(0).
+			Description("Answers the scorer dropped (mlx_scoring_dropped_total: its queue was full), spans the proxy dropped (mlx_spans_dropped_total, MLXProxyTelemetryDropped), answers with no logprobs to score (mlx_confidence_unscored_total) and live stream records dropped (mlx_live_records_dropped_total).").
 			WithTarget(q(`sum(increase(mlx_scoring_dropped_total{job="mlx-proxy"}[1h]))`, "scoring dropped")).
+			WithTarget(q(`sum(increase(mlx_spans_dropped_total{job="mlx-proxy"}[1h]))`, "spans dropped")).
 			WithTarget(qe(`sum by (source) (increase(mlx_confidence_unscored_total{job="mlx-proxy"}[1h]))`, "unscored {{source}}", faultUnscored)).
 			WithTarget(q(`sum by (reason) (increase(mlx_live_records_dropped_total{job="mlx-proxy"}[1h]))`, "live {{reason}}"))).
 		WithPanel(ts("Judge and Opik checks (1 h)").Span(8).Unit("none").Min(0).
 			Description("Judged traces whose text names a score or a chat special token (mlx_judge_injections_suspected_total: judged all the same), and the Opik exporter's read-backs of scored traces by result (mlx_opik_readbacks_total, on the collector's own :8888; MLXOpikScoresUnseen alerts on the scores missing).").
 			WithTarget(q(`sum(increase(mlx_judge_injections_suspected_total{{SUP}}[1h]))`, "injections suspected")).
-			WithTarget(qe(`sum by (result) (increase(mlx_opik_readbacks_total{job="mlx-otelcol"}[1h]))`, "Opik read-back {{result}}", cfgOpik))).
+			WithTarget(qe(`sum by (result) (increase(mlx_opik_readbacks_total{job="mlx-otelcol"}[1h]))`, "Opik read-back {{result}}", cfgOpik)).
+			WithTarget(qe(`sum(increase(mlx_opik_scores_unseen_total{job="mlx-otelcol"}[1h]))`, "Opik scores unseen", cfgOpik))).
 		WithPanel(stat("Hardware sources").Span(24).Height(4).Unit("none").
 			Description("mlx_hw_source_up by node and source: a source down leaves its alerts blind (MLXHardwareSourceDown).").
 			Mappings(upDown()).Thresholds(upIsGreen()).
