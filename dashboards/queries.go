@@ -33,7 +33,7 @@ const (
 	cfgQueue      = "config-only: exporters with a sending queue (otlp, otlphttp...)"
 	cfgKVBytes    = "config-only: mlx_kv_cache_max_bytes exists when prompt_cache_bytes is configured"
 	toolsOnly     = "workload-only: requests that offer tools and get tool calls back"
-	macOSSysctl   = "macos-only: sysctl kern.memorystatus_vm_pressure_level"
+	macOSSysctl   = "platform-only: macOS sysctl kern.memorystatus_vm_pressure_level, or Linux with pressure stall information (/proc/pressure)"
 	faultSends    = "fault-only: the collector counts failed sends from the first failure"
 	faultSpans    = "fault-only: the collector counts failed span exports from the first failure (the stack test has one)"
 	hybridOnly    = "model-only: hybrid linear-attention models (Qwen3.5), whose config.json has the linear_* keys; the demo serves Qwen3-4B"

@@ -148,7 +148,7 @@ var MayBeAbsent = map[string]string{
 	"mlx_hw_gpu_mem_alloc_bytes":      "macos-only: IOKit (ioreg)",
 	"mlx_hw_gpu_mem_total_bytes":      "macos-only: IOKit (ioreg)",
 	"mlx_hw_gpu_iokit_util_percent":   "macos-only: IOKit (ioreg)",
-	"mlx_hw_mem_pressure_level":       "macos-only: sysctl kern.memorystatus_vm_pressure_level",
+	"mlx_hw_mem_pressure_level":       "platform-only: macOS sysctl, or Linux with pressure stall information (/proc/pressure)",
 	"mlx_hw_cpu_temp_celsius":         "sensor-only: CPU temperature sensors (Apple Silicon, Linux hwmon)",
 	"mlx_hw_gpu_temp_celsius":         "macos-only: IOHID GPU die sensors",
 	"mlx_hw_thermal_pressure_level":   "macos-only: notifyutil / powermetrics thermal sampler",

@@ -18,6 +18,7 @@ import (
 func linuxSources(cfg *Config, procs *procMatcher) []*source {
 	srcs := []*source{
 		{name: "meminfo", collect: meminfoSource(os.Getpagesize())},
+		{name: "psi", collect: psiSource},
 		{name: "uptime", collect: uptimeSource},
 		{name: "netdev", collect: netdevSource},
 		{name: "procfs", collect: newProcfsSource(procs, time.Now).collect},
