@@ -45,6 +45,10 @@ func modelInternals() *dashboard.DashboardBuilder {
 		WithPanel(ts("GPU utilization per node").Span(8).Unit("percent").Min(0).
 			WithTarget(qe(`sum by (node) (mlx_hw_gpu_utilization_percent{{HW}})`, "{{node}}", macOS))).
 		WithRow(dashboard.NewRowBuilder("Ring interconnect")).
+		WithPanel(stat("Ring links").Span(24).Height(4).Unit("none").
+			Description("mlx_net_link_up: each ring interface up and with a carrier (MLXRingLinkDown).").
+			Mappings(upDown()).Thresholds(upIsGreen()).
+			WithTarget(q(`min by (node, iface) (mlx_net_link_up{{HW}})`, "{{node}} {{iface}}"))).
 		WithPanel(ts("Ring receive and send").Span(12).Unit("Bps").Min(0).
 			WithTarget(q(`sum by (node) (rate(mlx_net_rx_bytes_total{{HW}}[{R}]))`, "{{node}} rx")).
 			WithTarget(q(`sum by (node) (rate(mlx_net_tx_bytes_total{{HW}}[{R}]))`, "{{node}} tx"))).

@@ -67,7 +67,7 @@ var addedAlerts = map[string][]string{
 		"MLXProxyAtCapacity", "MLXProxyRefusingCallers", "MLXProxyConnectionsRefused", "MLXStreamsStalling",
 		"MLXProxyPanics", "MLXSupervisorPanics", "MLXServerLogWriteErrors", "MLXProxyBufferCuts",
 		"MLXHardwareSourceDown", "MLXSwapInUse", "MLXMemoryPressureCritical", "MLXKVCacheAtLimit",
-		"MLXPromptNearContextWindow",
+		"MLXPromptNearContextWindow", "MLXRingLinkDown",
 	},
 }
 

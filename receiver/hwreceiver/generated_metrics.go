@@ -96,6 +96,8 @@ const (
 	metricMlxProcRssBytesHelp                = "Resident memory of the component's processes."
 	metricMlxProcCount                       = "mlx_proc_count"
 	metricMlxProcCountHelp                   = "Processes matched by the component."
+	metricMlxNetLinkUp                       = "mlx_net_link_up"
+	metricMlxNetLinkUpHelp                   = "1 if a ring interface's link is up (administratively up and with a carrier), 0 if not or the interface is gone."
 	metricMlxNetRxBytesTotal                 = "mlx_net_rx_bytes_total"
 	metricMlxNetRxBytesTotalHelp             = "Bytes received on a ring interface."
 	metricMlxNetTxBytesTotal                 = "mlx_net_tx_bytes_total"

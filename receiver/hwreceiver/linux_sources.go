@@ -21,6 +21,7 @@ func linuxSources(cfg *Config, procs *procMatcher) []*source {
 		{name: "psi", collect: psiSource},
 		{name: "uptime", collect: uptimeSource},
 		{name: "netdev", collect: netdevSource},
+		{name: "netif", collect: netifSource},
 		{name: "procfs", collect: newProcfsSource(procs, time.Now).collect},
 	}
 	if cfg.Temperatures.Enabled {

@@ -43,6 +43,7 @@ func macOSSources(cfg *Config, run *commandRunner, procs *procMatcher) []*source
 		{name: "sysctl", collect: m.sysctl},
 		{name: "ioreg", collect: m.ioreg},
 		{name: "netstat", collect: m.netstat},
+		{name: "netif", collect: netifSource},
 		{name: "ps", collect: m.ps},
 		{name: "notifyutil", collect: m.notifyutil},
 	}

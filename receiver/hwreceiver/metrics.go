@@ -127,6 +127,15 @@ func buildMetrics(s *sample, o emitOptions, start, now time.Time) pmetric.Metric
 		e.counter(metricMlxNetRxErrorsTotal, metricMlxNetRxErrorsTotalHelp, n.rxErrors, "iface", n.iface)
 		e.counter(metricMlxNetTxErrorsTotal, metricMlxNetTxErrorsTotalHelp, n.txErrors, "iface", n.iface)
 	}
+	links := ringLinks(s, o.ring)
+	names := make([]string, 0, len(links))
+	for n := range links {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		e.gauge(metricMlxNetLinkUp, metricMlxNetLinkUpHelp, fp(links[n]), "iface", n)
+	}
 	return e.b.Emit()
 }
 

@@ -50,6 +50,9 @@ type sample struct {
 	// macOS what the discovery found (nil when it failed), on Linux every
 	// interface but lo.
 	ringDefault []string
+	// linkUp is every interface's link state (up and running), nil when
+	// it could not be read.
+	linkUp map[string]bool
 }
 
 func newSample() *sample { return &sample{sources: map[string]bool{}} }
