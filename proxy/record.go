@@ -134,12 +134,12 @@ type Record struct {
 	// Headers: the engine's response headers arrived. mlx_lm sends them
 	// when it admits a streamed request, and only with the whole body for a
 	// non-streamed one.
-	Headers      time.Time
-	FirstOutput  time.Time // first streamed chunk with content or reasoning text
+	Headers     time.Time
+	FirstOutput time.Time // first streamed chunk with content or reasoning text
 	// lastOutput is the latest streamed chunk with text; gaps are the
 	// times between such chunks (at most maxGaps), in seconds.
-	lastOutput time.Time
-	gaps       []float32
+	lastOutput   time.Time
+	gaps         []float32
 	FirstContent time.Time // first streamed chunk with non-empty content (chat) or text (completion)
 	FirstChunk   time.Time // first streamed chunk with content, text, reasoning or a tool call
 	End          time.Time // the last byte went to the client, or the request failed
