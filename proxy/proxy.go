@@ -145,24 +145,13 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 // route, then for a completion the body read, parsed and checked, the plan
 // of what the proxy asks the engine, and the relay.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		if !p.cfg.MetricsOnProxyPort {
-			http.NotFound(w, r) // served on metrics_endpoint only
-			return
-		}
-		p.metricsOnPort.ServeHTTP(w, r)
+	if p.serveMetrics(w, r) {
 		return
 	}
 	defer p.recoverHandler()
 	hook(panicHandler)
 	start := time.Now()
-	var rec *Record
-	if route := routeOf(r); route != RouteOther {
-		rec = &Record{Route: route, Path: r.URL.Path, Start: start, Model: p.cfg.modelLabel(), Kind: KindChat}
-		if p.tracer.on() {
-			rec.parent, rec.traced = parentOf(r)
-		}
-	}
+	rec := p.newRecord(r, start)
 	var who caller
 	if p.access.attached() {
 		var done func()
@@ -179,7 +168,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer p.admitted.Add(-1)
-
 	if rec == nil {
 		p.serveRead(w, r)
 		return
@@ -193,8 +181,35 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body = defaultedModel(body, pb)
-	p.relayCompletion(w, r, rec, body, pb.fields, start)
+	p.relayCompletion(w, r, rec, defaultedModel(body, pb), pb.fields, start)
+}
+
+// serveMetrics answers GET /metrics on the proxy's port, and says whether
+// it did.
+func (p *Proxy) serveMetrics(w http.ResponseWriter, r *http.Request) bool {
+	if r.URL.Path != "/metrics" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return false
+	}
+	if !p.cfg.MetricsOnProxyPort {
+		http.NotFound(w, r) // served on metrics_endpoint only
+		return true
+	}
+	p.metricsOnPort.ServeHTTP(w, r)
+	return true
+}
+
+// newRecord is a completion request's record (nil for every other route),
+// with its trace context when spans are made.
+func (p *Proxy) newRecord(r *http.Request, start time.Time) *Record {
+	route := routeOf(r)
+	if route == RouteOther {
+		return nil
+	}
+	rec := &Record{Route: route, Path: r.URL.Path, Start: start, Model: p.cfg.modelLabel(), Kind: KindChat}
+	if p.tracer.on() {
+		rec.parent, rec.traced = parentOf(r)
+	}
+	return rec
 }
 
 // logAccess wraps w so that the request's access record is offered when
