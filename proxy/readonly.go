@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -20,6 +21,29 @@ import (
 // over the whole Hugging Face cache for every call, on a thread of its
 // own, so a client polling it (Open WebUI does, per page) would keep the
 // disk busy. One call to the engine at a time fills the cache.
+
+// serveRead relays the engine's read-only routes and answers every other
+// path itself (readonly.go).
+func (p *Proxy) serveRead(w http.ResponseWriter, r *http.Request) {
+	models, ok := readRoute(r)
+	switch {
+	case models:
+		p.serveModels(w, r)
+	case ok:
+		out := r.Clone(r.Context())
+		out.Body, out.ContentLength = http.NoBody, 0
+		p.relay.ServeHTTP(w, out)
+	case routeKnown(r.URL.Path):
+		w.Header().Set("Allow", allowedMethods(r.URL.Path))
+		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed",
+			fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path))
+		p.metrics.refusedOther(http.StatusMethodNotAllowed)
+	default:
+		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found",
+			"Unknown path: this server answers /v1/chat/completions, /chat/completions, /v1/completions, /v1/models and /health")
+		p.metrics.refusedOther(http.StatusNotFound)
+	}
+}
 
 // readRoute says whether r is one of the engine's read-only routes.
 func readRoute(r *http.Request) (models, ok bool) {

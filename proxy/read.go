@@ -1,0 +1,105 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+)
+
+// Reading a completion's body: its media type, its size, its pace.
+
+// readCompletion checks the Content-Type and reads the body (413, 408,
+// 400, 415 otherwise).
+func (p *Proxy) readCompletion(w http.ResponseWriter, r *http.Request, rec *Record) ([]byte, bool) {
+	if !isJSONContent(r.Header.Get("Content-Type")) {
+		// A page's form or text/plain POST needs no CORS preflight; this
+		// makes every browser call to a completion route ask first.
+		writeError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type",
+			"the request body must be sent with Content-Type: application/json")
+		p.refuse(rec, http.StatusUnsupportedMediaType)
+		return nil, false
+	}
+	body, err := p.readBody(w, r)
+	if err == nil {
+		return body, true
+	}
+	var tooLarge *http.MaxBytesError
+	var netErr net.Error
+	slow := errors.As(err, &netErr) && netErr.Timeout()
+	// A body cut short is a client that went away; any other read error
+	// is a body that cannot be framed (a malformed chunk), answered
+	// with 400 rather than nothing, which net/http would send as an
+	// empty 200.
+	gone := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
+	malformed := !slow && !gone && !errors.As(err, &tooLarge)
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
+			fmt.Sprintf("request body is larger than %d bytes", p.cfg.MaxRequestBodyBytes))
+		p.begin(rec)
+		rec.Outcome, rec.Status = OutcomeTooLarge, http.StatusRequestEntityTooLarge
+		p.end(rec)
+	case slow:
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "invalid_request_error", "request_timeout",
+			fmt.Sprintf("the request body did not arrive within %s", p.cfg.BodyReadTimeout))
+		p.refuse(rec, http.StatusRequestTimeout)
+	case malformed:
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "malformed_body",
+			"the request body could not be read: "+err.Error())
+		p.refuse(rec, http.StatusBadRequest)
+	default:
+		// Most often nobody reads this; a client that only half-closed
+		// its side gets an answer instead of an empty 200.
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "incomplete_body",
+			"the request body ended before its declared length")
+		p.begin(rec)
+		rec.Outcome = OutcomeClientGone
+		p.end(rec)
+	}
+	return nil, false
+}
+
+// isJSONContent: the media type is application/json (parameters such as
+// charset allowed).
+func isJSONContent(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// initialBodyBuffer is what a body buffer starts at whatever the client
+// declares: memory follows the bytes that arrived, so slow clients
+// declaring large bodies pin nothing they have not sent.
+const initialBodyBuffer = 64 << 10
+
+// readBody reads the whole request body, at most MaxRequestBodyBytes,
+// within BodyReadTimeout.
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	limit := p.cfg.MaxRequestBodyBytes
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	if r.ContentLength == 0 {
+		return nil, nil
+	}
+	if d := p.cfg.BodyReadTimeout; d > 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(d)) == nil {
+			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+		}
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, initialBodyBuffer)))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return buf.Bytes(), err
+}
