@@ -125,6 +125,12 @@ func (c *callers) admit(r *http.Request) (caller, *denial) {
 		}
 		return caller{client: ClientLocal}, nil
 	case !loopback && c.cfg.AllowUnauthenticatedRemote:
+		// Open to the LAN without keys: a page whose name was rebound to
+		// this machine's LAN address is a remote caller too.
+		if !c.hostAllowed(r.Host) {
+			return caller{}, &denial{status: http.StatusForbidden, typ: "invalid_request_error", code: "host_not_allowed",
+				message: "the Host header does not name this machine (see allowed_hosts)"}
+		}
 		return caller{client: ClientAnonymous}, nil
 	case len(c.keys) > 0:
 		return caller{}, &denial{status: http.StatusUnauthorized, typ: "invalid_request_error", code: "missing_api_key",

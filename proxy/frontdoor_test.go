@@ -82,6 +82,7 @@ func TestHostileBodiesNeverReachTheEngine(t *testing.T) {
 		{"max_tokens over the bound", `{` + msgs + `, "max_tokens": 1000000}`, 400, "invalid_value"},
 		{"max_completion_tokens a bool", `{` + msgs + `, "max_completion_tokens": true}`, 400, "invalid_type"},
 		{"NaN temperature", `{` + msgs + `, "temperature": NaN}`, 400, "invalid_value"},
+		{"a float too large is Python's inf", `{` + msgs + `, "repetition_penalty": 1e400}`, 400, "invalid_value"},
 		{"not UTF-8", "{" + msgs + `, "x": "` + "\xff\xfe" + `"}`, 400, "invalid_json"},
 		{"too deep", `{` + msgs + `, "x": ` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`, 400, "invalid_json"},
 		{"not an object", `[` + msgs + `]`, 400, "invalid_json"},
@@ -169,6 +170,14 @@ func TestHostMustNameThisMachine(t *testing.T) {
 		r := httptest.NewRequest(http.MethodGet, "http://x/health", nil)
 		r.RemoteAddr, r.Host = "127.0.0.1:5000", host
 		_, d := c.admit(r)
+		assert.Equal(t, ok, d == nil, host)
+	}
+	// Open to the LAN without keys: a rebound name is refused there too.
+	open := newCallers(Access{AllowUnauthenticatedRemote: true})
+	for host, ok := range map[string]bool{"192.168.1.10:8080": true, "evil.example": false} {
+		r := httptest.NewRequest(http.MethodGet, "http://x/health", nil)
+		r.RemoteAddr, r.Host = "192.168.1.77:5000", host
+		_, d := open.admit(r)
 		assert.Equal(t, ok, d == nil, host)
 	}
 }

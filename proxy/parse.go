@@ -1,7 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
+	"strconv"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -70,6 +73,9 @@ func parseBody(body []byte) (parsedBody, error) {
 		}
 	}
 	var typeErr *json.UnmarshalTypeError
+	if err == nil {
+		overflowing(&pb)
+	}
 	switch {
 	case errors.As(err, &typeErr):
 		return parsedBody{}, &errBody{"the request body must be a JSON object"}
@@ -109,4 +115,21 @@ func nonFiniteMembers(obj []byte) map[string]bool {
 		}
 	}
 	return names
+}
+
+// overflowing adds to nonFinite the top-level members whose float literal
+// is too large for a double: json.loads reads 1e400 as inf, as it reads
+// Infinity (an integer literal stays an exact int in Python).
+func overflowing(pb *parsedBody) {
+	for k, v := range pb.fields {
+		if len(v) == 0 || !(v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) || !bytes.ContainsAny(v, ".eE") {
+			continue
+		}
+		if f, err := strconv.ParseFloat(string(v), 64); err != nil && math.IsInf(f, 0) {
+			if pb.nonFinite == nil {
+				pb.nonFinite = map[string]bool{}
+			}
+			pb.nonFinite[k] = true
+		}
+	}
 }

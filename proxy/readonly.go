@@ -134,7 +134,9 @@ func (c *modelsCache) put(key string, a *modelsAnswer) {
 // serveModels answers GET /v1/models[...] from the cache, or from one
 // call to the engine.
 func (p *Proxy) serveModels(w http.ResponseWriter, r *http.Request) {
-	key := r.URL.RequestURI()
+	// The path only: mlx_lm reads no query, and a query per call would
+	// make every listing a new scan.
+	key := r.URL.EscapedPath()
 	a := p.models.get(key, time.Now())
 	if a == nil {
 		select {

@@ -30,8 +30,9 @@ func (p *Proxy) Serve(ln net.Listener) {
 		p.metrics.connsRefused.WithLabelValues(reason).Inc()
 	})
 	if p.cfg.TLS != nil {
-		// Outermost: net/http sees *tls.Conn (r.TLS, HTTP/2), and
-		// the limits count connections before any handshake.
+		// Outermost: net/http sees *tls.Conn (r.TLS), and the limits
+		// count connections before any handshake. HTTP/1.1 only: the
+		// config offers no h2 in ALPN.
 		ln = tls.NewListener(ln, p.cfg.TLS)
 	}
 	p.logAccessPolicy(ln.Addr())

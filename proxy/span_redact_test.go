@@ -16,6 +16,7 @@ func TestSecretsAreRedactedAtAnyDepth(t *testing.T) {
 		"metadata": {"session_id": "s1", "API_KEY": "sk-nested-1"},
 		"extra_headers": {"Authorization": "Bearer sk-nested-2"},
 		"tools": [{"type": "function", "function": {"name": "f", "parameters": {"password": "sk-nested-3"}}}],
+		"messages2": [{"role": "assistant", "tool_calls": [{"function": {"name": "login", "arguments": "{\"user\": \"a\", \"api_key\": \"sk-nested-4\"}"}}]}],
 		"user": "alice@example.com", "x": NaN}`)
 	pb, err := parseBody(body)
 	require.NoError(t, err)
@@ -23,7 +24,7 @@ func TestSecretsAreRedactedAtAnyDepth(t *testing.T) {
 	in := string(rf.input())
 	params, err := json.Marshal(rf.params())
 	require.NoError(t, err)
-	for _, secret := range []string{"sk-nested-1", "sk-nested-2", "sk-nested-3"} {
+	for _, secret := range []string{"sk-nested-1", "sk-nested-2", "sk-nested-3", "sk-nested-4"} {
 		assert.NotContains(t, in, secret)
 		assert.NotContains(t, string(params), secret)
 	}

@@ -191,6 +191,16 @@ func redactTree(v any) any {
 		for i, e := range t {
 			t[i] = redactTree(e)
 		}
+	case string:
+		// JSON text in a string (tool call arguments): redacted inside.
+		if strings.HasPrefix(strings.TrimSpace(t), "{") && mayHoldSecret([]byte(t)) {
+			var inner map[string]any
+			if json.Unmarshal([]byte(t), &inner) == nil {
+				if b, err := json.Marshal(redactTree(inner)); err == nil {
+					return string(b)
+				}
+			}
+		}
 	}
 	return v
 }
@@ -203,7 +213,9 @@ var secretKeys = func() [][]byte {
 	var ks [][]byte
 	for _, k := range []string{"api_key", "apikey", "api-key", "x-api-key", "authorization", "access_token", "token",
 		"password", "secret", "client_secret"} {
-		ks = append(ks, []byte(`"`+k+`"`))
+		// As a key, and as a key inside a JSON string (a tool call's
+		// arguments are JSON text: {\"api_key\": ...}).
+		ks = append(ks, []byte(`"`+k+`"`), []byte(`\"`+k+`\"`))
 	}
 	return ks
 }()

@@ -221,7 +221,9 @@ func lastObject(reply []byte) (map[string]json.RawMessage, error) {
 		}
 		end := matchBrace(reply, i)
 		if end < 0 {
-			break // unclosed: nothing after it closes at the top level either
+			// Unclosed ("use {x ..." in prose): the object may still
+			// follow. Replies are a few KiB, so rescanning is cheap.
+			continue
 		}
 		if json.Valid(reply[i : end+1]) {
 			last = reply[i : end+1]
