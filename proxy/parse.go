@@ -3,10 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"math"
-	"strconv"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
