@@ -46,6 +46,12 @@ func (g *generation) loadModel() (*pyExc, bool) {
 	case <-e.loaded:
 	case <-e.closed:
 		return nil, false
+	case <-e.dead:
+		<-e.closed
+		return nil, false
+	}
+	if e.waitIfDead() {
+		return nil, false
 	}
 	e.mmu.Lock()
 	defer e.mmu.Unlock()
@@ -300,6 +306,9 @@ type accum struct {
 
 func (g *generation) run() {
 	e, c, q := g.e, g.c, g.q
+	if e.waitIfDead() {
+		return // queued for a thread that is gone: no admission, no answer
+	}
 	exc, ok := g.loadModel()
 	if !ok {
 		return
@@ -310,18 +319,55 @@ func (g *generation) run() {
 	var stopSeqs [][]int
 	if exc == nil {
 		stopSeqs, _, exc = stopSequences(q.body.GetDefault("stop", nil))
+		if _, seeded := q.seed.(pyjson.Int); exc != nil && !seeded && e.pair.loadInThread {
+			// mlx-lm 0.31's batched path builds the stop matcher outside
+			// its try: the thread dies, this request and every later one
+			// wait (reference D5). _serve_single (a seed) answers 404.
+			e.killThread(stopThreadDeath(exc))
+			e.waitIfDead()
+			return
+		}
 	}
 	if exc != nil {
 		e.jsonError(c, 404, exc.Error())
 		return
 	}
 	g.prompt = tokenIDs(g.rp.tokens)
+	var seed *pyjson.Int
+	if s, ok := q.seed.(pyjson.Int); ok {
+		seed = &s
+	}
+	// Admission happens when the generation thread takes the request
+	// (reference D6: the cache block, the lookup and the context are made
+	// in the generation loop, HEAD L673-723; the handler sends headers, and
+	// so writes its access line, only once it has the context, L1370-1389):
+	// a request waiting behind a seed or a drain prints nothing and gets
+	// no headers.
+	if seed != nil {
+		e.gen.Lock()
+	} else {
+		e.joinBatch(q.description())
+		e.batched.Add(1)
+	}
+	unlock := func() {
+		if seed != nil {
+			e.gen.Unlock()
+		} else {
+			e.batched.Add(-1)
+			e.gen.RUnlock()
+		}
+	}
+	if e.waitIfDead() {
+		unlock()
+		return
+	}
 	g.admit()
 
 	// The handler gets the context and starts the response.
 	if q.isStream {
 		c.streamHeaders(200)
 		if err := c.endHeaders(); err != nil {
+			unlock()
 			g.release(nil)
 			g.writeFailed(err, "self.end_headers()", lineStreamEndHeaders)
 			return
@@ -335,6 +381,7 @@ func (g *generation) run() {
 	if len(g.prompt) == 0 {
 		// generate_step refuses an empty prompt; the exception surfaces in
 		// the handler's loop after the headers (status 200 already logged).
+		unlock()
 		g.release(nil)
 		e.raise(c, &pyExc{typ: "ValueError", msg: "Either input_embeddings or prompt (or both) must be provided.", frames: []pyFrame{
 			frameHandleCompletion,
@@ -344,10 +391,6 @@ func (g *generation) run() {
 		}})
 		return
 	}
-	var seed *pyjson.Int
-	if s, ok := q.seed.(pyjson.Int); ok {
-		seed = &s
-	}
 	plan := generate(e.opts.Seed, genRequest{
 		chat: g.chat, prompt: g.prompt, msgs: g.msgs, tools: g.tools,
 		thinking: g.thinking, temperature: q.temperatureF, seed: seed,
@@ -355,20 +398,11 @@ func (g *generation) run() {
 	})
 
 	a := &accum{finish: "stop"}
-	if seed != nil {
-		e.gen.Lock()
-	} else {
-		e.gen.RLock()
-	}
 	err := g.prefill()
 	if err == nil {
 		err = g.decode(plan, stopSeqs, a, seed != nil)
 	}
-	if seed != nil {
-		e.gen.Unlock()
-	} else {
-		e.gen.RUnlock()
-	}
+	unlock()
 	if err != nil {
 		// Stopped early (ctx.stop()): the batch generator drops the
 		// sequence without caching it; _serve_single caches what it has.
