@@ -58,6 +58,17 @@ type Config struct {
 	Log         LogConfig         `mapstructure:"log"`
 	HealthCheck HealthCheckConfig `mapstructure:"health_check"`
 	Restart     RestartConfig     `mapstructure:"restart"`
+	// StartupTimeout: a started engine that is not ready this long after
+	// its start is stopped and restarted with back-off (reason
+	// model_load_failed when its log says the load failed, else
+	// startup_timeout). mlx_lm never exits when its start fails (a failed
+	// load kills only its generation thread; a failed bind leaves the
+	// interpreter waiting for that thread), so without it a failed start
+	// would wait for ever. The default, 20 minutes, leaves room for a
+	// first download of the model (Qwen3-4B-4bit is 2.3 GB: 15 minutes at
+	// 20 Mbit/s) and its load; a failed load is seen sooner, by its
+	// traceback (threadwatch.go). 0 disables.
+	StartupTimeout time.Duration `mapstructure:"startup_timeout"`
 	// ShutdownGracePeriod is how long the engine has between SIGTERM and
 	// SIGKILL when the collector stops or a hung engine is replaced.
 	ShutdownGracePeriod time.Duration `mapstructure:"shutdown_grace_period"`
@@ -141,6 +152,7 @@ func (c *Config) Validate() error {
 		positive("restart.initial_backoff", c.Restart.InitialBackoff),
 		positive("restart.max_backoff", c.Restart.MaxBackoff),
 		notNegative("restart.reset_after", c.Restart.ResetAfter),
+		notNegative("startup_timeout", c.StartupTimeout),
 		positive("shutdown_grace_period", c.ShutdownGracePeriod),
 	)
 	if c.Restart.MaxBackoff > 0 && c.Restart.MaxBackoff < c.Restart.InitialBackoff {
