@@ -230,12 +230,22 @@ func (p *prober) probe(ctx context.Context) error {
 
 // completion asks for one token: it only succeeds once the model is loaded
 // and the generation loop answers, unlike /health and /v1/models.
+//
+// It names the model "default_model", mlx_lm's name for its --model with
+// its --adapter-path and --draft-model, and what the proxy sends for a
+// request without a model and the judge sends by default. mlx_lm batches a
+// request only with requests of the same model description as written
+// (mlx_lm v0.31.3 server.py L734 `current_model == args.model`) and drains
+// its whole batch before serving another (L834, L719): a probe naming the
+// repo id would wait for every running generation and hold back every
+// later request; at mlx_lm HEAD it would also reload the model without its
+// adapter (L369-375).
 func (p *prober) completion(ctx context.Context) error {
 	req := map[string]any{
 		"messages":   []map[string]string{{"role": "user", "content": "ping"}},
 		"max_tokens": 1,
 		"stream":     false,
-		"model":      p.model,
+		"model":      defaultModel,
 	}
 	b, _ := json.Marshal(req)
 	var body struct {
