@@ -44,7 +44,7 @@ func TestDeadGenerationThreadIsACrash(t *testing.T) {
 // startup_timeout.
 func TestStartupTimeout(t *testing.T) {
 	for script, want := range map[string]string{
-		`printf 'Traceback (most recent call last):\nOSError: [Errno 48] Address already in use\n' >&2; exec sleep 300`: ReasonStartupTimeout,
+		`printf 'Traceback (most recent call last):\nOSError: [Errno 48] Address already in use\n' >&2; exec sleep 300`:                               ReasonStartupTimeout,
 		`printf 'Traceback (most recent call last):\n  File "/x/mlx_lm/server.py", line 385, in load_default\nValueError: bad\n' >&2; exec sleep 300`: ReasonModelLoadFailed,
 	} {
 		var loaded, hung atomic.Bool
