@@ -256,7 +256,7 @@ func TestStreamingShape(t *testing.T) {
 			chunks = append(chunks, strings.TrimPrefix(ev, "data: "))
 		}
 	}
-	if len(keepalives) < 2 || !regexp.MustCompile(`^: keepalive 0/\d+$`).MatchString(keepalives[0]) {
+	if len(keepalives) < 1 || !regexp.MustCompile(`^: keepalive \d+/\d+$`).MatchString(keepalives[0]) || strings.HasPrefix(keepalives[0], ": keepalive 0/") {
 		t.Errorf("keepalives %q", keepalives)
 	}
 	n := len(chunks)
@@ -314,15 +314,26 @@ func TestStreamingShape(t *testing.T) {
 	}
 }
 
+// The batched path (no seed) reports after each chunk, no 0/T, and its
+// chunks stop at segment ends (reference D10); a seeded request
+// (_serve_single, generate_step) reports 0/T first.
 func TestKeepaliveCommentsFollowPrefillChunks(t *testing.T) {
+	for _, seed := range []string{"", `, "seed": 3`} {
+		testKeepalives(t, seed)
+	}
+}
+
+func testKeepalives(t *testing.T, seed string) {
 	ts := newTestServer(t, Options{PrefillStepSize: 16})
 	long := strings.Repeat("word ", 60)
 	before := len(ts.log.String())
-	r := ts.chat(t, `{"messages": [{"role": "user", "content": "`+long+`"}], "stream": true, "max_tokens": 2, "stream_options": {"include_usage": true}}`)
+	r := ts.chat(t, `{"messages": [{"role": "user", "content": "`+long+`"}], "stream": true, "max_tokens": 2, "stream_options": {"include_usage": true}`+seed+`}`)
 	ds, _ := dataEvents(t, r.body)
 	total := int(num(path(ds[len(ds)-1], "usage", "prompt_tokens")))
 	var want []string
-	want = append(want, fmt.Sprintf(": keepalive 0/%d", total))
+	if seed != "" {
+		want = append(want, fmt.Sprintf(": keepalive 0/%d", total))
+	}
 	for p := 16; p < total-1; p += 16 {
 		want = append(want, fmt.Sprintf(": keepalive %d/%d", p, total))
 	}
@@ -333,7 +344,30 @@ func TestKeepaliveCommentsFollowPrefillChunks(t *testing.T) {
 			got = append(got, ev)
 		}
 	}
-	if !slices.Equal(got, want) {
+	if seed == "" {
+		// Batched: the chunks also stop at the user segment's end (before
+		// the think tail), which adds one report.
+		var batched []string
+		prev := 0
+		for _, k := range got {
+			var p, n int
+			_, _ = fmt.Sscanf(k, ": keepalive %d/%d", &p, &n)
+			if n != total || p <= prev || p-prev > 16 {
+				t.Errorf("batched keepalives %q", got)
+				break
+			}
+			prev = p
+		}
+		for _, k := range want {
+			if slices.Contains(got, k) {
+				batched = append(batched, k)
+			}
+		}
+		if !slices.Equal(batched, want) {
+			t.Errorf("keepalives\n got %q\nwant %q among them", got, want)
+		}
+		want = got
+	} else if !slices.Equal(got, want) {
 		t.Errorf("keepalives\n got %q\nwant %q", got, want)
 	}
 	var logged []string
