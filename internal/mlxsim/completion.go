@@ -186,7 +186,9 @@ func (g *generation) admit() {
 	e := g.e
 	e.cmu.Lock()
 	defer e.cmu.Unlock()
-	e.log.logBlock(levelInfo, e.cache.statsLines()...)
+	for range max(1, e.opts.Ranks) { // every rank prints its block
+		e.log.logBlock(levelInfo, e.cache.statsLines()...)
+	}
 	g.cached = e.cache.fetch(g.prompt)
 	g.seq = &activeSeq{}
 	g.seq.tokens.Store(int64(g.cached))

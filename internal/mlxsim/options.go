@@ -80,6 +80,12 @@ type Options struct {
 	// MLXVersion names the version pair followed (versions.go; default
 	// DefaultMLXVersion): how a Metal fault and a failed load end.
 	MLXVersion string
+	// DownloadBars draws a Hugging Face download bar while the model loads
+	// (launch.go), as a first run does.
+	DownloadBars bool
+	// Ranks > 1 prints the output of that many ranks under mlx.launch:
+	// each rank's Prompt Cache block, every line ending in \r\n (launch.go).
+	Ranks int
 	// LoadFail makes the default model's load fail (--sim-load-fail), as a
 	// repo id typo or no network on a first download does: under mlx-lm
 	// 0.31 the generation thread dies and the HTTP server stays up, never

@@ -68,6 +68,9 @@ func New(opts Options, logOut io.Writer) *Engine {
 	if !ok {
 		level = levelInfo
 	}
+	if opts.Ranks > 1 && logOut != nil {
+		logOut = crlfWriter{logOut}
+	}
 	e := &Engine{
 		opts:   opts,
 		log:    newPyLog(logOut, level, opts.Now),
@@ -82,7 +85,11 @@ func New(opts Options, logOut io.Writer) *Engine {
 	go func() {
 		defer close(e.loaded)
 		defer e.mmu.Unlock()
-		if !e.sleep(opts.LoadDelay) {
+		if opts.DownloadBars {
+			if !e.downloadBar(11, opts.LoadDelay) {
+				return
+			}
+		} else if !e.sleep(opts.LoadDelay) {
 			return
 		}
 		if !opts.LoadFail {

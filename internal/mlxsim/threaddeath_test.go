@@ -129,3 +129,20 @@ func TestDifferentModelDescriptionDrainsTheBatch(t *testing.T) {
 	assert.Greater(t, time.Since(other), 300*time.Millisecond)
 	assert.Equal(t, int64(1), ts.e.Drains())
 }
+
+// A first run's download bar: tqdm's draws, each after a \r, one \n at the
+// end; and ranks under mlx.launch: a block per rank, CRLF line ends.
+func TestDownloadBarsAndRanks(t *testing.T) {
+	ts := newTestServer(t, Options{DownloadBars: true, LoadDelay: 110 * time.Millisecond})
+	require.Equal(t, 200, ts.chat(t, userHi).status)
+	log := ts.log.String()
+	assert.True(t, strings.HasPrefix(log, "\rFetching 11 files:   0%|          | 0/11 [00:00<?, ?it/s]\rFetching 11 files:   9%|"), log)
+	assert.Contains(t, log, "| 11/11 [")
+	assert.Equal(t, 12, strings.Count(log, "\rFetching 11 files:"))
+
+	ts = newTestServer(t, Options{Ranks: 2})
+	require.Equal(t, 200, ts.chat(t, userHi).status)
+	log = ts.log.String()
+	assert.Equal(t, 2, strings.Count(log, " - INFO - Prompt Cache: 0 sequences, 0.00 GB\r\n"), log)
+	assert.NotContains(t, strings.ReplaceAll(log, "\r\n", ""), "\n")
+}
