@@ -427,13 +427,12 @@ func perToken(tps float64) time.Duration {
 	return time.Duration(float64(time.Second) / tps)
 }
 
-// prefill simulates prompt processing of the uncached tokens. A seeded
-// request (_serve_single) has generate_step's progress reports: 0/T, then
-// after each chunk of at most
-// --prefill-step-size tokens (the last prompt token is left for the first
-// decoding step), then T/T when the first token is out. Each report is an
-// INFO line and, when streaming, a ": keepalive" comment. The cache gets the
-// system/user segment entries as their ends are processed.
+// prefill simulates prompt processing of the uncached tokens in chunks of
+// at most --prefill-step-size tokens (the last prompt token is left for
+// the first decoding step), with a progress report after each and T/T when
+// the first token is out. Each report is an INFO line and, when streaming,
+// a ": keepalive" comment. The cache gets the system/user segment entries
+// as their ends are processed.
 func (g *generation) prefill() error {
 	e := g.e
 	total := len(g.prompt) - g.cached
@@ -447,48 +446,24 @@ func (g *generation) prefill() error {
 	if total <= 0 {
 		return nil
 	}
-	if _, seeded := g.q.seed.(pyjson.Int); !seeded {
-		return g.prefillBatched(total, insertUpTo)
-	}
-	if err := g.progress(0, total); err != nil {
-		return err
-	}
-	processed := 0
-	step := e.opts.PrefillStepSize
-	for total-processed > 1 {
-		n := min(step, total-processed-1)
-		if !e.sleep(time.Duration(n) * perToken(e.opts.PrefillTPS)) {
-			return errClosed
-		}
-		processed += n
-		g.seq.tokens.Store(int64(g.cached + processed))
-		insertUpTo(g.cached + processed)
-		if err := g.progress(processed, total); err != nil {
+	// The batched path (reference D10) reports (processed, total) after
+	// each chunk (mlx_lm generate.py HEAD L1911) and (T, T) when the last
+	// token is split off (L1883): no 0/T report, so the first keepalive
+	// comes after the first chunk; and a chunk never crosses a segment
+	// boundary (n = min(len(segments[0]), prefill_step_size)): a short chat
+	// with a system prompt reports S/T, T-1/T, T/T. generate_step (a seed,
+	// _serve_single) reports 0/T first and cuts chunks anywhere.
+	last := len(g.prompt) - 1 // the last token goes with the first decoding step
+	var stops []int
+	if _, seeded := g.q.seed.(pyjson.Int); seeded {
+		if err := g.progress(0, total); err != nil {
 			return err
 		}
-	}
-	if !e.sleep(perToken(e.opts.PrefillTPS) + perToken(e.opts.DecodeTPS)) {
-		return errClosed
-	}
-	g.seq.tokens.Store(int64(len(g.prompt)))
-	insertUpTo(len(g.prompt))
-	return g.progress(total, total)
-}
-
-// prefillBatched is the batched path's prompt processing (reference D10):
-// BatchGenerator reports (processed, total) after each chunk (mlx_lm
-// generate.py HEAD L1911) and (T, T) when the last token is split off
-// (L1883); there is no 0/T report, so the first keepalive comes after the
-// first chunk; and a chunk never crosses a segment boundary
-// (n = min(len(segments[0]), prefill_step_size)): a short chat with a
-// system prompt reports S/T, T-1/T, T/T.
-func (g *generation) prefillBatched(total int, insertUpTo func(int)) error {
-	e := g.e
-	last := len(g.prompt) - 1 // the last token is its own segment
-	var stops []int
-	for _, end := range g.rp.segEnds {
-		if end > g.cached && end < last {
-			stops = append(stops, end)
+	} else {
+		for _, end := range g.rp.segEnds {
+			if end > g.cached && end < last {
+				stops = append(stops, end)
+			}
 		}
 	}
 	if last > g.cached {
