@@ -154,13 +154,7 @@ func TestFaultBusyEngineIsNotRestarted(t *testing.T) {
 	require.NoError(t, err)
 	whole := strings.HasSuffix(string(body), "data: [DONE]\n\n")
 	assert.True(t, whole, "the whole stream reached the client")
-	sc := f.waitFor("prometheus/supervisor", 10*time.Second, "ready again", func(sc *promtext.Scrape) bool {
-		v, _ := sc.Value("mlx_server_ready")
-		return v == 1
-	})
-	assert.Positive(t, value(t, sc, "mlx_server_health_checks_total", "result", "fail"), "the probes did fail while the engine was busy")
-	assert.Equal(t, 0.0, value(t, sc, "mlx_server_restarts_total"))
-	assert.Equal(t, 0.0, value(t, sc, "mlx_server_crashes_total", "reason", "hung"))
+	assertBusyNotRestarted(t, f)
 	assert.Contains(t, f.out.String(), "makes progress; not restarting it")
 	failed := int64(0)
 	if !whole {
@@ -168,6 +162,19 @@ func TestFaultBusyEngineIsNotRestarted(t *testing.T) {
 	}
 	f.finish(t, faultRow{name: "long unbatchable request (seed), probes failing", sent: 1, failed: failed, hasFailed: true,
 		note: "restarts: 0"})
+}
+
+// assertBusyNotRestarted: once the long request is over the engine is
+// ready again, its probes failed meanwhile, and it was never restarted.
+func assertBusyNotRestarted(t *testing.T, f *faultStack) {
+	t.Helper()
+	sc := f.waitFor("prometheus/supervisor", 10*time.Second, "ready again", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_ready")
+		return v == 1
+	})
+	assert.Positive(t, value(t, sc, "mlx_server_health_checks_total", "result", "fail"), "the probes did fail while the engine was busy")
+	assert.Equal(t, 0.0, value(t, sc, "mlx_server_restarts_total"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_server_crashes_total", "reason", "hung"))
 }
 
 // hangOnceOverlay runs the simulated engine with --sim-hang-after n the

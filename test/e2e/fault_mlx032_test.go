@@ -15,8 +15,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
 )
 
 // The engine as pip installs it today (mlx-lm 0.31.3 with MLX 0.32.1)
@@ -91,13 +89,7 @@ func TestFaultLongNonStreamedRequestIsNotRestarted(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 	assert.Contains(t, string(body), `"finish_reason": "stop"`)
 	assert.Greater(t, took, 50*time.Second)
-	sc := f.waitFor("prometheus/supervisor", 10*time.Second, "ready again", func(sc *promtext.Scrape) bool {
-		v, _ := sc.Value("mlx_server_ready")
-		return v == 1
-	})
-	assert.Positive(t, value(t, sc, "mlx_server_health_checks_total", "result", "fail"), "the probes did fail while the engine was busy")
-	assert.Equal(t, 0.0, value(t, sc, "mlx_server_restarts_total"))
-	assert.Equal(t, 0.0, value(t, sc, "mlx_server_crashes_total", "reason", "hung"))
+	assertBusyNotRestarted(t, f)
 	failed := int64(0)
 	if resp.StatusCode != http.StatusOK {
 		failed = 1
