@@ -73,7 +73,18 @@
 //   - A request whose model description (model as written, draft_model,
 //     adapters) differs from the running batch's drains it first
 //     (drain.go); a request is admitted (cache block, lookup, headers and
-//     so its access line) only once it has the generation thread.
+//     so its access line) only once it has the generation thread; the
+//     batched path reports prefill progress after each chunk, with no 0/T
+//     line and chunks that stop at segment ends (a seed keeps 0/T).
+//   - Options.DownloadBars and Options.Ranks add the output a first
+//     download (tqdm bars redrawn with \r) and mlx.launch (a cache block
+//     per rank, CRLF lines) produce (launch.go).
+//   - Not simulated yet (reference): the extra prompt[:-1] cache entry
+//     (D9a), byte eviction only at admission (D9b), thinking on by default
+//     for Qwen3 templates (D4: Options.ThinkByDefault stays off), a hang
+//     that keeps /health up (D7: --sim-hang-after blocks every route),
+//     sorted top_logprobs (D13), /v1/models listing the whole cache (D14),
+//     the exact-hit crash of text completions (D16).
 //   - Python version specific texts follow CPython 3.12; tracebacks are
 //     plausible reconstructions, not captures: their frames and line
 //     numbers are in pyframes.go, and only the server.py lines the
