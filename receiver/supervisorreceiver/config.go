@@ -63,8 +63,8 @@ type Config struct {
 	// model_load_failed when its log says the load failed, else
 	// startup_timeout). mlx_lm never exits when its start fails (a failed
 	// load kills only its generation thread; a failed bind leaves the
-	// interpreter waiting for that thread), so without it a failed start
-	// would wait for ever. The default, 20 minutes, leaves room for a
+	// interpreter waiting for that thread): their tracebacks end it sooner
+	// (threadwatch.go), and this ends a start that hangs without one. The default, 20 minutes, leaves room for a
 	// first download of the model (Qwen3-4B-4bit is 2.3 GB: 15 minutes at
 	// 20 Mbit/s) and its load; a failed load is seen sooner, by its
 	// traceback (threadwatch.go). 0 disables.

@@ -24,8 +24,8 @@ const (
 	// process exits 1.
 	ReasonModelLoadFailed = "model_load_failed"
 	// ReasonStartupTimeout: not ready within startup_timeout, and the log
-	// does not say the load failed (a bind failure, which never exits
-	// either, or a load that is too slow).
+	// does not say the load failed (a load that is too slow, a start that
+	// hangs without a traceback).
 	ReasonStartupTimeout = "startup_timeout"
 )
 

@@ -131,7 +131,7 @@ func (r *runner) watch(ctx context.Context, proc *engineProcess, w *threadWatch)
 				return proc.stop(r.cfg.ShutdownGracePeriod), true
 			}
 			reason := classifyCrash(deathText(r.tail.Bytes()), exitStatus{})
-			r.logger.Error("The engine's generation thread died: it serves nothing more, though its process and /health are up; restarting it",
+			r.logger.Error("A thread of the engine died (the generation thread, or the main thread with the HTTP server): it serves nothing more, though its process lives; restarting it",
 				zap.String("reason", reason))
 			r.kill(reason)
 		case <-startup:

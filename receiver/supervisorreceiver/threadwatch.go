@@ -2,6 +2,7 @@ package supervisorreceiver
 
 import (
 	"bytes"
+	"regexp"
 	"sync"
 )
 
@@ -26,10 +27,19 @@ import (
 // answers such bodies itself (proxy/parse.go) and the engine listens on
 // loopback.
 
+// The same goes for the main thread: a traceback whose first frame is the
+// script's <module> means main() raised (a failed bind: mlx_lm v0.31.3
+// server.py L1744-1746 starts the generation thread before it binds), and
+// the interpreter then waits for the non-daemon generation thread for
+// ever: the process stays, with no HTTP server. The per-request tracebacks
+// socketserver prints start in process_request_thread, never <module>.
+
 // deathMarker begins threading.excepthook's report of the generation thread.
 var (
-	deathPrefix = []byte("Exception in thread ")
-	deathSuffix = []byte("(_generate):")
+	deathPrefix   = []byte("Exception in thread ")
+	deathSuffix   = []byte("(_generate):")
+	tracebackLine = []byte("Traceback (most recent call last):")
+	moduleFrame   = regexp.MustCompile(`^  File "[^"]*", line \d+, in <module>$`)
 )
 
 // threadWatch scans the engine's output for deathMarker at the start of a
@@ -37,8 +47,10 @@ var (
 type threadWatch struct {
 	mu      sync.Mutex
 	partial []byte // the current line so far (bounded)
-	fired   bool
-	died    chan struct{}
+	// afterTraceback: the last whole line began a traceback.
+	afterTraceback bool
+	fired          bool
+	died           chan struct{}
 }
 
 func newThreadWatch() *threadWatch { return &threadWatch{died: make(chan struct{})} }
@@ -64,11 +76,13 @@ func (w *threadWatch) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		if isDeathLine(w.partial) {
+		line := bytes.TrimRight(w.partial, "\r")
+		if isDeathLine(line) || (w.afterTraceback && moduleFrame.Match(line)) {
 			w.fired = true
 			close(w.died)
 			return n, nil
 		}
+		w.afterTraceback = bytes.Equal(line, tracebackLine)
 		w.partial = w.partial[:0]
 		p = p[i+1:]
 	}

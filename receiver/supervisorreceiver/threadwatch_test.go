@@ -42,3 +42,14 @@ func TestThreadDeathReason(t *testing.T) {
 	assert.Equal(t, ReasonStartupTimeout, startupReason([]byte("Traceback (most recent call last):\nOSError: [Errno 48] Address already in use\n")))
 	assert.Equal(t, ReasonModelLoadFailed, startupReason([]byte(load)))
 }
+
+// The main thread's death (main() raised: a failed bind) fires too;
+// socketserver's per-request tracebacks do not.
+func TestThreadWatchSeesTheMainThreadDie(t *testing.T) {
+	w := newThreadWatch()
+	_, _ = w.Write([]byte("----------------------------------------\nException occurred during processing of request from ('127.0.0.1', 5)\nTraceback (most recent call last):\n  File \"/x/socketserver.py\", line 697, in process_request_thread\n"))
+	assert.False(t, fired(w))
+	_, _ = w.Write([]byte("Traceback (most recent call last):\n  File \"/Users/mlx/.venv/bin/mlx_lm.server\", line 8, in <module>\n    sys.exit(main())\nOSError: [Errno 48] Address already in use\n"))
+	assert.True(t, fired(w))
+	assert.Equal(t, ReasonPythonError, classifyCrash(deathText([]byte("Traceback (most recent call last):\nOSError: [Errno 48] Address already in use\n")), exitStatus{}))
+}
