@@ -45,7 +45,8 @@ type Config struct {
 	WorkingDir string `mapstructure:"working_dir"`
 	// Endpoint is the engine's base URL, for probes.
 	Endpoint string `mapstructure:"endpoint"`
-	// Model is the model id sent in probes and used as the model label of
+	// Model is the model id the models probe looks for in /v1/models, and
+	// the model label of
 	// mlx_model_loaded. Default: the value of --model in Command.
 	Model string `mapstructure:"model"`
 
