@@ -46,8 +46,8 @@ type Config struct {
 	// Endpoint is the engine's base URL, for probes.
 	Endpoint string `mapstructure:"endpoint"`
 	// Model is the model id the models probe looks for in /v1/models, and
-	// the model label of
-	// mlx_model_loaded. Default: the value of --model in Command.
+	// the model label of mlx_model_loaded. Default: the value of --model in
+	// Command.
 	Model string `mapstructure:"model"`
 
 	// RunFile is where the running engine's process group is recorded, so
