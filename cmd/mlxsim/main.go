@@ -26,6 +26,7 @@
 //	                                   0.30.6: 0.30.7; 0.32, 0.31, 0.30 name them)
 //	--sim-load-fail                    the model's load fails: mlx-lm 0.31 leaves the server
 //	                                   up, never ready (the thread's traceback); 0.30 exits 1
+//	--sim-unsorted-top-logprobs        top_logprobs shuffled (MLX's CPU order), not sorted (Metal)
 //	--sim-hf-download                  a Hugging Face download bar (\r redraws) during the load
 //	--sim-ranks N                      N ranks under mlx.launch: a cache block each, CRLF lines
 //	--sim-exit-after N                 after the Nth completion request: traceback, exit 1
@@ -129,6 +130,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.StringVar(&cfg.served, "sim-served-models", "", "Comma-separated models listed by /v1/models (default: --model)")
 	fs.StringVar(&o.SystemFingerprint, "sim-system-fingerprint", "", "system_fingerprint of responses (default: the version pair's)")
 	fs.StringVar(&o.MLXVersion, "sim-mlx-version", mlxsim.DefaultMLXVersion, "MLX version (with the mlx-lm pip pairs with it) whose failures are simulated: "+strings.Join(mlxsim.KnownMLXVersions(), ", "))
+	fs.BoolVar(&o.UnsortedTopLogprobs, "sim-unsorted-top-logprobs", false, "Shuffle top_logprobs (MLX's CPU order) instead of most likely first (Metal's)")
 	fs.BoolVar(&o.DownloadBars, "sim-hf-download", false, "Draw a Hugging Face download bar (tqdm, redrawn with \\r) while the model loads")
 	fs.IntVar(&o.Ranks, "sim-ranks", 0, "Print the output of N ranks under mlx.launch: a Prompt Cache block per rank, lines ending in \\r\\n")
 	fs.BoolVar(&o.LoadFail, "sim-load-fail", false, "The default model's load fails (mlx-lm 0.31: the generation thread dies, the server stays up; 0.30: exit 1)")

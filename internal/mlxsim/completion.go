@@ -657,7 +657,7 @@ func (g *generation) response(text string, finish any, a *accum, toolCalls []any
 		"choices", []any{choice},
 	)
 	if final && !g.q.isStream {
-		if lp := logprobsContent(a.tokens, g.q.wantLogprobs, int(g.q.topLogprobsN)); lp != nil {
+		if lp := logprobsContent(a.tokens, g.q.wantLogprobs, int(g.q.topLogprobsN), e.opts.UnsortedTopLogprobs); lp != nil {
 			choice.Set("logprobs", lp)
 		}
 		resp.Set("usage", g.usage(len(a.tokens)))

@@ -80,6 +80,10 @@ type Options struct {
 	// MLXVersion names the version pair followed (versions.go; default
 	// DefaultMLXVersion): how a Metal fault and a failed load end.
 	MLXVersion string
+	// UnsortedTopLogprobs shuffles each top_logprobs list (MLX's documented
+	// argpartition order, its CPU path); by default it comes most likely
+	// first, as Metal's argpartition sorts (logprobs.go).
+	UnsortedTopLogprobs bool
 	// DownloadBars draws a Hugging Face download bar while the model loads
 	// (launch.go), as a first run does.
 	DownloadBars bool

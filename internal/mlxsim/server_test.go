@@ -459,8 +459,10 @@ func TestStopStrings(t *testing.T) {
 	}
 }
 
+// Unsorted: MLX's CPU order (the default is Metal's sorted order:
+// TestTopLogprobsComeSortedOnMetal).
 func TestLogprobsShapesAndArgpartitionQuirk(t *testing.T) {
-	ts := newTestServer(t, Options{})
+	ts := newTestServer(t, Options{UnsortedTopLogprobs: true})
 	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "logprobs": true}`).body)
 	choice := path(d, "choices", 0).(*pyjson.Dict)
 	if !slices.Equal(choice.Keys(), []string{"index", "finish_reason", "logprobs", "message"}) {
@@ -798,5 +800,22 @@ func TestFallbackWithoutHijack(t *testing.T) {
 	e.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(userHi)))
 	if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), `{"id": "chatcmpl-`) {
 		t.Errorf("fallback: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// On Apple GPUs argpartition is a full sort: every top_logprobs list comes
+// most likely first (reference D13).
+func TestTopLogprobsComeSortedOnMetal(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "logprobs": true, "top_logprobs": 5, "temperature": 1.0}`).body)
+	for _, c := range path(d, "choices", 0, "logprobs", "content").([]any) {
+		top := c.(*pyjson.Dict).GetDefault("top_logprobs", nil).([]any)
+		for i := 1; i < len(top); i++ {
+			a := top[i-1].(*pyjson.Dict).GetDefault("logprob", 0.0).(float64)
+			b := top[i].(*pyjson.Dict).GetDefault("logprob", 0.0).(float64)
+			if b > a {
+				t.Fatalf("not sorted: %v", pyjson.Dumps(top))
+			}
+		}
 	}
 }
