@@ -33,7 +33,7 @@ func newSim(t testing.TB) *sim {
 		// argpartition's undefined order (MLX's CPU path); on Apple GPUs
 		// the list comes sorted, which needs no identification.
 		UnsortedTopLogprobs: true,
-		Now: func() time.Time { return time.Unix(1755000000, 0) },
+		Now:                 func() time.Time { return time.Unix(1755000000, 0) },
 	}, io.Discard)
 	srv := httptest.NewServer(e.Handler())
 	t.Cleanup(func() { e.Close(); srv.Close() })
