@@ -5,10 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,25 +71,17 @@ func TestFaultMetalFaultUnderLoad(t *testing.T) {
 // the supervisor killed it as hung after hang_after.)
 func TestFaultLongNonStreamedRequestIsNotRestarted(t *testing.T) {
 	// Seed 7's answer is 112 tokens: 60 s at 1.87 tokens/s.
-	f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, engineOverlay(t, "--sim-decode-tokens-per-second", "1.87")),
-		sets: fastProbes})
-	waitEngineReady(f.stack)
-	f.mark()
+	f := startSlowEngine(t, "1.87")
 	began := time.Now()
-	resp, err := http.Post(f.proxyURL("/v1/chat/completions"), "application/json", strings.NewReader(
-		`{"messages": [{"role": "user", "content": "Write a long essay"}], "seed": 7, "max_tokens": 400, "chat_template_kwargs": {"enable_thinking": true}}`))
-	require.NoError(t, err)
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
+	status, body := askProxy(t, f, `{"messages": [{"role": "user", "content": "Write a long essay"}], "seed": 7, "max_tokens": 400, "chat_template_kwargs": {"enable_thinking": true}}`)
 	took := time.Since(began)
 	t.Logf("the request took %s", took.Round(time.Second))
-	assert.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, http.StatusOK, status, string(body))
 	assert.Contains(t, string(body), `"finish_reason": "stop"`)
 	assert.Greater(t, took, 50*time.Second)
 	assertBusyNotRestarted(t, f)
 	failed := int64(0)
-	if resp.StatusCode != http.StatusOK {
+	if status != http.StatusOK {
 		failed = 1
 	}
 	f.finish(t, faultRow{name: "long non-streamed request (seed, 60 s), probes failing", sent: 1, failed: failed, hasFailed: true,
@@ -102,18 +92,11 @@ func TestFaultLongNonStreamedRequestIsNotRestarted(t *testing.T) {
 // joins the running batch instead of making the engine drain it: while a
 // long batched request runs, every probe answers.
 func TestFaultProbeDoesNotDrainTheBatch(t *testing.T) {
-	f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, engineOverlay(t, "--sim-decode-tokens-per-second", "8")),
-		sets: fastProbes})
-	waitEngineReady(f.stack)
-	f.mark()
+	f := startSlowEngine(t, "8")
 	before := supervisorValue(f, "mlx_server_health_checks_total", "result", "fail")
 	okBefore := supervisorValue(f, "mlx_server_health_checks_total", "result", "ok")
 	began := time.Now()
-	resp, err := http.Post(f.proxyURL("/v1/chat/completions"), "application/json", strings.NewReader(
-		`{"messages": [{"role": "user", "content": "Write a long essay"}], "max_tokens": 400}`))
-	require.NoError(t, err)
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	askProxy(t, f, `{"messages": [{"role": "user", "content": "Write a long essay"}], "max_tokens": 400}`)
 	took := time.Since(began)
 	require.Greater(t, took, 5*time.Second, "a long generation")
 	assert.Equal(t, before, supervisorValue(f, "mlx_server_health_checks_total", "result", "fail"), "a probe waited for the batch")
