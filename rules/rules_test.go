@@ -57,6 +57,7 @@ var originalAlerts = map[string][]string{
 // Added here, where the original had nothing.
 var addedAlerts = map[string][]string{
 	"mlx-quality": {"MLXResponsesTruncated"},
+	"mlx-serving": {"MLXModelLoadFailed"},
 	"mlx-collector": {
 		"MLXCollectorExporterSendFailures", "MLXCollectorExporterQueueNearFull",
 		"MLXCollectorExporterDroppingData", "MLXCollectorReceiverErrors", "MLXCollectorTargetDown",

@@ -8,7 +8,8 @@
 //
 // Flags accept "--name value" and "--name=value". mlx_lm.server's flags are
 // all accepted; those that change nothing here (adapters, draft models,
-// concurrency, pipelining, KV quantization) are ignored. The simulation
+// concurrency, pipelining) are ignored; flags no release has exit 2. A
+// bind failure prints its traceback and never exits, as mlx_lm does. The simulation
 // flags:
 //
 //	--sim-seed N                       seed of the generated content (0)
@@ -19,9 +20,19 @@
 //	--sim-trimmable-cache              pure-attention cache semantics (default: hybrid, like Qwen3.5)
 //	--sim-think-by-default             reason unless enable_thinking is false
 //	--sim-served-models A,B            ids listed by /v1/models (default: --model)
-//	--sim-system-fingerprint S         system_fingerprint of responses
+//	--sim-system-fingerprint S         system_fingerprint of responses (default: the pair's)
+//	--sim-mlx-version V                the MLX release, with the mlx-lm pip pairs with it
+//	                                   (0.32.1: mlx-lm 0.31.3, the default; 0.31.2: 0.31.3;
+//	                                   0.30.6: 0.30.7; 0.32, 0.31, 0.30 name them)
+//	--sim-load-fail                    the model's load fails: mlx-lm 0.31 leaves the server
+//	                                   up, never ready (the thread's traceback); 0.30 exits 1
+//	--sim-unsorted-top-logprobs        top_logprobs shuffled (MLX's CPU order), not sorted (Metal)
+//	--sim-hf-download                  a Hugging Face download bar (\r redraws) during the load
+//	--sim-ranks N                      N ranks under mlx.launch: a cache block each, CRLF lines
 //	--sim-exit-after N                 after the Nth completion request: traceback, exit 1
-//	--sim-metal-fault-after N          after the Nth: [METAL] GPU timeout, SIGABRT
+//	--sim-metal-fault-after N          after the Nth: [METAL] GPU timeout; MLX 0.32: the
+//	                                   generation thread dies, /health stays up, completions
+//	                                   wait; before 0.32: libc++abi, SIGABRT
 //	--sim-hang-after N                 after the Nth: every request blocks forever
 //	--sim-judge-noise                  answer judge prompts with prose, not JSON scores
 package main
@@ -102,16 +113,11 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.IntVar(&o.PromptCacheSize, "prompt-cache-size", 10, "Maximum number of distinct KV caches to hold in the prompt cache")
 	fs.StringVar(&cfg.cacheBytes, "prompt-cache-bytes", "", "Maximum size in bytes of the KV caches (e.g. 8G, 512MB)")
 	fs.Bool("pipeline", false, "Use pipelining instead of tensor parallelism (ignored)")
-	// Flags of other mlx_lm versions, accepted and ignored.
-	fs.String("max-kv-size", "", "ignored")
-	fs.String("kv-bits", "", "ignored")
-	fs.String("kv-group-size", "", "ignored")
-	fs.String("quantized-kv-start", "", "ignored")
-	fs.String("max-prompt-tokens", "", "ignored")
-	fs.String("prompt-overflow-policy", "", "ignored")
-	fs.String("prompt-keep-tokens", "", "ignored")
-	fs.String("max-active-kv-bytes", "", "ignored")
-	fs.String("max-active-memory-bytes", "", "ignored")
+	// No release of mlx_lm (v0.22.0 to v0.31.3, nor HEAD) defines
+	// --max-kv-size, --kv-bits, --kv-group-size, --quantized-kv-start,
+	// --max-prompt-tokens or the --prompt-*/--max-active-* flags (they
+	// exist in unmerged pull requests only): argparse exits 2 with
+	// "unrecognized arguments", and so does mlxsim (reference D11).
 
 	// Simulation flags.
 	fs.Int64Var(&o.Seed, "sim-seed", 0, "Seed of the simulated generation")
@@ -122,9 +128,14 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.BoolVar(&o.ThinkByDefault, "sim-think-by-default", false, "Reason unless enable_thinking is false (Qwen3's template default)")
 	fs.BoolVar(&o.TrimmableCache, "sim-trimmable-cache", false, "Prompt cache of a pure-attention model (Qwen3): prefix entries are dropped, longer entries trimmed")
 	fs.StringVar(&cfg.served, "sim-served-models", "", "Comma-separated models listed by /v1/models (default: --model)")
-	fs.StringVar(&o.SystemFingerprint, "sim-system-fingerprint", mlxsim.DefaultSystemFingerprint, "system_fingerprint of responses")
+	fs.StringVar(&o.SystemFingerprint, "sim-system-fingerprint", "", "system_fingerprint of responses (default: the version pair's)")
+	fs.StringVar(&o.MLXVersion, "sim-mlx-version", mlxsim.DefaultMLXVersion, "MLX version (with the mlx-lm pip pairs with it) whose failures are simulated: "+strings.Join(mlxsim.KnownMLXVersions(), ", "))
+	fs.BoolVar(&o.UnsortedTopLogprobs, "sim-unsorted-top-logprobs", false, "Shuffle top_logprobs (MLX's CPU order) instead of most likely first (Metal's)")
+	fs.BoolVar(&o.DownloadBars, "sim-hf-download", false, "Draw a Hugging Face download bar (tqdm, redrawn with \\r) while the model loads")
+	fs.IntVar(&o.Ranks, "sim-ranks", 0, "Print the output of N ranks under mlx.launch: a Prompt Cache block per rank, lines ending in \\r\\n")
+	fs.BoolVar(&o.LoadFail, "sim-load-fail", false, "The default model's load fails (mlx-lm 0.31: the generation thread dies, the server stays up; 0.30: exit 1)")
 	fs.IntVar(&o.ExitAfter, "sim-exit-after", 0, "Exit with status 1 after the Nth completion request")
-	fs.IntVar(&o.MetalFaultAfter, "sim-metal-fault-after", 0, "Abort with a Metal GPU timeout after the Nth completion request")
+	fs.IntVar(&o.MetalFaultAfter, "sim-metal-fault-after", 0, "A Metal GPU timeout after the Nth completion request (MLX 0.32: the generation thread dies; before: abort)")
 	fs.IntVar(&o.HangAfter, "sim-hang-after", 0, "Block every request after the Nth completion request")
 	fs.BoolVar(&o.JudgeNoise, "sim-judge-noise", false, "Answer judge prompts with prose instead of JSON scores")
 
@@ -168,6 +179,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 		}
 		o.PromptCacheBytes = n
 	}
+	if err := mlxsim.CheckMLXVersion(o.MLXVersion); err != nil {
+		return fail("argument --sim-mlx-version: " + err.Error())
+	}
 	o.AllowedOrigins = strings.Split(*origins, ",")
 	if cfg.served != "" {
 		o.ServedModels = strings.Split(cfg.served, ",")
@@ -196,8 +210,14 @@ func main() {
 	addr := net.JoinHostPort(cfg.opts.Host, strconv.Itoa(cfg.opts.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		// The generation thread, not a daemon, started before the bind
+		// (mlx_lm v0.31.3 server.py L1744-1746, v0.30.7 L1715-1717): the
+		// interpreter prints the traceback and then waits for that thread
+		// at exit, for ever. Only a signal ends it.
 		fmt.Fprint(os.Stderr, mlxsim.BindErrorTraceback(err))
-		os.Exit(1)
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	engine.LogStartup()
 

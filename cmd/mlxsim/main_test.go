@@ -135,6 +135,9 @@ func TestArgparseErrors(t *testing.T) {
 		"--chat-template-args {":    "mlx_lm.server: error: argument --chat-template-args: invalid loads value: '{'",
 		"--prompt-cache-bytes 8T":   "mlx_lm.server: error: argument --prompt-cache-bytes: invalid parse_size value: '8T'",
 		"--port notanumber --model": "mlx_lm.server: error: argument --port: invalid value",
+		"--kv-bits 4":               "mlx_lm.server: error: unrecognized arguments: --kv-bits",
+		"--max-kv-size=4096":        "mlx_lm.server: error: unrecognized arguments: --max-kv-size",
+		"--sim-mlx-version 0.29":    "mlx_lm.server: error: argument --sim-mlx-version: unknown MLX version",
 	} {
 		cmd := exec.Command(bin, strings.Fields(args)...)
 		var stderr bytes.Buffer
@@ -165,8 +168,9 @@ func TestExitAfter(t *testing.T) {
 	}
 }
 
+// Before MLX 0.32 a Metal fault aborts the process.
 func TestMetalFaultAborts(t *testing.T) {
-	p := start(t, "--sim-metal-fault-after", "1")
+	p := start(t, "--sim-metal-fault-after", "1", "--sim-mlx-version", "0.30")
 	if code, _, err := p.chat(t, hi); err != nil || code != 200 {
 		t.Fatalf("first request: %d %v", code, err)
 	}
@@ -228,5 +232,66 @@ func TestLoadDelay(t *testing.T) {
 	}
 	if waited := time.Since(began); waited < delay {
 		t.Errorf("completion answered %v after start; the model loads in %v", waited, delay)
+	}
+}
+
+// Under MLX 0.32 (the default) a Metal fault kills the generation thread:
+// the process lives, /health answers, completions wait.
+func TestMetalFaultKillsTheThreadUnderMLX032(t *testing.T) {
+	p := start(t, "--sim-metal-fault-after", "1")
+	if code, _, err := p.chat(t, hi); err != nil || code != 200 {
+		t.Fatalf("first request: %d %v", code, err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for !strings.Contains(p.stderr.String(), "RuntimeError: [METAL] Command buffer execution failed") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(p.stderr.String(), "Exception in thread Thread-1 (_generate):\n") {
+		t.Fatalf("no thread death in the log:\n%s", p.stderr.String())
+	}
+	resp, err := (&http.Client{Timeout: time.Second}).Get(p.base + "/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/health after the thread died: %v", err)
+	}
+	resp.Body.Close()
+	c := &http.Client{Timeout: 500 * time.Millisecond}
+	if r, err := c.Post(p.base+"/v1/chat/completions", "application/json", strings.NewReader(hi)); err == nil {
+		r.Body.Close()
+		t.Fatalf("a dead thread answered: %d", r.StatusCode)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err
+		t.Fatalf("the process exited: %v", err)
+	default:
+	}
+}
+
+// A bind failure prints the traceback and never exits (the non-daemon
+// generation thread keeps the interpreter waiting).
+func TestBindFailureNeverExits(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	cmd := exec.Command(binary(t), "--port", port)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("exited: %v\n%s", err, stderr.String())
+	case <-time.After(1500 * time.Millisecond):
+	}
+	_ = cmd.Process.Kill()
+	<-done
+	if !strings.Contains(stderr.String(), "OSError: [Errno 48] Address already in use") {
+		t.Errorf("no bind traceback:\n%s", stderr.String())
 	}
 }

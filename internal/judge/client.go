@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -30,18 +31,34 @@ func NewClient(baseURL, model, apiKey string, timeout time.Duration, more ...opt
 	}, more...)...)}
 }
 
-// Ask sends the prompt and returns the answer's content.
+// judgeMaxTokens is the room a judgement has. mlx_lm's default is 512
+// (--max-tokens), and a reasoning model that thinks despite
+// enable_thinking: false (a template that ignores it) can spend all of it
+// in `reasoning`, leaving content null with finish_reason "length".
+const judgeMaxTokens = 2048
+
+// Ask sends the prompt and returns the answer's content, the final answer
+// only: a thinking model's reasoning comes in `reasoning` (mlx_lm), never
+// in content. Thinking is turned off for the judge's own requests
+// (chat_template_kwargs.enable_thinking: false, which the proxy lets
+// through): mlx_lm >= 0.31.2 turns it on for any tokenizer with <think>
+// (tokenizer_utils.py HEAD L333-334), Qwen3 among them.
 func (c *Client) Ask(ctx context.Context, prompt string) (string, error) {
 	resp, err := c.c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
 		Model:       c.model,
 		Messages:    []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
 		Temperature: openai.Float(0),
-	})
+		MaxTokens:   openai.Int(judgeMaxTokens),
+	}, option.WithJSONSet("chat_template_kwargs", map[string]any{"enable_thinking": false}))
 	if err != nil {
 		return "", err
 	}
 	if len(resp.Choices) == 0 {
 		return "", nil
 	}
-	return resp.Choices[0].Message.Content, nil
+	ch := resp.Choices[0]
+	if ch.Message.Content == "" && ch.FinishReason == "length" {
+		return "", fmt.Errorf("the judge's answer ran out of tokens (max_tokens %d) before its content, reasoning for all of it", judgeMaxTokens)
+	}
+	return ch.Message.Content, nil
 }

@@ -46,6 +46,12 @@ func (g *generation) loadModel() (*pyExc, bool) {
 	case <-e.loaded:
 	case <-e.closed:
 		return nil, false
+	case <-e.dead:
+		<-e.closed
+		return nil, false
+	}
+	if e.waitIfDead() {
+		return nil, false
 	}
 	e.mmu.Lock()
 	defer e.mmu.Unlock()
@@ -180,7 +186,9 @@ func (g *generation) admit() {
 	e := g.e
 	e.cmu.Lock()
 	defer e.cmu.Unlock()
-	e.log.logBlock(levelInfo, e.cache.statsLines()...)
+	for range max(1, e.opts.Ranks) { // every rank prints its block
+		e.log.logBlock(levelInfo, e.cache.statsLines()...)
+	}
 	g.cached = e.cache.fetch(g.prompt)
 	g.seq = &activeSeq{}
 	g.seq.tokens.Store(int64(g.cached))
@@ -300,6 +308,9 @@ type accum struct {
 
 func (g *generation) run() {
 	e, c, q := g.e, g.c, g.q
+	if e.waitIfDead() {
+		return // queued for a thread that is gone: no admission, no answer
+	}
 	exc, ok := g.loadModel()
 	if !ok {
 		return
@@ -310,18 +321,55 @@ func (g *generation) run() {
 	var stopSeqs [][]int
 	if exc == nil {
 		stopSeqs, _, exc = stopSequences(q.body.GetDefault("stop", nil))
+		if _, seeded := q.seed.(pyjson.Int); exc != nil && !seeded && e.pair.loadInThread {
+			// mlx-lm 0.31's batched path builds the stop matcher outside
+			// its try: the thread dies, this request and every later one
+			// wait (reference D5). _serve_single (a seed) answers 404.
+			e.killThread(stopThreadDeath(exc))
+			e.waitIfDead()
+			return
+		}
 	}
 	if exc != nil {
 		e.jsonError(c, 404, exc.Error())
 		return
 	}
 	g.prompt = tokenIDs(g.rp.tokens)
+	var seed *pyjson.Int
+	if s, ok := q.seed.(pyjson.Int); ok {
+		seed = &s
+	}
+	// Admission happens when the generation thread takes the request
+	// (reference D6: the cache block, the lookup and the context are made
+	// in the generation loop, HEAD L673-723; the handler sends headers, and
+	// so writes its access line, only once it has the context, L1370-1389):
+	// a request waiting behind a seed or a drain prints nothing and gets
+	// no headers.
+	if seed != nil {
+		e.gen.Lock()
+	} else {
+		e.joinBatch(q.description())
+		e.batched.Add(1)
+	}
+	unlock := func() {
+		if seed != nil {
+			e.gen.Unlock()
+		} else {
+			e.batched.Add(-1)
+			e.gen.RUnlock()
+		}
+	}
+	if e.waitIfDead() {
+		unlock()
+		return
+	}
 	g.admit()
 
 	// The handler gets the context and starts the response.
 	if q.isStream {
 		c.streamHeaders(200)
 		if err := c.endHeaders(); err != nil {
+			unlock()
 			g.release(nil)
 			g.writeFailed(err, "self.end_headers()", lineStreamEndHeaders)
 			return
@@ -335,6 +383,7 @@ func (g *generation) run() {
 	if len(g.prompt) == 0 {
 		// generate_step refuses an empty prompt; the exception surfaces in
 		// the handler's loop after the headers (status 200 already logged).
+		unlock()
 		g.release(nil)
 		e.raise(c, &pyExc{typ: "ValueError", msg: "Either input_embeddings or prompt (or both) must be provided.", frames: []pyFrame{
 			frameHandleCompletion,
@@ -344,10 +393,6 @@ func (g *generation) run() {
 		}})
 		return
 	}
-	var seed *pyjson.Int
-	if s, ok := q.seed.(pyjson.Int); ok {
-		seed = &s
-	}
 	plan := generate(e.opts.Seed, genRequest{
 		chat: g.chat, prompt: g.prompt, msgs: g.msgs, tools: g.tools,
 		thinking: g.thinking, temperature: q.temperatureF, seed: seed,
@@ -355,20 +400,11 @@ func (g *generation) run() {
 	})
 
 	a := &accum{finish: "stop"}
-	if seed != nil {
-		e.gen.Lock()
-	} else {
-		e.gen.RLock()
-	}
 	err := g.prefill()
 	if err == nil {
 		err = g.decode(plan, stopSeqs, a, seed != nil)
 	}
-	if seed != nil {
-		e.gen.Unlock()
-	} else {
-		e.gen.RUnlock()
-	}
+	unlock()
 	if err != nil {
 		// Stopped early (ctx.stop()): the batch generator drops the
 		// sequence without caching it; _serve_single caches what it has.
@@ -391,12 +427,12 @@ func perToken(tps float64) time.Duration {
 	return time.Duration(float64(time.Second) / tps)
 }
 
-// prefill simulates prompt processing of the uncached tokens with
-// generate_step's progress reports: 0/T, then after each chunk of at most
-// --prefill-step-size tokens (the last prompt token is left for the first
-// decoding step), then T/T when the first token is out. Each report is an
-// INFO line and, when streaming, a ": keepalive" comment. The cache gets the
-// system/user segment entries as their ends are processed.
+// prefill simulates prompt processing of the uncached tokens in chunks of
+// at most --prefill-step-size tokens (the last prompt token is left for
+// the first decoding step), with a progress report after each and T/T when
+// the first token is out. Each report is an INFO line and, when streaming,
+// a ": keepalive" comment. The cache gets the system/user segment entries
+// as their ends are processed.
 func (g *generation) prefill() error {
 	e := g.e
 	total := len(g.prompt) - g.cached
@@ -410,21 +446,42 @@ func (g *generation) prefill() error {
 	if total <= 0 {
 		return nil
 	}
-	if err := g.progress(0, total); err != nil {
-		return err
-	}
-	processed := 0
-	step := e.opts.PrefillStepSize
-	for total-processed > 1 {
-		n := min(step, total-processed-1)
-		if !e.sleep(time.Duration(n) * perToken(e.opts.PrefillTPS)) {
-			return errClosed
-		}
-		processed += n
-		g.seq.tokens.Store(int64(g.cached + processed))
-		insertUpTo(g.cached + processed)
-		if err := g.progress(processed, total); err != nil {
+	// The batched path (reference D10) reports (processed, total) after
+	// each chunk (mlx_lm generate.py HEAD L1911) and (T, T) when the last
+	// token is split off (L1883): no 0/T report, so the first keepalive
+	// comes after the first chunk; and a chunk never crosses a segment
+	// boundary (n = min(len(segments[0]), prefill_step_size)): a short chat
+	// with a system prompt reports S/T, T-1/T, T/T. generate_step (a seed,
+	// _serve_single) reports 0/T first and cuts chunks anywhere.
+	last := len(g.prompt) - 1 // the last token goes with the first decoding step
+	var stops []int
+	if _, seeded := g.q.seed.(pyjson.Int); seeded {
+		if err := g.progress(0, total); err != nil {
 			return err
+		}
+	} else {
+		for _, end := range g.rp.segEnds {
+			if end > g.cached && end < last {
+				stops = append(stops, end)
+			}
+		}
+	}
+	if last > g.cached {
+		stops = append(stops, last)
+	}
+	pos := g.cached
+	for _, b := range stops {
+		for pos < b {
+			n := min(e.opts.PrefillStepSize, b-pos)
+			if !e.sleep(time.Duration(n) * perToken(e.opts.PrefillTPS)) {
+				return errClosed
+			}
+			pos += n
+			g.seq.tokens.Store(int64(pos))
+			insertUpTo(pos)
+			if err := g.progress(pos-g.cached, total); err != nil {
+				return err
+			}
 		}
 	}
 	if !e.sleep(perToken(e.opts.PrefillTPS) + perToken(e.opts.DecodeTPS)) {
@@ -600,7 +657,7 @@ func (g *generation) response(text string, finish any, a *accum, toolCalls []any
 		"choices", []any{choice},
 	)
 	if final && !g.q.isStream {
-		if lp := logprobsContent(a.tokens, g.q.wantLogprobs, int(g.q.topLogprobsN)); lp != nil {
+		if lp := logprobsContent(a.tokens, g.q.wantLogprobs, int(g.q.topLogprobsN), e.opts.UnsortedTopLogprobs); lp != nil {
 			choice.Set("logprobs", lp)
 		}
 		resp.Set("usage", g.usage(len(a.tokens)))

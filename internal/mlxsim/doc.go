@@ -62,10 +62,29 @@
 //
 //   - ids ("chatcmpl-<uuid4>", tool call ids) and "created" are random and
 //     the clock's, as in mlx_lm; only the generated content is reproducible.
-//   - Exceptions mlx_lm raises inside its batched generation thread (a stop
-//     value that cannot be tokenized) would kill that thread and hang every
-//     later request; the simulator answers 404 {"error": str(e)} as the
-//     sequential path does.
+//   - The version pair (--sim-mlx-version, versions.go; default MLX 0.32.1
+//     with mlx-lm 0.31.3, what pip installs today) decides how failures
+//     end: under MLX 0.32 a Metal fault kills the generation thread (its
+//     traceback, /health still 200, every completion waits, nothing
+//     exits), before 0.32 it aborts; under mlx-lm 0.31 a failed load
+//     (--sim-load-fail) does the same, under 0.30 it exits 1. A stop value
+//     the batched path cannot use kills the thread in both (reference D5;
+//     a seeded request still gets 404). A bind failure never exits.
+//   - A request whose model description (model as written, draft_model,
+//     adapters) differs from the running batch's drains it first
+//     (drain.go); a request is admitted (cache block, lookup, headers and
+//     so its access line) only once it has the generation thread; the
+//     batched path reports prefill progress after each chunk, with no 0/T
+//     line and chunks that stop at segment ends (a seed keeps 0/T).
+//   - Options.DownloadBars and Options.Ranks add the output a first
+//     download (tqdm bars redrawn with \r) and mlx.launch (a cache block
+//     per rank, CRLF lines) produce (launch.go).
+//   - Not simulated yet (reference): the extra prompt[:-1] cache entry
+//     (D9a), byte eviction only at admission (D9b), thinking on by default
+//     for Qwen3 templates (D4: Options.ThinkByDefault stays off), a hang
+//     that keeps /health up (D7: --sim-hang-after blocks every route),
+//     /v1/models listing the whole cache (D14),
+//     the exact-hit crash of text completions (D16).
 //   - Python version specific texts follow CPython 3.12; tracebacks are
 //     plausible reconstructions, not captures: their frames and line
 //     numbers are in pyframes.go, and only the server.py lines the

@@ -17,9 +17,11 @@ import (
 //
 //   - exit: a Python traceback of an uncaught exception in the main thread,
 //     then exit status 1;
-//   - metal fault: MLX's uncaught C++ exception for a GPU timeout, as
-//     libc++abi prints it, then death by SIGABRT (the parent sees
-//     "signal: aborted");
+//   - metal fault: under MLX 0.32 (the default pair) the generation
+//     thread dies with RuntimeError: [METAL] ... (below) and the process
+//     lives on; before 0.32, MLX's uncaught C++ exception for a GPU
+//     timeout, as libc++abi prints it, then death by SIGABRT (the parent
+//     sees "signal: aborted");
 //   - hang: every later request, /health included, blocks forever (until
 //     Engine.Close).
 
@@ -49,6 +51,10 @@ func (e *Engine) completionClosed(n int) {
 		exit(1)
 	}
 	if o.MetalFaultAfter > 0 && n == o.MetalFaultAfter {
+		if e.pair.threadDeath {
+			e.killThread(metalThreadDeath())
+			return
+		}
 		e.log.write(MetalFaultLine + "\n")
 		abort := o.Abort
 		if abort == nil {
@@ -91,4 +97,137 @@ func BindErrorTraceback(err error) string {
 		frameHTTPServerBind,
 		frameTCPServerBind,
 	}), last)
+}
+
+// The generation thread's death (versions.go). ResponseGenerator starts
+// one Thread(target=self._generate) (mlx_lm v0.31.3 server.py L451); an
+// exception that escapes it is printed by threading.excepthook as
+// "Exception in thread Thread-1 (_generate):" and its traceback, and the
+// thread is gone: the HTTP threads still answer /health and /v1/models,
+// and every completion waits for ever in response_queue.get() with no
+// admission, no log line and no headers (HEAD L975-1001). The frames are
+// mlx_lm v0.31.3's (server.py, generate.py, utils.py) and CPython
+// 3.12.11's threading.py; no traceback was captured from a Mac.
+
+// MetalThreadDeathLine is the last line of the traceback of a Metal fault
+// under MLX 0.32 (mlx/backend/metal/device.cpp 536-541: the stored error,
+// thrown by error_.check() in the synchronizing thread).
+const MetalThreadDeathLine = "RuntimeError: [METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)."
+
+const (
+	threadingPy = pyStdlib + "/threading.py"
+	generatePy  = pySite + "/mlx_lm/generate.py"
+	utilsPy     = pySite + "/mlx_lm/utils.py"
+	hubPy       = pySite + "/huggingface_hub/_snapshot_download.py"
+)
+
+// threadFrames lead every traceback of the generation thread.
+var threadFrames = []pyFrame{
+	{threadingPy, 1075, "_bootstrap_inner", "self.run()", ""},
+	{threadingPy, 1012, "run", "self._target(*self._args, **self._kwargs)", ""},
+}
+
+// threadDeath is what threading.excepthook prints for the generation
+// thread.
+func threadDeath(frames []pyFrame, last string) string {
+	return "Exception in thread Thread-1 (_generate):\n" + formatTraceback(slices.Concat(threadFrames, frames), last)
+}
+
+// metalThreadDeath: the fault surfaces at the batch step's mx.eval.
+func metalThreadDeath() string {
+	return threadDeath([]pyFrame{
+		{serverPy, 853, "_generate", "prompt_responses, gen_responses = batch_generator.next()", "                                  ^^^^^^^^^^^^^^^^^^^^^^"},
+		{generatePy, 1855, "next", "return self._next()", "       ^^^^^^^^^^^^"},
+		{generatePy, 1775, "_next", "generation_responses = self._generation_batch.next()", "                       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+		{generatePy, 1415, "next", "tokens, logprobs = self._step()", "                   ^^^^^^^^^^^^"},
+		{generatePy, 1373, "_step", "mx.eval(inputs, self._current_logprobs)", ""},
+	}, MetalThreadDeathLine)
+}
+
+// LoadFailLine is the last line of a failed first download of a repo id
+// that does not exist (huggingface_hub's RepositoryNotFoundError; its
+// wording is from memory, unverified).
+func LoadFailLine(model string) string {
+	return "huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error. (Request ID: Root=1-6752f0a1-3c2b1f0e5d6a7b8c9d0e1f2a)\n\n" +
+		"Repository Not Found for url: https://huggingface.co/api/models/" + model + "/revision/main.\n" +
+		"Please make sure you specified the correct `repo_id` and `repo_type`.\n" +
+		"If you are trying to access a private or gated repo, make sure you are authenticated."
+}
+
+// loadFrames are ModelProvider loading --model down to snapshot_download.
+var loadFrames = []pyFrame{
+	{serverPy, 385, "load_default", `self.load("default_model", None, "default_model")`, ""},
+	{serverPy, 394, "load", "self._load(*model_key)", ""},
+	{serverPy, 349, "_load", "model, tokenizer = load(", "                    ^^^^^"},
+	{utilsPy, 489, "load", "model_path = _download(path_or_hf_repo, revision=revision)", "             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+	{utilsPy, 249, "_download", "snapshot_download(", ""},
+	{hubPy, 245, "snapshot_download", "raise api_call_error", ""},
+}
+
+// loadThreadDeath is a failed load of the default model in the generation
+// thread (mlx-lm 0.31: v0.31.3 server.py L695).
+func loadThreadDeath(model string) string {
+	return threadDeath(slices.Concat([]pyFrame{
+		{serverPy, 695, "_generate", "self.model_provider.load_default()", ""},
+	}, loadFrames), LoadFailLine(model))
+}
+
+// loadMainTraceback is the same failure in mlx-lm 0.30, where
+// ModelProvider.__init__ loads the model in the main thread (v0.30.7
+// server.py L451) before run() starts anything: exit 1 follows.
+func loadMainTraceback(model string) string {
+	return formatTraceback([]pyFrame{
+		{scriptPath, 8, "<module>", "sys.exit(main())", "         ^^^^^^"},
+		{serverPy, 1844, "main", "run(args.host, args.port, ModelProvider(args))", "                            ^^^^^^^^^^^^^^^^^^^"},
+		{serverPy, 451, "__init__", `self.load(self.cli_args.model, draft_model_path="default_model")`, ""},
+		{utilsPy, 489, "load", "model_path = _download(path_or_hf_repo, revision=revision)", "             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+		{utilsPy, 249, "_download", "snapshot_download(", ""},
+		{hubPy, 245, "snapshot_download", "raise api_call_error", ""},
+	}, LoadFailLine(model))
+}
+
+// stopThreadDeath is a stop value _make_state_machine cannot use: it runs
+// outside the try that guards _tokenize (v0.31.3 server.py L745, after
+// L737-743), so the exception kills the thread (reference D5). An element
+// that is a list or dict fails as a dict key (L634 tuple(stop_words));
+// another non-string fails in tokenizer.encode (L650).
+func stopThreadDeath(exc *pyExc) string {
+	frames := []pyFrame{
+		{serverPy, 745, "_generate", "sm, sequences = self._make_state_machine(", "                ^^^^^^^^^^^^^^^^^^^^^^^^^"},
+	}
+	if strings.HasPrefix(exc.msg, "unhashable") {
+		frames = append(frames, pyFrame{serverPy, 635, "_make_state_machine", "rs = self._state_machine_cache.get(cache_key)", "     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"})
+	} else {
+		frames = append(frames, pyFrame{serverPy, 650, "_make_state_machine", "t = tuple(tokenizer.encode(w, add_special_tokens=False))", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"})
+	}
+	return threadDeath(frames, exc.line())
+}
+
+// killThread prints the generation thread's traceback and marks it dead:
+// from now on every completion waits (until Engine.Close).
+func (e *Engine) killThread(traceback string) {
+	e.deadOnce.Do(func() {
+		e.log.write(traceback)
+		close(e.dead)
+	})
+}
+
+// ThreadDead says whether the generation thread has died.
+func (e *Engine) ThreadDead() bool {
+	select {
+	case <-e.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitIfDead blocks a request on a dead generation thread until the engine
+// is closed, as response_queue.get() does for ever; false if it is alive.
+func (e *Engine) waitIfDead() bool {
+	if !e.ThreadDead() {
+		return false
+	}
+	<-e.closed
+	return true
 }

@@ -103,8 +103,13 @@ func sampleDistribution(r *rand.Rand, sampled token, temperature float64) genTok
 	return genTok{tok: sampled, lp: sampledLP, alts: alts, perm: r.Uint64()}
 }
 
-// formatTopLogprobs is _format_top_logprobs(logprobs, n, tokenizer).
-func formatTopLogprobs(g genTok, n int) []any {
+// formatTopLogprobs is _format_top_logprobs(logprobs, n, tokenizer). The
+// N entries come from mx.argpartition(-logprobs, kth=N-1)[:N] (server.py
+// HEAD L405-419). On Apple GPUs argpartition is a full sort ("We direct arg
+// partition to sort for now", mlx/backend/metal/sort.cpp 342-353): most
+// likely first, as here by default (reference D13). unsorted gives the
+// order MLX documents (undefined; its CPU path): a seeded shuffle.
+func formatTopLogprobs(g genTok, n int, unsorted bool) []any {
 	if n <= 0 {
 		return nil
 	}
@@ -112,8 +117,10 @@ func formatTopLogprobs(g genTok, n int) []any {
 		n = len(g.alts)
 	}
 	top := append([]topEntry(nil), g.alts[:n]...)
-	r := rand.New(rand.NewPCG(g.perm, uint64(n)))
-	r.Shuffle(len(top), func(i, j int) { top[i], top[j] = top[j], top[i] })
+	if unsorted {
+		r := rand.New(rand.NewPCG(g.perm, uint64(n)))
+		r.Shuffle(len(top), func(i, j int) { top[i], top[j] = top[j], top[i] })
+	}
 	out := make([]any, n)
 	for i, t := range top {
 		out[i] = pyjson.NewDict("id", t.tok.id, "token", bpeToken(t.tok), "logprob", t.lp)
@@ -123,11 +130,11 @@ func formatTopLogprobs(g genTok, n int) []any {
 
 // logprobsContent builds choices[0]["logprobs"] the way generate_response
 // does, or returns nil when it adds none.
-func logprobsContent(toks []genTok, logprobs bool, topN int) *pyjson.Dict {
+func logprobsContent(toks []genTok, logprobs bool, topN int, unsorted bool) *pyjson.Dict {
 	if topN > 0 && len(toks) > 0 {
 		content := make([]any, len(toks))
 		for i, g := range toks {
-			top := formatTopLogprobs(g, topN)
+			top := formatTopLogprobs(g, topN, unsorted)
 			if len(top) == 0 {
 				content[i] = pyjson.NewDict()
 				continue

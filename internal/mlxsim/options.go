@@ -16,9 +16,9 @@ const DefaultModel = "mlx-community/Qwen3-4B-4bit"
 // 36 layers × 2 (K and V) × 8 KV heads × 128 head dim × 2 bytes (bf16).
 const DefaultKVBytesPerToken = 36 * 2 * 8 * 128 * 2
 
-// DefaultSystemFingerprint looks like get_system_fingerprint() on an M3 Max:
-// "{mlx_lm version}-{mlx version}-{platform.platform()}-{gpu arch}".
-const DefaultSystemFingerprint = "0.31.3-0.30.6-macOS-15.6.1-arm64-arm-64bit-applegpu_g15s"
+// DefaultSystemFingerprint is get_system_fingerprint() on an M3 Max with
+// the default version pair (versions.go): mlx-lm 0.31.3 with MLX 0.32.1.
+var DefaultSystemFingerprint = Fingerprint(DefaultMLXVersion)
 
 // Options configures the simulated engine. The first group mirrors
 // mlx_lm.server's command line, the second the simulation.
@@ -74,12 +74,32 @@ type Options struct {
 	// args do not set enable_thinking (Qwen3's own default). Off by default:
 	// reasoning then needs enable_thinking: true.
 	ThinkByDefault bool
-	// SystemFingerprint is sent in every response.
+	// SystemFingerprint is sent in every response (default: the version
+	// pair's, Fingerprint).
 	SystemFingerprint string
+	// MLXVersion names the version pair followed (versions.go; default
+	// DefaultMLXVersion): how a Metal fault and a failed load end.
+	MLXVersion string
+	// UnsortedTopLogprobs shuffles each top_logprobs list (MLX's documented
+	// argpartition order, its CPU path); by default it comes most likely
+	// first, as Metal's argpartition sorts (logprobs.go).
+	UnsortedTopLogprobs bool
+	// DownloadBars draws a Hugging Face download bar while the model loads
+	// (launch.go), as a first run does.
+	DownloadBars bool
+	// Ranks > 1 prints the output of that many ranks under mlx.launch:
+	// each rank's Prompt Cache block, every line ending in \r\n (launch.go).
+	Ranks int
+	// LoadFail makes the default model's load fail (--sim-load-fail), as a
+	// repo id typo or no network on a first download does: under mlx-lm
+	// 0.31 the generation thread dies and the HTTP server stays up, never
+	// ready; under 0.30 the main thread's traceback, then exit 1.
+	LoadFail bool
 
 	// Fault injection: after the Nth completion request (0 = never) the
-	// process exits with status 1 after a traceback, aborts after a Metal
-	// error, or every later request hangs.
+	// process exits with status 1 after a traceback, meets a Metal error
+	// (MLX 0.32: the generation thread dies; before: the process aborts),
+	// or every later request hangs.
 	ExitAfter       int
 	MetalFaultAfter int
 	HangAfter       int
@@ -140,8 +160,11 @@ func (o *Options) setDefaults() {
 	if o.KVBytesPerToken <= 0 {
 		o.KVBytesPerToken = DefaultKVBytesPerToken
 	}
+	if o.MLXVersion == "" {
+		o.MLXVersion = DefaultMLXVersion
+	}
 	if o.SystemFingerprint == "" {
-		o.SystemFingerprint = DefaultSystemFingerprint
+		o.SystemFingerprint = Fingerprint(o.MLXVersion)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

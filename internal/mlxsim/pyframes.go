@@ -17,7 +17,9 @@ import (
 // keepalive) and L1193-1194 (the logprobs checks); the others are
 // approximate (the non-streamed answer's 1490/1491 fall inside the range
 // the reference gives the usage chunk). testdata/tracebacks.golden pins
-// what mlxsim prints, so a change to one is seen.
+// what mlxsim prints, so a change to one is seen. The generation thread's
+// tracebacks (faults.go) use mlx_lm v0.31.3's lines, the release they
+// simulate.
 
 // Where the simulated Python installation lives; used in tracebacks and in
 // the UserWarning line so that log parsers see realistic paths.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,17 +37,39 @@ type Engine struct {
 
 	completions atomic.Int64
 	hung        atomic.Bool
+
+	// pair is the version pair followed (versions.go).
+	pair versionPair
+	// dead is closed when the generation thread dies (faults.go).
+	dead     chan struct{}
+	deadOnce sync.Once
+
+	// desc is the model description of the running batch and drains counts
+	// the batches drained for a request that named another (drain.go).
+	dmu    sync.Mutex
+	desc   string
+	drains atomic.Int64
+	// batched counts the batched generations running.
+	batched atomic.Int64
 }
 
 type activeSeq struct{ tokens atomic.Int64 }
 
 // New creates an engine that logs to logOut (mlx_lm's stderr). The model
-// starts "loading" at once and is ready after opts.LoadDelay.
+// starts "loading" at once and is ready after opts.LoadDelay (or fails
+// then, with opts.LoadFail). An unknown opts.MLXVersion is the default's.
 func New(opts Options, logOut io.Writer) *Engine {
 	opts.setDefaults()
+	pair, err := lookupVersion(opts.MLXVersion)
+	if err != nil {
+		pair = versionPairs[DefaultMLXVersion]
+	}
 	level, ok := ParseLogLevel(opts.LogLevel)
 	if !ok {
 		level = levelInfo
+	}
+	if opts.Ranks > 1 && logOut != nil {
+		logOut = crlfWriter{logOut}
 	}
 	e := &Engine{
 		opts:   opts,
@@ -55,14 +78,34 @@ func New(opts Options, logOut io.Writer) *Engine {
 		loaded: make(chan struct{}),
 		cache:  newPromptCache(opts.PromptCacheSize, opts.PromptCacheBytes, opts.KVBytesPerToken, opts.TrimmableCache),
 		active: map[*activeSeq]struct{}{},
+		pair:   pair,
+		dead:   make(chan struct{}),
 	}
 	e.mmu.Lock()
 	go func() {
 		defer close(e.loaded)
 		defer e.mmu.Unlock()
-		if e.sleep(opts.LoadDelay) {
-			e.loadedKey = opts.Model
+		if opts.DownloadBars {
+			if !e.downloadBar(11, opts.LoadDelay) {
+				return
+			}
+		} else if !e.sleep(opts.LoadDelay) {
+			return
 		}
+		if !opts.LoadFail {
+			e.loadedKey = opts.Model
+			return
+		}
+		if pair.loadInThread {
+			e.killThread(loadThreadDeath(opts.Model))
+			return
+		}
+		e.log.write(loadMainTraceback(opts.Model))
+		exit := opts.Exit
+		if exit == nil {
+			exit = os.Exit
+		}
+		exit(1)
 	}()
 	return e
 }
@@ -86,11 +129,16 @@ func (e *Engine) LogStartup() {
 	e.log.info(fmt.Sprintf("Starting httpd at %s on port %d...", e.opts.Host, e.opts.Port))
 }
 
-// sleep waits d; false if the engine was closed meanwhile.
+// sleep waits d; false if the engine was closed meanwhile. Work of a
+// generation thread that dies meanwhile never ends: sleep then waits for
+// Close and returns false.
 func (e *Engine) sleep(d time.Duration) bool {
 	if d <= 0 {
 		select {
 		case <-e.closed:
+			return false
+		case <-e.dead:
+			<-e.closed
 			return false
 		default:
 			return true
@@ -102,6 +150,9 @@ func (e *Engine) sleep(d time.Duration) bool {
 	case <-t.C:
 		return true
 	case <-e.closed:
+		return false
+	case <-e.dead:
+		<-e.closed
 		return false
 	}
 }

@@ -165,7 +165,7 @@ func TestValidationFailureDropsConnection(t *testing.T) {
 }
 
 var (
-	reChatBody = regexp.MustCompile(`^\{"id": "chatcmpl-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", "system_fingerprint": "0\.31\.3-0\.30\.6-macOS-15\.6\.1-arm64-arm-64bit-applegpu_g15s", "object": "chat\.completion", "model": "default_model", "created": \d+, "choices": \[\{"index": 0, "finish_reason": "(stop|length)", "message": \{"role": "assistant", "content": "[^"]+"\}\}\], "usage": \{"prompt_tokens": (\d+), "completion_tokens": (\d+), "total_tokens": (\d+), "prompt_tokens_details": \{"cached_tokens": (\d+)\}\}\}$`)
+	reChatBody = regexp.MustCompile(`^\{"id": "chatcmpl-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", "system_fingerprint": "0\.31\.3-0\.32\.1-macOS-15\.6\.1-arm64-arm-64bit-applegpu_g15s", "object": "chat\.completion", "model": "default_model", "created": \d+, "choices": \[\{"index": 0, "finish_reason": "(stop|length)", "message": \{"role": "assistant", "content": "[^"]+"\}\}\], "usage": \{"prompt_tokens": (\d+), "completion_tokens": (\d+), "total_tokens": (\d+), "prompt_tokens_details": \{"cached_tokens": (\d+)\}\}\}$`)
 	reChunk    = regexp.MustCompile(`^\{"id": "(chatcmpl-[0-9a-f-]{36})", "system_fingerprint": "[^"]+", "object": "chat\.completion\.chunk", "model": "default_model", "created": \d+, "choices": \[\{"index": 0, "finish_reason": null, "delta": \{"role": "assistant", "content": "[^"]+"\}\}\]\}$`)
 	reFinal    = regexp.MustCompile(`^\{"id": "(chatcmpl-[0-9a-f-]{36})", "system_fingerprint": "[^"]+", "object": "chat\.completion\.chunk", "model": "default_model", "created": \d+, "choices": \[\{"index": 0, "finish_reason": "(stop|length)", "delta": \{"role": "assistant"\}\}\]\}$`)
 	reUsage    = regexp.MustCompile(`^\{"id": "(chatcmpl-[0-9a-f-]{36})", "system_fingerprint": "[^"]+", "object": "chat\.completion", "model": "default_model", "created": \d+, "choices": \[\], "usage": \{"prompt_tokens": \d+, "completion_tokens": \d+, "total_tokens": \d+, "prompt_tokens_details": \{"cached_tokens": \d+\}\}\}$`)
@@ -256,7 +256,7 @@ func TestStreamingShape(t *testing.T) {
 			chunks = append(chunks, strings.TrimPrefix(ev, "data: "))
 		}
 	}
-	if len(keepalives) < 2 || !regexp.MustCompile(`^: keepalive 0/\d+$`).MatchString(keepalives[0]) {
+	if len(keepalives) < 1 || !regexp.MustCompile(`^: keepalive \d+/\d+$`).MatchString(keepalives[0]) || strings.HasPrefix(keepalives[0], ": keepalive 0/") {
 		t.Errorf("keepalives %q", keepalives)
 	}
 	n := len(chunks)
@@ -314,15 +314,26 @@ func TestStreamingShape(t *testing.T) {
 	}
 }
 
+// The batched path (no seed) reports after each chunk, no 0/T, and its
+// chunks stop at segment ends (reference D10); a seeded request
+// (_serve_single, generate_step) reports 0/T first.
 func TestKeepaliveCommentsFollowPrefillChunks(t *testing.T) {
+	for _, seed := range []string{"", `, "seed": 3`} {
+		testKeepalives(t, seed)
+	}
+}
+
+func testKeepalives(t *testing.T, seed string) {
 	ts := newTestServer(t, Options{PrefillStepSize: 16})
 	long := strings.Repeat("word ", 60)
 	before := len(ts.log.String())
-	r := ts.chat(t, `{"messages": [{"role": "user", "content": "`+long+`"}], "stream": true, "max_tokens": 2, "stream_options": {"include_usage": true}}`)
+	r := ts.chat(t, `{"messages": [{"role": "user", "content": "`+long+`"}], "stream": true, "max_tokens": 2, "stream_options": {"include_usage": true}`+seed+`}`)
 	ds, _ := dataEvents(t, r.body)
 	total := int(num(path(ds[len(ds)-1], "usage", "prompt_tokens")))
 	var want []string
-	want = append(want, fmt.Sprintf(": keepalive 0/%d", total))
+	if seed != "" {
+		want = append(want, fmt.Sprintf(": keepalive 0/%d", total))
+	}
 	for p := 16; p < total-1; p += 16 {
 		want = append(want, fmt.Sprintf(": keepalive %d/%d", p, total))
 	}
@@ -333,7 +344,30 @@ func TestKeepaliveCommentsFollowPrefillChunks(t *testing.T) {
 			got = append(got, ev)
 		}
 	}
-	if !slices.Equal(got, want) {
+	if seed == "" {
+		// Batched: the chunks also stop at the user segment's end (before
+		// the think tail), which adds one report.
+		var batched []string
+		prev := 0
+		for _, k := range got {
+			var p, n int
+			_, _ = fmt.Sscanf(k, ": keepalive %d/%d", &p, &n)
+			if n != total || p <= prev || p-prev > 16 {
+				t.Errorf("batched keepalives %q", got)
+				break
+			}
+			prev = p
+		}
+		for _, k := range want {
+			if slices.Contains(got, k) {
+				batched = append(batched, k)
+			}
+		}
+		if !slices.Equal(batched, want) {
+			t.Errorf("keepalives\n got %q\nwant %q among them", got, want)
+		}
+		want = got
+	} else if !slices.Equal(got, want) {
 		t.Errorf("keepalives\n got %q\nwant %q", got, want)
 	}
 	var logged []string
@@ -417,14 +451,18 @@ func TestStopStrings(t *testing.T) {
 	if b.String() != strings.SplitN(full, stop, 2)[0] {
 		t.Errorf("streamed with stop: %q", b.String())
 	}
-	// A stop value Python cannot iterate fails before generation: 404.
-	if r := ts.chat(t, `{"messages": [{"role": "user", "content": "Hi"}], "stop": 5}`); r.status != 404 || r.body != `{"error": "'int' object is not iterable"}` {
+	// A stop value Python cannot iterate, in a seeded request
+	// (_serve_single, which catches it): 404. In the batched path it kills
+	// the generation thread (TestBadStopKillsTheGenerationThread).
+	if r := ts.chat(t, `{"messages": [{"role": "user", "content": "Hi"}], "stop": 5, "seed": 1}`); r.status != 404 || r.body != `{"error": "'int' object is not iterable"}` {
 		t.Errorf("stop 5: %q", r.raw)
 	}
 }
 
+// Unsorted: MLX's CPU order (the default is Metal's sorted order:
+// TestTopLogprobsComeSortedOnMetal).
 func TestLogprobsShapesAndArgpartitionQuirk(t *testing.T) {
-	ts := newTestServer(t, Options{})
+	ts := newTestServer(t, Options{UnsortedTopLogprobs: true})
 	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "logprobs": true}`).body)
 	choice := path(d, "choices", 0).(*pyjson.Dict)
 	if !slices.Equal(choice.Keys(), []string{"index", "finish_reason", "logprobs", "message"}) {
@@ -762,5 +800,22 @@ func TestFallbackWithoutHijack(t *testing.T) {
 	e.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(userHi)))
 	if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), `{"id": "chatcmpl-`) {
 		t.Errorf("fallback: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// On Apple GPUs argpartition is a full sort: every top_logprobs list comes
+// most likely first (reference D13).
+func TestTopLogprobsComeSortedOnMetal(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "logprobs": true, "top_logprobs": 5, "temperature": 1.0}`).body)
+	for _, c := range path(d, "choices", 0, "logprobs", "content").([]any) {
+		top := c.(*pyjson.Dict).GetDefault("top_logprobs", nil).([]any)
+		for i := 1; i < len(top); i++ {
+			a := top[i-1].(*pyjson.Dict).GetDefault("logprob", 0.0).(float64)
+			b := top[i].(*pyjson.Dict).GetDefault("logprob", 0.0).(float64)
+			if b > a {
+				t.Fatalf("not sorted: %v", pyjson.Dumps(top))
+			}
+		}
 	}
 }

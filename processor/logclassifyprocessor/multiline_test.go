@@ -60,6 +60,10 @@ var engineLog = [][]string{
 		"  warnings.warn("},
 	{"2026-08-22 16:59:44,123 - INFO - Starting httpd at 127.0.0.1 on port 8081..."},
 	{"Fetching 9 files: 100%|██████████| 9/9 [00:00<00:00, 20.1it/s]"},
+	// tqdm redraws a Hugging Face download bar with \r, the first draw
+	// included (reference D12): a line that begins with \r is a record of
+	// its own, not the continuation of the line before.
+	{"\rFetching 11 files:   0%|          | 0/11 [00:00<?, ?it/s]\rFetching 11 files:  55%|█████▍    | 6/11 [00:04<00:03,  1.45it/s]\rFetching 11 files: 100%|██████████| 11/11 [00:07<00:00,  1.51it/s]"},
 	{"2026-08-22 16:59:45,001 - INFO - Prompt Cache: 4 sequences, 0.03 GB"},
 	{"2026-08-22 16:59:45,001 - INFO - - assistant: 3 sequences, 0.02 GB"},
 	{"2026-08-22 16:59:45,002 - INFO - Prompt processing progress: 2048/8192"},

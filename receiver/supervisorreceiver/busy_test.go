@@ -16,7 +16,7 @@ import (
 // proxyHost offers an mlx_proxy extension that reports, as Unix
 // nanoseconds in the atomics given (none: never), when the engine last sent
 // stream bytes and last gave a whole answer.
-type proxyHost struct{ activity, answer *atomic.Int64 }
+type proxyHost struct{ activity, answer, inFlight *atomic.Int64 }
 
 type proxyExt struct {
 	extension.Extension
@@ -25,6 +25,12 @@ type proxyExt struct {
 
 func (e proxyExt) LastEngineActivity() time.Time { return unixNanos(e.h.activity) }
 func (e proxyExt) LastEngineAnswer() time.Time   { return unixNanos(e.h.answer) }
+func (e proxyExt) InFlight() int64 {
+	if e.h.inFlight == nil {
+		return 0
+	}
+	return e.h.inFlight.Load()
+}
 
 func unixNanos(n *atomic.Int64) time.Time {
 	if n == nil {

@@ -45,8 +45,9 @@ type Config struct {
 	WorkingDir string `mapstructure:"working_dir"`
 	// Endpoint is the engine's base URL, for probes.
 	Endpoint string `mapstructure:"endpoint"`
-	// Model is the model id sent in probes and used as the model label of
-	// mlx_model_loaded. Default: the value of --model in Command.
+	// Model is the model id the models probe looks for in /v1/models, and
+	// the model label of mlx_model_loaded. Default: the value of --model in
+	// Command.
 	Model string `mapstructure:"model"`
 
 	// RunFile is where the running engine's process group is recorded, so
@@ -58,6 +59,17 @@ type Config struct {
 	Log         LogConfig         `mapstructure:"log"`
 	HealthCheck HealthCheckConfig `mapstructure:"health_check"`
 	Restart     RestartConfig     `mapstructure:"restart"`
+	// StartupTimeout: a started engine that is not ready this long after
+	// its start is stopped and restarted with back-off (reason
+	// model_load_failed when its log says the load failed, else
+	// startup_timeout). mlx_lm never exits when its start fails (a failed
+	// load kills only its generation thread; a failed bind leaves the
+	// interpreter waiting for that thread): their tracebacks end it sooner
+	// (threadwatch.go), and this ends a start that hangs without one. The default, 20 minutes, leaves room for a
+	// first download of the model (Qwen3-4B-4bit is 2.3 GB: 15 minutes at
+	// 20 Mbit/s) and its load; a failed load is seen sooner, by its
+	// traceback (threadwatch.go). 0 disables.
+	StartupTimeout time.Duration `mapstructure:"startup_timeout"`
 	// ShutdownGracePeriod is how long the engine has between SIGTERM and
 	// SIGKILL when the collector stops or a hung engine is replaced.
 	ShutdownGracePeriod time.Duration `mapstructure:"shutdown_grace_period"`
@@ -141,6 +153,7 @@ func (c *Config) Validate() error {
 		positive("restart.initial_backoff", c.Restart.InitialBackoff),
 		positive("restart.max_backoff", c.Restart.MaxBackoff),
 		notNegative("restart.reset_after", c.Restart.ResetAfter),
+		notNegative("startup_timeout", c.StartupTimeout),
 		positive("shutdown_grace_period", c.ShutdownGracePeriod),
 	)
 	if c.Restart.MaxBackoff > 0 && c.Restart.MaxBackoff < c.Restart.InitialBackoff {

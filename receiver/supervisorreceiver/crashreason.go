@@ -7,7 +7,7 @@ import (
 
 // Crash reasons, the values of the reason label. The original supervisor's
 // set (metal_gpu_error, oom, python_error, hung, exit) is kept; ring_error,
-// signal and exec_failed are new.
+// signal, exec_failed, model_load_failed and startup_timeout are new.
 const (
 	ReasonMetalGPUError = "metal_gpu_error"
 	ReasonOOM           = "oom"
@@ -17,13 +17,31 @@ const (
 	ReasonSignal        = "signal"
 	ReasonExit          = "exit"
 	ReasonExecFailed    = "exec_failed"
+	// ReasonModelLoadFailed: the model could not be loaded (a repo id typo,
+	// no network on a first download, a rate limit, a bad local path). Under
+	// mlx-lm 0.31 the load runs in the generation thread, which dies and
+	// leaves a process that never gets ready (threadwatch.go); under 0.30 the
+	// process exits 1.
+	ReasonModelLoadFailed = "model_load_failed"
+	// ReasonStartupTimeout: not ready within startup_timeout, and the log
+	// does not say the load failed (a load that is too slow, a start that
+	// hangs without a traceback).
+	ReasonStartupTimeout = "startup_timeout"
 )
 
 // crashReasons lists every reason, in the order the series are emitted.
 var crashReasons = []string{
 	ReasonMetalGPUError, ReasonOOM, ReasonRingError, ReasonPythonError,
 	ReasonHung, ReasonSignal, ReasonExit, ReasonExecFailed,
+	ReasonModelLoadFailed, ReasonStartupTimeout,
 }
+
+// loadFailed matches what a failed model load prints: the frames of
+// mlx_lm's loading (ModelProvider.load_default and _load, mlx_lm v0.31.3
+// server.py L383-394; utils.py _download and snapshot_download, L218-256)
+// and huggingface_hub's and mlx_lm's errors for a model it cannot get
+// (their wording from memory: unverified).
+var loadFailed = regexp.MustCompile(`(?m)(, in (load_default|_load|_download|snapshot_download)$|RepositoryNotFoundError|RevisionNotFoundError|GatedRepoError|HFValidationError|LocalEntryNotFoundError|No safetensors found in|Model type \S+ not supported)`)
 
 // crashRules are tried in order against the tail of the engine's output;
 // the first that matches names the reason. A Metal failure is reported as
@@ -42,6 +60,8 @@ var crashRules = []struct {
 	{regexp.MustCompile(`\[ring\]`), ReasonRingError},
 	// mlx.launch: "[WARN] Node with rank 1 exited with code 1" / "was killed".
 	{regexp.MustCompile(`Node with rank \d+ (exited with code|was killed)`), ReasonRingError},
+	// A traceback through the model's load (before the generic traceback).
+	{loadFailed, ReasonModelLoadFailed},
 	{regexp.MustCompile(`(?i)(Traceback \(most recent call last\)|segmentation fault|fatal python error)`), ReasonPythonError},
 }
 
@@ -66,4 +86,13 @@ func classifyCrash(tail []byte, st exitStatus) string {
 		return ReasonSignal
 	}
 	return ReasonExit
+}
+
+// startupReason names a start that was not ready in time: the log says
+// the load failed, or it simply took too long (or never bound its port).
+func startupReason(tail []byte) string {
+	if loadFailed.Match(tail) {
+		return ReasonModelLoadFailed
+	}
+	return ReasonStartupTimeout
 }

@@ -47,8 +47,14 @@ func TestClassifyCrash(t *testing.T) {
 			want: ReasonRingError,
 		},
 		{
-			name: "python traceback",
+			name: "a model mlx_lm cannot load (mlx-lm 0.30 loads in the main thread, then exits 1)",
 			tail: "Traceback (most recent call last):\n  File \"/opt/mlx/bin/mlx_lm.server\", line 8, in <module>\nValueError: Model type qwen9 not supported.\n",
+			st:   exitStatus{Code: 1},
+			want: ReasonModelLoadFailed,
+		},
+		{
+			name: "python traceback",
+			tail: "Traceback (most recent call last):\n  File \"/opt/mlx/bin/mlx_lm.server\", line 8, in <module>\nRuntimeError: can't start new thread\n",
 			st:   exitStatus{Code: 1},
 			want: ReasonPythonError,
 		},

@@ -44,6 +44,7 @@ func createDefaultConfig() component.Config {
 			MaxBackoff:     30 * time.Second,
 			ResetAfter:     2 * time.Minute,
 		},
+		StartupTimeout:      20 * time.Minute,
 		ShutdownGracePeriod: 10 * time.Second,
 	}
 }

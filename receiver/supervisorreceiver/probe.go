@@ -33,8 +33,20 @@ type prober struct {
 	// proxyAnswer, when set, is when the proxy last relayed a whole
 	// successful answer of the engine.
 	proxyAnswer func() time.Time
+	// inFlight, when set, is how many completion requests the proxy is
+	// serving: a request waiting for the engine, streamed or not, is work
+	// the engine has (mlx_lm prints nothing while it decodes, and a
+	// non-streamed answer relays no byte before its end).
+	inFlight func() int64
 	// busyWarned: the current failing streak has been logged as busy.
 	busyWarned bool
+	// pending is the probe still waiting for the engine, if any. A probe
+	// that times out is not abandoned: mlx_lm's handler thread would stay
+	// blocked for ever in response_queue.get() whatever the client does,
+	// so one more probe per interval would pile up threads in a wedged
+	// engine. The next check waits for the same probe instead; at most one
+	// is ever in flight.
+	pending chan error
 }
 
 func (p *prober) run(ctx context.Context) {
@@ -83,10 +95,14 @@ func (p *prober) check(ctx context.Context) {
 		p.st.mu.Unlock()
 	}
 	httpUp := p.cfg.SpawnMode() || p.get(ctx, "/health", nil) == nil
-	err := p.probe(ctx)
+	err := p.probeOnce(ctx)
 	if ctx.Err() != nil {
 		return // shutting down: not a result
 	}
+	// Requests in flight through the proxy are progress while the engine's
+	// HTTP side answers (/health does not wait for the generation thread;
+	// an engine that does not even answer it is not busy but stuck).
+	busy := err != nil && p.inFlight != nil && p.inFlight() > 0 && p.get(ctx, "/health", nil) == nil
 	p.st.mu.Lock()
 	defer p.st.mu.Unlock()
 	if !p.cfg.SpawnMode() {
@@ -115,7 +131,11 @@ func (p *prober) check(ctx context.Context) {
 	if now.Sub(p.st.failingFor) < p.cfg.HealthCheck.HangAfter {
 		return
 	}
-	if progress := p.lastProgress(); now.Sub(progress) < p.cfg.HealthCheck.HangAfter {
+	progress := p.lastProgress()
+	if busy {
+		progress = now
+	}
+	if now.Sub(progress) < p.cfg.HealthCheck.HangAfter {
 		// Busy, not hung: the probe waits on a generation thread that is
 		// doing work.
 		if !p.busyWarned {
@@ -142,6 +162,45 @@ func (p *prober) lastProgress() time.Time {
 		}
 	}
 	return t
+}
+
+// probeOnce waits up to the probe timeout for the pending probe, starting
+// one if none is pending. A probe that outlives the timeout is a failure
+// of this check and stays pending; its answer counts for a later check.
+func (p *prober) probeOnce(ctx context.Context) error {
+	if p.pending == nil {
+		done := make(chan error, 1)
+		p.pending = done
+		// Bounded all the same: a probe that no answer ends is given up
+		// after pendingLimit, so an engine that drops a connection silently
+		// cannot stop probing for good.
+		pctx, cancel := context.WithTimeout(ctx, p.pendingLimit())
+		go func() {
+			defer cancel()
+			defer func() {
+				if r := recover(); r != nil {
+					done <- fmt.Errorf("probe panicked: %v", r)
+				}
+			}()
+			done <- p.probe(pctx)
+		}()
+	}
+	t := time.NewTimer(p.cfg.HealthCheck.Timeout)
+	defer t.Stop()
+	select {
+	case err := <-p.pending:
+		p.pending = nil
+		return err
+	case <-t.C:
+		return fmt.Errorf("no answer within %s (the probe keeps waiting; no other is sent meanwhile)", p.cfg.HealthCheck.Timeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// pendingLimit is how long one probe may stay pending.
+func (p *prober) pendingLimit() time.Duration {
+	return max(p.cfg.StartupTimeout, p.cfg.HealthCheck.HangAfter, 10*p.cfg.HealthCheck.Timeout)
 }
 
 func (p *prober) probe(ctx context.Context) error {
@@ -171,12 +230,22 @@ func (p *prober) probe(ctx context.Context) error {
 
 // completion asks for one token: it only succeeds once the model is loaded
 // and the generation loop answers, unlike /health and /v1/models.
+//
+// It names the model "default_model", mlx_lm's name for its --model with
+// its --adapter-path and --draft-model, and what the proxy sends for a
+// request without a model and the judge sends by default. mlx_lm batches a
+// request only with requests of the same model description as written
+// (mlx_lm v0.31.3 server.py L734 `current_model == args.model`) and drains
+// its whole batch before serving another (L834, L719): a probe naming the
+// repo id would wait for every running generation and hold back every
+// later request; at mlx_lm HEAD it would also reload the model without its
+// adapter (L369-375).
 func (p *prober) completion(ctx context.Context) error {
 	req := map[string]any{
 		"messages":   []map[string]string{{"role": "user", "content": "ping"}},
 		"max_tokens": 1,
 		"stream":     false,
-		"model":      p.model,
+		"model":      defaultModel,
 	}
 	b, _ := json.Marshal(req)
 	var body struct {
@@ -191,13 +260,16 @@ func (p *prober) completion(ctx context.Context) error {
 	return nil
 }
 
+// get asks a route that does not wait for the generation thread, within
+// the probe timeout.
 func (p *prober) get(ctx context.Context, path string, into any) error {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.HealthCheck.Timeout)
+	defer cancel()
 	return p.do(ctx, http.MethodGet, path, nil, into)
 }
 
+// do sends one request; ctx bounds it.
 func (p *prober) do(ctx context.Context, method, path string, body []byte, into any) error {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.HealthCheck.Timeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(p.cfg.Endpoint, "/")+path, bytes.NewReader(body))
 	if err != nil {
 		return err

@@ -49,10 +49,11 @@ func (r *runner) run(ctx context.Context) {
 		r.tail.Reset()
 		started := time.Now()
 		sink := &logSink{out: r.out, st: r.st, logger: r.logger}
+		watch := newThreadWatch()
 		token := newRunToken()
 		env := append(engineEnv(environ(), r.cfg.EnvPassthrough, r.cfg.Env), runTokenEnv+"="+token)
 		argv := withRunToken(r.cfg.Command, token)
-		proc, err := startEngine(argv, env, r.cfg.WorkingDir, io.MultiWriter(sink, r.tail))
+		proc, err := startEngine(argv, env, r.cfg.WorkingDir, io.MultiWriter(sink, r.tail, watch))
 		var reason string
 		var st exitStatus
 		if err != nil {
@@ -62,11 +63,9 @@ func (r *runner) run(ctx context.Context) {
 			r.logger.Info("Engine started", zap.Int("pid", proc.pid()))
 			r.setProcess(proc, started)
 			r.record(runRecord{PGID: proc.pid(), LeaderStart: processStart(proc.pid()), Argv: argv, Token: token, Started: started})
-			select {
-			case <-proc.exited:
-				st = proc.status
-			case <-ctx.Done():
-				st = proc.stop(r.cfg.ShutdownGracePeriod)
+			var stopped bool
+			st, stopped = r.watch(ctx, proc, watch)
+			if stopped {
 				r.clearProcess(st)
 				r.forget(token)
 				r.logger.Info("Engine stopped", zap.Int("exit_code", st.Code))
@@ -99,6 +98,61 @@ func (r *runner) run(ctx context.Context) {
 		r.setBackoff(false, 0)
 	}
 }
+
+// watch waits for the engine's exit, stopping it on the way when its
+// generation thread dies (threadwatch.go) or it is not ready within
+// startup_timeout: in both cases mlx_lm never exits by itself. stopped
+// says the collector is shutting down (the engine was stopped for that).
+func (r *runner) watch(ctx context.Context, proc *engineProcess, w *threadWatch) (st exitStatus, stopped bool) {
+	var startup <-chan time.Time
+	if r.cfg.StartupTimeout > 0 {
+		t := time.NewTimer(r.cfg.StartupTimeout)
+		defer t.Stop()
+		startup = t.C
+	}
+	died := w.died
+	for {
+		select {
+		case <-proc.exited:
+			return proc.status, false
+		case <-ctx.Done():
+			return proc.stop(r.cfg.ShutdownGracePeriod), true
+		case <-died:
+			died = nil
+			// The traceback follows its first line: give it a moment.
+			settle := time.NewTimer(threadDeathSettle)
+			select {
+			case <-settle.C:
+			case <-proc.exited:
+				settle.Stop()
+				return proc.status, false
+			case <-ctx.Done():
+				settle.Stop()
+				return proc.stop(r.cfg.ShutdownGracePeriod), true
+			}
+			reason := classifyCrash(deathText(r.tail.Bytes()), exitStatus{})
+			r.logger.Error("A thread of the engine died (the generation thread, or the main thread with the HTTP server): it serves nothing more, though its process lives; restarting it",
+				zap.String("reason", reason))
+			r.kill(reason)
+		case <-startup:
+			startup = nil
+			r.st.mu.Lock()
+			ready := r.st.readyOnce
+			r.st.mu.Unlock()
+			if ready {
+				continue
+			}
+			reason := startupReason(r.tail.Bytes())
+			r.logger.Error("The engine was not ready within startup_timeout; restarting it",
+				zap.Duration("startup_timeout", r.cfg.StartupTimeout), zap.String("reason", reason))
+			r.kill(reason)
+		}
+	}
+}
+
+// threadDeathSettle is how long the rest of a traceback has to reach the
+// log once its first line has.
+const threadDeathSettle = 300 * time.Millisecond
 
 // kill stops a running engine that stopped answering; run restarts it.
 func (r *runner) kill(reason string) {

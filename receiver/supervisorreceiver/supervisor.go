@@ -34,6 +34,9 @@ type activitySource interface{ LastEngineActivity() time.Time }
 // answerSource is what it offers for probing only when idle.
 type answerSource interface{ LastEngineAnswer() time.Time }
 
+// inFlightSource is what it offers to tell a busy engine from a hung one.
+type inFlightSource interface{ InFlight() int64 }
+
 func (s *supervisor) start(_ context.Context, host component.Host) error {
 	// The engine outlives the Start call: its context is the component's own.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -53,6 +56,9 @@ func (s *supervisor) start(_ context.Context, host component.Host) error {
 		}
 		if src, ok := ext.(answerSource); ok {
 			p.proxyAnswer = src.LastEngineAnswer
+		}
+		if src, ok := ext.(inFlightSource); ok {
+			p.inFlight = src.InFlight
 		}
 	}
 	if s.cfg.SpawnMode() {

@@ -140,27 +140,13 @@ func TestFaultEngineHung(t *testing.T) {
 // supervisor killed the busy engine after hang_after, with the request in
 // flight.)
 func TestFaultBusyEngineIsNotRestarted(t *testing.T) {
-	f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, engineOverlay(t, "--sim-decode-tokens-per-second", "6")),
-		sets: fastProbes})
-	waitEngineReady(f.stack)
-	f.mark()
-	resp, err := http.Post(f.proxyURL("/v1/chat/completions"), "application/json", strings.NewReader(
-		`{"model": "mlx-community/Qwen3-4B-4bit", "messages": [{"role": "user", "content": "Write a long essay"}], "stream": true, "seed": 7, "chat_template_kwargs": {"enable_thinking": true}}`))
-	require.NoError(t, err)
+	f := startSlowEngine(t, "6")
 	// Reasoning and answer are 24 to 144 tokens: 4 to 24 s at 6 tokens/s,
 	// all of it past hang_after.
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
+	_, body := askProxy(t, f, `{"model": "mlx-community/Qwen3-4B-4bit", "messages": [{"role": "user", "content": "Write a long essay"}], "stream": true, "seed": 7, "chat_template_kwargs": {"enable_thinking": true}}`)
 	whole := strings.HasSuffix(string(body), "data: [DONE]\n\n")
 	assert.True(t, whole, "the whole stream reached the client")
-	sc := f.waitFor("prometheus/supervisor", 10*time.Second, "ready again", func(sc *promtext.Scrape) bool {
-		v, _ := sc.Value("mlx_server_ready")
-		return v == 1
-	})
-	assert.Positive(t, value(t, sc, "mlx_server_health_checks_total", "result", "fail"), "the probes did fail while the engine was busy")
-	assert.Equal(t, 0.0, value(t, sc, "mlx_server_restarts_total"))
-	assert.Equal(t, 0.0, value(t, sc, "mlx_server_crashes_total", "reason", "hung"))
+	assertBusyNotRestarted(t, f)
 	assert.Contains(t, f.out.String(), "makes progress; not restarting it")
 	failed := int64(0)
 	if !whole {
@@ -168,6 +154,43 @@ func TestFaultBusyEngineIsNotRestarted(t *testing.T) {
 	}
 	f.finish(t, faultRow{name: "long unbatchable request (seed), probes failing", sent: 1, failed: failed, hasFailed: true,
 		note: "restarts: 0"})
+}
+
+// startSlowEngine starts the collector with an engine that decodes
+// tokensPerSecond and probes every 500 ms; it returns once the engine is
+// ready, with the fault row's clock started.
+func startSlowEngine(t *testing.T, tokensPerSecond string) *faultStack {
+	t.Helper()
+	f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, engineOverlay(t, "--sim-decode-tokens-per-second", tokensPerSecond)),
+		sets: fastProbes})
+	waitEngineReady(f.stack)
+	f.mark()
+	return f
+}
+
+// askProxy posts a chat completion through the proxy and reads the whole
+// answer.
+func askProxy(t *testing.T, f *faultStack, body string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(f.proxyURL("/v1/chat/completions"), "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	return resp.StatusCode, b
+}
+
+// assertBusyNotRestarted: once the long request is over the engine is
+// ready again, its probes failed meanwhile, and it was never restarted.
+func assertBusyNotRestarted(t *testing.T, f *faultStack) {
+	t.Helper()
+	sc := f.waitFor("prometheus/supervisor", 10*time.Second, "ready again", func(sc *promtext.Scrape) bool {
+		v, _ := sc.Value("mlx_server_ready")
+		return v == 1
+	})
+	assert.Positive(t, value(t, sc, "mlx_server_health_checks_total", "result", "fail"), "the probes did fail while the engine was busy")
+	assert.Equal(t, 0.0, value(t, sc, "mlx_server_restarts_total"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_server_crashes_total", "reason", "hung"))
 }
 
 // hangOnceOverlay runs the simulated engine with --sim-hang-after n the

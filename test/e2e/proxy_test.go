@@ -110,7 +110,7 @@ func TestProxyWhenTheEngineDies(t *testing.T) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.proxyURL("/v1/chat/completions"),
 		strings.NewReader(`{"messages": [{"role": "user", "content": "Write a long essay"}], "max_tokens": 4000, "stream": true}`))
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", "application/json") // the proxy's front door requires it
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

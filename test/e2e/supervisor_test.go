@@ -131,10 +131,24 @@ func TestScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 	assert.Equal(t, "GAUGE", sc.Families["mlx_server_last_crash_reason"].GetType().String())
 }
 
+// A Metal fault, in both MLX generations: before 0.32 the process aborts
+// (SIGABRT); from 0.32 (what pip installs with mlx-lm 0.31.3) only the
+// generation thread dies, /health stays up and nothing exits, so the
+// supervisor stops it itself on the traceback (SIGTERM). Either way the
+// crash is metal_gpu_error and the engine serves again.
 func TestMetalFaultIsCountedAndTheEngineRestarted(t *testing.T) {
+	for _, tc := range []struct {
+		mlx  string
+		exit float64
+	}{{"0.30", -6}, {"0.32.1", -15}} {
+		t.Run("MLX "+tc.mlx, func(t *testing.T) { testMetalFault(t, tc.mlx, tc.exit) })
+	}
+}
+
+func testMetalFault(t *testing.T, mlxVersion string, exitCode float64) {
 	// The first probe is request 1; the test's own request is the second,
-	// and the engine dies of a Metal fault on it.
-	overlay := engineOverlay(t, "--sim-load-delay", "1s", "--sim-metal-fault-after", "2")
+	// and the engine meets a Metal fault on it.
+	overlay := engineOverlay(t, "--sim-load-delay", "1s", "--sim-metal-fault-after", "2", "--sim-mlx-version", mlxVersion)
 	s := startCollector(t, collectorOptions{
 		configs: append(demoConfigs, overlay),
 		// After readiness, no probe until the test is over, so the count
@@ -153,6 +167,7 @@ func TestMetalFaultIsCountedAndTheEngineRestarted(t *testing.T) {
 	if resp, err := chat(ctx, s.engineURL("/v1/chat/completions")); err == nil {
 		resp.Body.Close()
 	}
+	faulted := time.Now()
 
 	sc := s.waitFor("prometheus/supervisor", 30*time.Second, "a metal_gpu_error crash and a restart", func(sc *promtext.Scrape) bool {
 		c, _ := sc.Value("mlx_server_crashes_total", "reason", "metal_gpu_error")
@@ -161,19 +176,55 @@ func TestMetalFaultIsCountedAndTheEngineRestarted(t *testing.T) {
 	})
 	assert.Equal(t, 1.0, value(t, sc, "mlx_server_last_crash_reason", "reason", "metal_gpu_error"))
 	assert.Equal(t, 0.0, value(t, sc, "mlx_server_last_crash_reason", "reason", "signal"))
-	assert.Equal(t, -6.0, value(t, sc, "mlx_server_last_exit_code"), "the abort is SIGABRT")
-	for _, r := range []string{"oom", "python_error", "ring_error", "signal", "exit", "exec_failed", "hung"} {
+	assert.Equal(t, exitCode, value(t, sc, "mlx_server_last_exit_code"), "SIGABRT (abort) or SIGTERM (the supervisor)")
+	for _, r := range []string{"oom", "python_error", "ring_error", "signal", "exit", "exec_failed", "hung", "model_load_failed", "startup_timeout"} {
 		assert.Equal(t, 0.0, value(t, sc, "mlx_server_crashes_total", "reason", r), r)
 	}
 
-	// It comes back: a new process, ready again.
+	// It comes back: a new process, ready again, within the back-off, the
+	// load and a probe interval (not after hang_after of failed probes).
 	s.waitFor("prometheus/supervisor", 30*time.Second, "ready after the restart", func(sc *promtext.Scrape) bool {
 		v, _ := sc.Value("mlx_server_ready")
 		return v == 1
 	})
+	assert.Less(t, time.Since(faulted), 15*time.Second)
 	pids := enginePids(s)
 	require.Len(t, pids, 1)
 	assert.NotEqual(t, firstPids[0], pids[0])
+	resp, err := chat(ctx, s.engineURL("/v1/chat/completions"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the new engine serves")
+}
+
+// A model that cannot be loaded: under mlx-lm 0.31 (the default pair) the
+// generation thread dies and the process stays up, never ready; under
+// 0.30 the process exits 1. Both are model_load_failed, within
+// startup_timeout, and restarted with back-off.
+func TestModelLoadFailureIsNamedAndRestarted(t *testing.T) {
+	for _, mlx := range []string{"0.32.1", "0.30"} {
+		t.Run("MLX "+mlx, func(t *testing.T) {
+			const startupTimeout = 20 * time.Second
+			s := startCollector(t, collectorOptions{
+				configs: append(demoConfigs, engineOverlay(t, "--sim-load-delay", "500ms", "--sim-load-fail", "--sim-mlx-version", mlx)),
+				sets:    []string{"receivers::mlx_supervisor::startup_timeout=" + startupTimeout.String()},
+			})
+			started := time.Now()
+			sc := s.waitFor("prometheus/supervisor", startupTimeout, "a model_load_failed crash", func(sc *promtext.Scrape) bool {
+				c, _ := sc.Value("mlx_server_crashes_total", "reason", "model_load_failed")
+				return c >= 1
+			})
+			assert.Less(t, time.Since(started), startupTimeout)
+			assert.Equal(t, 0.0, value(t, sc, "mlx_server_ready"))
+			for _, r := range []string{"python_error", "hung", "startup_timeout", "exit"} {
+				assert.Equal(t, 0.0, value(t, sc, "mlx_server_crashes_total", "reason", r), r)
+			}
+			s.waitFor("prometheus/supervisor", 30*time.Second, "restarted", func(sc *promtext.Scrape) bool {
+				r, _ := sc.Value("mlx_server_restarts_total")
+				return r >= 1
+			})
+		})
+	}
 }
 
 func TestShutdownLeavesNoEngineProcess(t *testing.T) {

@@ -1,0 +1,148 @@
+package mlxsim
+
+import (
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// noAnswer posts body and says whether the engine sent nothing at all
+// (not even headers) within wait: the request waits on a dead thread.
+func noAnswer(t *testing.T, ts *testServer, body string, wait time.Duration) bool {
+	t.Helper()
+	conn, err := net.Dial("tcp", ts.addr())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, postReq("/v1/chat/completions", body))
+	require.NoError(t, err)
+	_ = conn.SetReadDeadline(time.Now().Add(wait))
+	b := make([]byte, 1)
+	n, err := conn.Read(b)
+	return n == 0 && err != nil && strings.Contains(err.Error(), "timeout")
+}
+
+// MLX 0.32 (the default pair): a Metal fault kills the generation thread;
+// /health stays 200, nothing exits, every completion waits unanswered.
+func TestMetalFaultKillsTheGenerationThreadUnderMLX032(t *testing.T) {
+	aborted := false
+	ts := newTestServer(t, Options{MetalFaultAfter: 2, Abort: func() { aborted = true }, Exit: func(int) { t.Error("exit") }})
+	for range 2 {
+		r := ts.chat(t, userHi)
+		require.Equal(t, 200, r.status)
+	}
+	require.Eventually(t, ts.e.ThreadDead, 2*time.Second, 10*time.Millisecond)
+	assert.False(t, aborted, "MLX 0.32 does not abort")
+	log := ts.log.String()
+	assert.Contains(t, log, "Exception in thread Thread-1 (_generate):\nTraceback (most recent call last):\n")
+	assert.Contains(t, log, MetalThreadDeathLine+"\n")
+	assert.NotContains(t, log, "libc++abi")
+	assert.Equal(t, 200, ts.get(t, "/health").status)
+	before := len(ts.log.String())
+	assert.True(t, noAnswer(t, ts, userHi, 300*time.Millisecond), "a completion is answered by a dead thread")
+	assert.Equal(t, before, len(ts.log.String()), "a request on a dead thread is never admitted: no line")
+	assert.Equal(t, 200, ts.get(t, "/health").status)
+}
+
+// Before MLX 0.32 the same fault aborts the process.
+func TestMetalFaultAbortsBeforeMLX032(t *testing.T) {
+	for _, v := range []string{"0.31", "0.30"} {
+		var mu sync.Mutex
+		aborted := false
+		ts := newTestServer(t, Options{MLXVersion: v, MetalFaultAfter: 1, Abort: func() { mu.Lock(); aborted = true; mu.Unlock() }})
+		require.Equal(t, 200, ts.chat(t, userHi).status)
+		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return aborted }, 2*time.Second, 10*time.Millisecond, v)
+		assert.Contains(t, ts.log.String(), MetalFaultLine, v)
+		assert.False(t, ts.e.ThreadDead(), v)
+	}
+}
+
+// mlx-lm 0.31: a failed load kills the generation thread; the HTTP server
+// answers /health, completions wait, nothing exits. mlx-lm 0.30 (MLX 0.30):
+// the main thread's traceback, then exit 1.
+func TestLoadFailure(t *testing.T) {
+	ts := newTestServer(t, Options{LoadFail: true, LoadDelay: 20 * time.Millisecond, Exit: func(int) { t.Error("exit") }})
+	require.Eventually(t, ts.e.ThreadDead, 2*time.Second, 10*time.Millisecond)
+	log := ts.log.String()
+	assert.Contains(t, log, "Exception in thread Thread-1 (_generate):")
+	assert.Contains(t, log, "load_default")
+	assert.Contains(t, log, "RepositoryNotFoundError")
+	assert.Equal(t, 200, ts.get(t, "/health").status)
+	assert.True(t, noAnswer(t, ts, userHi, 300*time.Millisecond))
+
+	exited := make(chan int, 1)
+	old := newTestServer(t, Options{MLXVersion: "0.30", LoadFail: true, Exit: func(c int) { exited <- c }})
+	select {
+	case c := <-exited:
+		assert.Equal(t, 1, c)
+	case <-time.After(2 * time.Second):
+		t.Fatal("mlx-lm 0.30 did not exit on a failed load")
+	}
+	assert.Contains(t, old.log.String(), "Traceback (most recent call last):\n  File \""+scriptPath)
+	assert.NotContains(t, old.log.String(), "Exception in thread")
+}
+
+// A stop value the batched path cannot use kills the thread (reference D5).
+func TestBadStopKillsTheGenerationThread(t *testing.T) {
+	for _, stop := range []string{`[1]`, `[["a"]]`, `5`} {
+		ts := newTestServer(t, Options{})
+		assert.True(t, noAnswer(t, ts, `{"messages": [{"role": "user", "content": "hi"}], "stop": `+stop+`}`, 300*time.Millisecond), stop)
+		assert.True(t, ts.e.ThreadDead(), stop)
+		assert.Contains(t, ts.log.String(), "in _make_state_machine\n", stop)
+		assert.True(t, noAnswer(t, ts, userHi, 200*time.Millisecond), "a later request is answered")
+		assert.Equal(t, 200, ts.get(t, "/health").status)
+	}
+}
+
+// The fingerprint names the pair.
+func TestFingerprintFollowsTheVersionPair(t *testing.T) {
+	assert.Equal(t, "0.31.3-0.32.1-macOS-15.6.1-arm64-arm-64bit-applegpu_g15s", DefaultSystemFingerprint)
+	assert.Equal(t, "0.31.3-0.31.2-macOS-15.6.1-arm64-arm-64bit-applegpu_g15s", Fingerprint("0.31"))
+	assert.Equal(t, "0.30.7-0.30.6-macOS-15.6.1-arm64-arm-64bit-applegpu_g15s", Fingerprint("0.30"))
+	assert.Error(t, CheckMLXVersion("0.29"))
+}
+
+// A request naming another model description drains the running batch:
+// it waits for the running generation, and so does everyone after it.
+func TestDifferentModelDescriptionDrainsTheBatch(t *testing.T) {
+	ts := newTestServer(t, Options{DecodeTPS: 50})
+	long := `{"model": "default_model", "max_tokens": 40, "messages": [{"role": "user", "content": "tell me about owls"}]}`
+	done := make(chan struct{})
+	go func() { defer close(done); ts.chat(t, long) }()
+	time.Sleep(150 * time.Millisecond)
+	same := time.Now()
+	ts.chat(t, `{"model": "default_model", "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]}`)
+	assert.Less(t, time.Since(same), 300*time.Millisecond, "the same description joins the batch")
+	assert.Zero(t, ts.e.Drains())
+	other := time.Now()
+	ts.chat(t, `{"model": "`+DefaultModel+`", "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]}`)
+	select {
+	case <-done:
+	default:
+		t.Error("the other description was served before the batch ended")
+	}
+	assert.Greater(t, time.Since(other), 300*time.Millisecond)
+	assert.Equal(t, int64(1), ts.e.Drains())
+}
+
+// A first run's download bar: tqdm's draws, each after a \r, one \n at the
+// end; and ranks under mlx.launch: a block per rank, CRLF line ends.
+func TestDownloadBarsAndRanks(t *testing.T) {
+	ts := newTestServer(t, Options{DownloadBars: true, LoadDelay: 110 * time.Millisecond})
+	require.Equal(t, 200, ts.chat(t, userHi).status)
+	log := ts.log.String()
+	assert.True(t, strings.HasPrefix(log, "\rFetching 11 files:   0%|          | 0/11 [00:00<?, ?it/s]\rFetching 11 files:   9%|"), log)
+	assert.Contains(t, log, "| 11/11 [")
+	assert.Equal(t, 12, strings.Count(log, "\rFetching 11 files:"))
+
+	ts = newTestServer(t, Options{Ranks: 2})
+	require.Equal(t, 200, ts.chat(t, userHi).status)
+	log = ts.log.String()
+	assert.Equal(t, 2, strings.Count(log, " - INFO - Prompt Cache: 0 sequences, 0.00 GB\r\n"), log)
+	assert.NotContains(t, strings.ReplaceAll(log, "\r\n", ""), "\n")
+}
