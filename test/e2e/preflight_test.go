@@ -160,7 +160,7 @@ func TestPreflightModelPathUnreadable(t *testing.T) {
 }
 
 // Every problem in one message: a held port, a missing engine, a missing
-// model.
+// model, and the proxy's model that is not the engine's.
 func TestPreflightEveryProblemAtOnce(t *testing.T) {
 	port := holdPort(t)
 	model := filepath.Join(t.TempDir(), "no-such-model")
@@ -173,10 +173,11 @@ func TestPreflightEveryProblemAtOnce(t *testing.T) {
 	assert.Equal(t, 1, code)
 	_, msg, ok := strings.Cut(out, "preflight: ")
 	require.True(t, ok, out)
-	assert.Equal(t, 3, strings.Count(msg, "\n  - "), msg)
+	assert.Equal(t, 4, strings.Count(msg, "\n  - "), msg)
 	assert.Contains(t, msg, fmt.Sprintf("port %d of extensions::health_check (endpoint: 127.0.0.1:%d) %s", port, port, heldByThisTest()))
 	assert.Contains(t, msg, `the engine "no-such-engine-e2e" (command[0]) is not on PATH`)
 	assert.Contains(t, msg, fmt.Sprintf("the model path %q (--model in command) cannot be read", model))
+	assert.Contains(t, msg, fmt.Sprintf(`is not the engine's --model %q`, model))
 }
 
 // MLX_PREFLIGHT=off: the port's component fails at its start, as before
