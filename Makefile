@@ -40,7 +40,7 @@ $(COLLECTOR): $(OCB) builder-config.yaml go.mod go.sum $(COMPONENT_SRC)
 	$(LOCK) $(OCB) --config builder-config.yaml
 	@touch $@
 
-$(MLXSIM): $(shell find cmd/mlxsim internal/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
+$(MLXSIM): $(shell find cmd/mlxsim standins/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
 	$(GO) build -o $@ ./cmd/mlxsim
 
 $(MLXJUDGE): $(shell find cmd/mlxjudge internal/judge internal/opikapi internal/opikid -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
@@ -49,7 +49,7 @@ $(MLXJUDGE): $(shell find cmd/mlxjudge internal/judge internal/opikapi internal/
 ## mlxbench: the load, profile and agent rigs (bin/mlxbench; docs/mlxbench.md).
 mlxbench: $(MLXBENCH)
 
-$(MLXBENCH): $(shell find cmd/mlxbench internal/bench internal/promtext -name '*.go' -not -name '*_test.go' 2>/dev/null) $(wildcard internal/bench/htmlreport/*.tmpl) go.mod
+$(MLXBENCH): $(shell find cmd/mlxbench cmd/mlxbench/bench testutil/promtext -name '*.go' -not -name '*_test.go' 2>/dev/null) $(wildcard cmd/mlxbench/bench/htmlreport/*.tmpl) go.mod
 	$(GO) build -ldflags "-X main.version=$(DIST_VERSION)" -o $@ ./cmd/mlxbench
 
 ## report-render: mlxbench's HTML reports rendered in Debian's headless
@@ -152,7 +152,7 @@ bench-profile: $(COLLECTOR) $(MLXSIM) $(MLXPERF)
 	scripts/install-deps.sh --bench
 	$(MLXPERF) -collector $(COLLECTOR) -mlxsim $(MLXSIM) -profile bench-reports/profiles
 
-$(MLXPERF): $(shell find cmd/mlxperf internal/perf internal/loadgen internal/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
+$(MLXPERF): $(shell find cmd/mlxperf cmd/mlxperf/perf testutil/loadgen standins/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
 	$(GO) build -o $@ ./cmd/mlxperf
 
 clean:

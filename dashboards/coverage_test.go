@@ -9,8 +9,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promqlnames"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promqlnames"
 )
 
 // unwatchedFile lists the documented mlx_* series that neither an alert

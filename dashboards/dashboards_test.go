@@ -19,7 +19,7 @@ import (
 	sdkdashboard "github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promqlnames"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promqlnames"
 )
 
 var update = flag.Bool("update", false, "rewrite the dashboard JSON files and expected-empty.yml from the dashboards' Go files")

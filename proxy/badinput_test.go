@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 func openAIError(t *testing.T, body []byte) (code, message string) {

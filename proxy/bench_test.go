@@ -41,8 +41,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/loadgen"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/loadgen"
 )
 
 const (

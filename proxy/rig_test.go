@@ -20,8 +20,8 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 const testModel = "mlx-community/Qwen3-4B-4bit"

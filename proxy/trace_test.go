@@ -18,8 +18,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 // spanSink collects what the proxy hands to the collector side.

@@ -20,7 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promqlnames"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promqlnames"
 )
 
 // The original stack's alerts, by group: names, groups and thresholds are

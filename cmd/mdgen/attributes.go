@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
 )
 
 // The attribute keys of spans and log records (metadata.yaml's

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
 )
 
 const recordsYAML = `

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench/agent"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench/agent"
 )
 
 func runAgentic(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 // Against the simulated engine: each scenario that names a tool gets one
-// valid call, then an answer (see internal/bench/agent for what the sim
+// valid call, then an answer (see cmd/mlxbench/bench/agent for what the sim
 // can drive); every loop has its own session id, the same on each of its
 // turns.
 func TestAgenticAgainstSim(t *testing.T) {

@@ -24,8 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench/htmlreport"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench/htmlreport"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 const probeScript = `<script>

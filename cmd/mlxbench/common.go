@@ -17,9 +17,9 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench/htmlreport"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench/htmlreport"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // common are the flags of every measuring command.

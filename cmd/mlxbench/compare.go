@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench"
 )
 
 func runCompare(args []string, stdout, stderr io.Writer) int {

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 const simModel = "mlx-community/Qwen3-1.7B-4bit"

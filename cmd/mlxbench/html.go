@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench/htmlreport"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench/htmlreport"
 )
 
 // runHTML redraws a report's HTML page from its JSON (samples included),

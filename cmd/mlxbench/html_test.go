@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 // A report can be drawn again from its JSON alone, and its plots written

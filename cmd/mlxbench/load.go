@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench"
 )
 
 // loadLevel is one planned level of a load run.

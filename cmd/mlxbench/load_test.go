@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench/htmlreport"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench/htmlreport"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 func TestLoadSweepReport(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/bench"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench"
 )
 
 func runOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) int {

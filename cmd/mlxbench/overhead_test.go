@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 // startProxy runs the project's proxy in front of the engine at upstream

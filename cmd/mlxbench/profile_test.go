@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 func TestProfileMatrix(t *testing.T) {

@@ -1,6 +1,6 @@
 // Command mlxperf is `make bench`'s runner: the proxy beside Debian's nginx
 // and beside no proxy, under the same load in one run, and the whole
-// distribution's footprint idle and under a realistic load (internal/perf).
+// distribution's footprint idle and under a realistic load (cmd/mlxperf/perf).
 // It prints tables of figures and judges them against issue 13's goals;
 // it is a benchmark and exits 0 whatever the figures are.
 //
@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/perf"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxperf/perf"
 )
 
 func main() {

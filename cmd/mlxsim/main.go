@@ -1,6 +1,6 @@
 // Command mlxsim is a simulated mlx_lm.server for Linux: same command line,
 // same HTTP API byte for byte, same stderr log, with deterministic fake
-// generation and injectable faults. See internal/mlxsim for the rules.
+// generation and injectable faults. See standins/mlxsim for the rules.
 //
 //	mlxsim --model mlx-community/Qwen3-4B-4bit --port 8081 \
 //	    --chat-template-args '{"enable_thinking":false}' \
@@ -51,7 +51,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 const prog = "mlx_lm.server"

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/syncbuf"
 )
 
 // binary builds cmd/mlxsim into the test's temporary directory (the build

@@ -22,7 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth/loghealthtest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/loghealthtest"
 )
 
 func newTestExporter(t *testing.T, edit func(*Config)) (exporter.Logs, *Config) {

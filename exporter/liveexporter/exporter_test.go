@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/velotest"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/velotest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/configtest"
 )
 
 func TestEndpointRules(t *testing.T) {

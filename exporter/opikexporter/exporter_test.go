@@ -18,11 +18,11 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/configtest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
 )
 
 func TestDefaultConfig(t *testing.T) {

@@ -7,7 +7,7 @@
 // root span without the opik.trace_id override, under an id of its own
 // derived from the OTel trace id in a way that differs between versions,
 // and stores every attribute under its full key, unmatched ones in the
-// trace's input (internal/opiktest). So the exporter creates each request
+// trace's input (standins/opiktest). So the exporter creates each request
 // the way Opik's own SDKs do: a trace and its LLM span through
 // POST /v1/private/traces/batch and /v1/private/spans/batch, under ids it
 // mints (internal/opikid), with the request as input, the answer as

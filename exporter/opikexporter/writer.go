@@ -23,7 +23,7 @@ import (
 // (204), and a push that fails part way is retried whole: Opik's batch
 // endpoints write an id again without complaint and a score of the same
 // name replaces the old one, so what a retry sends twice is harmless
-// (internal/opiktest, rules 7 and 9).
+// (standins/opiktest, rules 7 and 9).
 type writer struct {
 	cfg *Config
 	api *opikapi.Client

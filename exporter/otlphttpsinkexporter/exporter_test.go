@@ -18,8 +18,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth/loghealthtest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/otlptest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/loghealthtest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/otlptest"
 )
 
 func newTestExporter(t *testing.T, edit func(*Config)) (exporter.Logs, *loghealth.Stats) {

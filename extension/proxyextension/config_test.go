@@ -17,8 +17,8 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/configtest"
 )
 
 func TestDefaultConfig(t *testing.T) {

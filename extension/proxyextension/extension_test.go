@@ -18,9 +18,9 @@ import (
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.uber.org/goleak"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

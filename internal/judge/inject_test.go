@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 // gullibleJudge is a model that obeys the judged text: when the part of

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 func TestRenderIsTheOriginalsFormat(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/opiktest"
 )
 
 // The Opik source reads what Opik returns: the opik exporter's traces

@@ -2,7 +2,7 @@
 // calls (shared/reference/llm-observability.md, "Opik"): creating traces
 // and spans in batches, writing trace feedback scores, reading traces. The
 // opik exporter and the judge loop share it, so both send the same headers
-// and read errors the same way. internal/opiktest says, rule by rule and
+// and read errors the same way. standins/opiktest says, rule by rule and
 // with Opik's sources, what Opik answers.
 package opikapi
 

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
 )
 
 // loadSchema reads metadata.yaml, the one schema of the keys the processor

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth/loghealthtest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/loghealthtest"
 )
 
 func logsOf(bodies ...string) plog.Logs {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
 // The simulated mlx_lm.server reproduces the argpartition quirk: with

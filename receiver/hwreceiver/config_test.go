@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/configtest"
 )
 
 func TestDefaultConfig(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 // fixture is the path of a recorded command output of the applesrc tests.

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/proctest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/proctest"
 )
 
 // These tests read this Linux host through the real sources.

@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/configtest"
 )
 
 func TestDefaultsAreTheOriginals(t *testing.T) {

@@ -25,11 +25,11 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 // sendTrace creates a proxy request's trace in Opik's stand-in through

@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 // qwen3-4B (testdata/model): 36 layers x 2 x 8 KV heads x 128 x 2 bytes

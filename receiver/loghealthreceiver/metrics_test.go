@@ -13,10 +13,10 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth/loghealthtest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/loghealthtest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 func busyStats(t *testing.T) *loghealth.Stats {

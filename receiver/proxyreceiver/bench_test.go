@@ -39,8 +39,8 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/mlx-otelcol/mlx-otelcol/extension/proxyextension"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/loadgen"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/loadgen"
 )
 
 func freeAddr(tb testing.TB) string {

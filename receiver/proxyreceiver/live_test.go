@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/ssetest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/velotest"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/velotest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/ssetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/live-post.golden.json")

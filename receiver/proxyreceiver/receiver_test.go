@@ -23,10 +23,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/extension/proxyextension"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
 )
 
 func TestDefaultConfig(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/configtest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/configtest"
 )
 
 func TestDefaultConfigIsAttachModeAndValid(t *testing.T) {

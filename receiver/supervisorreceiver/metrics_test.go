@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/metrictest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 // fastConfig is a spawn or attach config with test-sized timings.

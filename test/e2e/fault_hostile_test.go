@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // hostileLimits make the proxy's limits short enough to meet in seconds.

@@ -21,9 +21,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/otlptest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/otlptest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // The OTLP log sink and Opik both down for a minute under load: no user

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/proctest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/proctest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // hwOverlay makes the hardware receiver quick to test: a 1 s cadence, and

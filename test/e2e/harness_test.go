@@ -24,8 +24,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/syncbuf"
 )
 
 // repoRoot is where the shipped configs are.

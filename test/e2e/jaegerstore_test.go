@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/syncbuf"
 )
 
 // Jaeger with the shipped config keeps its traces in Badger under

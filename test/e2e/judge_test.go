@@ -19,10 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mlxsim"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/otlptest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/otlptest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 var judgeQuestions = []string{"What is a prompt cache?", "Why do caches help?", "Name one use of a token."}

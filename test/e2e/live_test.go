@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/ssetest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/velotest"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/velotest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/ssetest"
 )
 
 // liveConfigs are the demo with the live stream on.

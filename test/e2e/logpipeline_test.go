@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/doccheck"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/otlptest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/otlptest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // The log pipeline end to end: lines appended to $MLX_DATA_DIR/server.log by

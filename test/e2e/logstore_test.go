@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // The README's queries, one per signal, the same strings (a test holds

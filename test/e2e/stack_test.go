@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promqlnames"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promqlnames"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // TestStack is the live-stack proof: the built collector in demo mode,

@@ -19,11 +19,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/mdschema"
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/opiktest"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
+	"github.com/mlx-otelcol/mlx-otelcol/standins/opiktest"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/syncbuf"
 )
 
 // jaeger is a Jaeger v2 (the project's build, JAEGER) with the shipped

@@ -21,8 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/internal/promtext"
-	"github.com/mlx-otelcol/mlx-otelcol/internal/syncbuf"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/syncbuf"
 )
 
 // The test's hosts: two network namespaces, each linked to the root
