@@ -47,6 +47,11 @@ func (p *Proxy) begin(rec *Record) {
 
 func (p *Proxy) end(rec *Record) {
 	rec.End = time.Now()
+	if rec.Kind == KindChat && rec.answeredWithReasoning() {
+		// A model that thinks by default (Qwen3 since mlx-lm 0.31.2)
+		// reasons without the request asking: the answer says so.
+		rec.Kind = KindReasoning
+	}
 	if rec.Outcome == OutcomeComplete && rec.Status >= 200 && rec.Status < 300 {
 		p.engineAnswered.Store(rec.End.UnixNano())
 	}

@@ -40,3 +40,17 @@ func TestLatencyDistributionsOfAStream(t *testing.T) {
 	assert.Equal(t, uint64(1), n)
 	assert.Positive(t, sum)
 }
+
+// A model that thinks by default reasons without the request asking: the
+// answer's reasoning makes the request kind="reasoning".
+func TestAnAnswerWithReasoningIsAReasoningRequest(t *testing.T) {
+	r := newRig(t, func(_ *Config, o *mlxsim.Options) { o.ThinkByDefault = true })
+	for _, stream := range []string{"false", "true"} {
+		resp := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Think"}], "max_tokens": 40, "stream": `+stream+`}`)
+		require.Equal(t, 200, resp.status)
+	}
+	sc := r.scrape()
+	assert.Equal(t, 1.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", KindReasoning))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "true", "kind", KindReasoning))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", KindChat))
+}

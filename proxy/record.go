@@ -172,6 +172,16 @@ type Record struct {
 	live *liveStream
 }
 
+// answeredWithReasoning: a choice of the answer carries reasoning text.
+func (r *Record) answeredWithReasoning() bool {
+	for _, c := range r.Choices {
+		if c.Reasoning.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // maxGaps bounds the inter-token gaps a request keeps.
 const maxGaps = 8192
 
