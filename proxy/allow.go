@@ -237,17 +237,74 @@ func (r refusal) write(w http.ResponseWriter) {
 	writeErrorParam(w, r.status, r.typ, r.code, r.param, r.message)
 }
 
-// defaultedModel returns body with a null model set to "default_model",
-// the name mlx_lm serves its --model under (it refuses None). Other
-// bodies come back as they are.
-func defaultedModel(body []byte, pb parsedBody) []byte {
-	if raw, ok := pb.fields["model"]; !ok || !isNull(raw) {
-		return body
+// oneModelName returns the body the engine gets (the client's body and
+// members stay as they came, for the span) for the served model: a
+// null model, or the engine's own --model named by its repo id or path
+// (Config.Model), becomes "default_model", the one name mlx_lm serves its
+// model under. mlx_lm keys its batch on the model a request names, and
+// drains every request in progress before it serves another name; at
+// mlx-lm HEAD only default_model carries --adapter-path. So every request
+// of the served model, the supervisor's probe and the judge's included,
+// names it alike (shared/reference/mlx-lm-real-behaviour.md, D3).
+// restore is what the client's answer must say instead of
+// "default_model" (mlx_lm echoes the name it was sent), nil when nothing
+// was renamed or the client said null.
+func (p *Proxy) oneModelName(body []byte, pb parsedBody) (out, restore []byte) {
+	raw, ok := pb.fields["model"]
+	if !ok {
+		return body, nil
+	}
+	if !isNull(raw) {
+		var name string
+		if p.cfg.Model == "" || p.cfg.Model == defaultModelName || json.Unmarshal(raw, &name) != nil || name != p.cfg.Model {
+			return body, nil
+		}
+		restore = pythonString(name)
 	}
 	out, err := jsonedit.Set(body, jsonedit.Last, jsonedit.KV{Key: "model", Value: []byte(`"` + defaultModelName + `"`)})
 	if err != nil {
-		return body
+		return body, nil
 	}
-	pb.fields["model"] = json.RawMessage(`"` + defaultModelName + `"`)
-	return out
+	return out, restore
+}
+
+// pythonString is s as Python's json.dumps writes it (ensure_ascii):
+// what mlx_lm would have echoed.
+func pythonString(s string) []byte {
+	out := []byte{'"'}
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			out = append(out, '\\', byte(r))
+		case r < 0x20 || r > 0x7e:
+			if r > 0xffff {
+				r -= 0x10000
+				out = fmt.Appendf(out, "\\u%04x\\u%04x", 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+				continue
+			}
+			out = fmt.Appendf(out, "\\u%04x", r)
+		default:
+			out = append(out, byte(r))
+		}
+	}
+	return append(out, '"')
+}
+
+// echoedDefault is how mlx_lm writes the name back in an answer or a chunk
+// (json.dumps's ": " separator).
+var echoedDefault = []byte(`"model": "` + defaultModelName + `"`)
+
+// restoreModel puts the client's model name back where the engine echoed
+// "default_model" (the first time: the answer's or the chunk's own
+// member; a string in the content is escaped, so it never matches).
+func restoreModel(b, name []byte) []byte {
+	i := bytes.Index(b, echoedDefault)
+	if i < 0 || name == nil {
+		return b
+	}
+	out := make([]byte, 0, len(b)+len(name))
+	out = append(out, b[:i]...)
+	out = append(out, `"model": `...)
+	out = append(out, name...)
+	return append(out, b[i+len(echoedDefault):]...)
 }

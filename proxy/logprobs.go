@@ -86,6 +86,7 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 		return nil
 	}
 	res.Body.Close()
+	body = restoreModel(body, rec.restoreModel)
 
 	var out []byte
 	if rec.Destreamed {
@@ -97,8 +98,11 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 		res.Header.Del("Content-Length")
 		res.ContentLength = -1
 	} else {
-		if out, err = confidence.StripLogprobs(body); err != nil {
-			out = body // not one JSON object: nothing was added to it
+		out = body
+		if rec.LogprobsSource == SourceInjected {
+			if out, err = confidence.StripLogprobs(body); err != nil {
+				out = body // not one JSON object: nothing was added to it
+			}
 		}
 		res.Header.Set("Content-Length", strconv.Itoa(len(out)))
 		res.ContentLength = int64(len(out))

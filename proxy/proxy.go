@@ -177,7 +177,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p.relayCompletion(w, r, rec, defaultedModel(body, pb), pb.fields, start)
+	upstream, restore := p.oneModelName(body, pb)
+	rec.restoreModel = restore
+	p.relayCompletion(w, r, rec, body, upstream, pb.fields, start)
 }
 
 // serveMetrics answers GET /metrics on the proxy's port, and says whether

@@ -111,6 +111,9 @@ type Record struct {
 	// responseRead: the proxy read the whole answer itself (to strip or
 	// re-stream it); the relay's tap must not read it again.
 	responseRead bool
+	// restoreModel is the client's model name (JSON) where the engine was
+	// sent "default_model" for it (allow.go, oneModelName); nil otherwise.
+	restoreModel []byte
 	// includeUsage: a streamed request's client asked for the usage chunk
 	// (stream_options.include_usage).
 	includeUsage bool
@@ -253,7 +256,7 @@ const maxToolArguments = 1 << 20
 // it before the client sees it (takes injected logprobs out, or re-streams
 // a destreamed answer).
 func (r *Record) rewritesAnswer() bool {
-	return r.Destreamed || r.LogprobsSource == SourceInjected
+	return r.Destreamed || r.LogprobsSource == SourceInjected || r.restoreModel != nil
 }
 
 // Where an answer's logprobs come from (mlx_confidence_scored_total{source}).

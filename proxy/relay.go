@@ -19,9 +19,9 @@ import (
 
 // relayCompletion plans what the proxy asks the engine for (logprobs,
 // usage), then relays the request and accounts for it.
-func (p *Proxy) relayCompletion(w http.ResponseWriter, r *http.Request, rec *Record, body []byte, fields map[string]json.RawMessage, start time.Time) {
+func (p *Proxy) relayCompletion(w http.ResponseWriter, r *http.Request, rec *Record, clientBody, body []byte, fields map[string]json.RawMessage, start time.Time) {
 	if rec.traced {
-		rec.request = requestBody{raw: body, fields: fields}
+		rec.request = requestBody{raw: clientBody, fields: fields}
 	}
 	if p.live.on() {
 		rec.live = p.live.begin(r, fields, start, optedOut(r))
@@ -107,8 +107,9 @@ func (p *Proxy) onResponse(res *http.Response) error {
 		return p.rewriteAnswer(res, rec)
 	}
 	if isEventStream(res) {
-		if rec.UsageInjected {
-			// The client's stream will be shorter than the engine's.
+		if rec.UsageInjected || rec.restoreModel != nil {
+			// The client's stream will be shorter than the engine's, or
+			// its model name longer.
 			res.Header.Del("Content-Length")
 			res.ContentLength = -1
 		}

@@ -137,7 +137,11 @@ func (t *streamTap) split(now time.Time) {
 			break
 		}
 		if t.observe(ev, now) {
-			t.out = append(t.out, ev.Raw...)
+			if t.rec.restoreModel != nil && ev.HasData {
+				t.out = append(t.out, restoreModel(ev.Raw, t.rec.restoreModel)...)
+			} else {
+				t.out = append(t.out, ev.Raw...)
+			}
 		}
 		rest = rest[n:]
 	}
