@@ -97,12 +97,3 @@ func (c *limitedConn) Close() error {
 	c.once.Do(c.release)
 	return err
 }
-
-// CloseWrite lets net/http half-close before it closes (closeWriteAndWait),
-// so a client still sending gets the answer rather than a reset.
-func (c *limitedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}
