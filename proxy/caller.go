@@ -117,21 +117,21 @@ func (c *callers) admit(r *http.Request) (caller, *denial) {
 			message: "Incorrect API key provided.", authenticate: true}
 	}
 	loopback := isLoopback(r.RemoteAddr)
+	var keyless string // the client label of a caller let in without a key
 	switch {
 	case loopback && !(c.cfg.RequireKeyOnLoopback && len(c.keys) > 0):
-		if !c.hostAllowed(r.Host) {
-			return caller{}, &denial{status: http.StatusForbidden, typ: "invalid_request_error", code: "host_not_allowed",
-				message: "the Host header does not name this machine (see allowed_hosts)"}
-		}
-		return caller{client: ClientLocal}, nil
+		keyless = ClientLocal
 	case !loopback && c.cfg.AllowUnauthenticatedRemote:
-		// Open to the LAN without keys: a page whose name was rebound to
-		// this machine's LAN address is a remote caller too.
-		if !c.hostAllowed(r.Host) {
-			return caller{}, &denial{status: http.StatusForbidden, typ: "invalid_request_error", code: "host_not_allowed",
-				message: "the Host header does not name this machine (see allowed_hosts)"}
-		}
-		return caller{client: ClientAnonymous}, nil
+		keyless = ClientAnonymous
+	}
+	switch {
+	case keyless != "" && !c.hostAllowed(r.Host):
+		// A page whose name was rebound to this machine (loopback or its
+		// LAN address) sends its own name.
+		return caller{}, &denial{status: http.StatusForbidden, typ: "invalid_request_error", code: "host_not_allowed",
+			message: "the Host header does not name this machine (see allowed_hosts)"}
+	case keyless != "":
+		return caller{client: keyless}, nil
 	case len(c.keys) > 0:
 		return caller{}, &denial{status: http.StatusUnauthorized, typ: "invalid_request_error", code: "missing_api_key",
 			message: "You didn't provide an API key. Send it as Authorization: Bearer <key>.", authenticate: true}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -194,8 +195,4 @@ func (p *Proxy) fetchModels(ctx context.Context, requestURI string) (*modelsAnsw
 	return &modelsAnswer{at: time.Now(), status: res.StatusCode, header: header, body: body}, nil
 }
 
-type modelsError string
-
-func (e modelsError) Error() string { return string(e) }
-
-const errModelsTooLarge = modelsError("the engine's model list is larger than the proxy relays")
+var errModelsTooLarge = errors.New("the engine's model list is larger than the proxy relays")
