@@ -18,7 +18,8 @@
 //	--sim-decode-tokens-per-second F   generation speed (40)
 //	--sim-kv-bytes-per-token N         prompt cache entry size per token (Qwen3-4B: 147456)
 //	--sim-trimmable-cache              pure-attention cache semantics (default: hybrid, like Qwen3.5)
-//	--sim-think-by-default             reason unless enable_thinking is false
+//	--sim-think-by-default             reason unless enable_thinking is false (default: on for a
+//	                                   Qwen3 model, as mlx_lm; =false to turn it off)
 //	--sim-served-models A,B            ids listed by /v1/models (default: --model)
 //	--sim-system-fingerprint S         system_fingerprint of responses (default: the pair's)
 //	--sim-mlx-version V                the MLX release, with the mlx-lm pip pairs with it
@@ -33,7 +34,7 @@
 //	--sim-metal-fault-after N          after the Nth: [METAL] GPU timeout; MLX 0.32: the
 //	                                   generation thread dies, /health stays up, completions
 //	                                   wait; before 0.32: libc++abi, SIGABRT
-//	--sim-hang-after N                 after the Nth: every request blocks forever
+//	--sim-hang-after N                 after the Nth: every completion blocks forever (/health answers)
 //	--sim-judge-noise                  answer judge prompts with prose, not JSON scores
 package main
 
@@ -125,7 +126,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.Float64Var(&o.PrefillTPS, "sim-prefill-tokens-per-second", 2000, "Simulated prompt processing speed")
 	fs.Float64Var(&o.DecodeTPS, "sim-decode-tokens-per-second", 40, "Simulated generation speed")
 	fs.Int64Var(&o.KVBytesPerToken, "sim-kv-bytes-per-token", mlxsim.DefaultKVBytesPerToken, "KV cache bytes per token (prompt cache sizes)")
-	fs.BoolVar(&o.ThinkByDefault, "sim-think-by-default", false, "Reason unless enable_thinking is false (Qwen3's template default)")
+	fs.BoolVar(&o.ThinkByDefault, "sim-think-by-default", false, "Reason unless enable_thinking is false (default: true for a Qwen3 model, whose vocabulary has <think>)")
 	fs.BoolVar(&o.TrimmableCache, "sim-trimmable-cache", false, "Prompt cache of a pure-attention model (Qwen3): prefix entries are dropped, longer entries trimmed")
 	fs.StringVar(&cfg.served, "sim-served-models", "", "Comma-separated models listed by /v1/models (default: --model)")
 	fs.StringVar(&o.SystemFingerprint, "sim-system-fingerprint", "", "system_fingerprint of responses (default: the version pair's)")
@@ -136,7 +137,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.BoolVar(&o.LoadFail, "sim-load-fail", false, "The default model's load fails (mlx-lm 0.31: the generation thread dies, the server stays up; 0.30: exit 1)")
 	fs.IntVar(&o.ExitAfter, "sim-exit-after", 0, "Exit with status 1 after the Nth completion request")
 	fs.IntVar(&o.MetalFaultAfter, "sim-metal-fault-after", 0, "A Metal GPU timeout after the Nth completion request (MLX 0.32: the generation thread dies; before: abort)")
-	fs.IntVar(&o.HangAfter, "sim-hang-after", 0, "Block every request after the Nth completion request")
+	fs.IntVar(&o.HangAfter, "sim-hang-after", 0, "Block every completion after the Nth (the generation thread wedges; /health answers)")
 	fs.BoolVar(&o.JudgeNoise, "sim-judge-noise", false, "Answer judge prompts with prose instead of JSON scores")
 
 	fail := func(msg string) (*config, int, bool) {
@@ -181,6 +182,15 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	}
 	if err := mlxsim.CheckMLXVersion(o.MLXVersion); err != nil {
 		return fail("argument --sim-mlx-version: " + err.Error())
+	}
+	thinkSet := false
+	fs.Visit(func(f *flag.Flag) { thinkSet = thinkSet || f.Name == "sim-think-by-default" })
+	if !thinkSet {
+		model := o.Model
+		if model == "" {
+			model = mlxsim.DefaultModel
+		}
+		o.ThinkByDefault = mlxsim.HasThinking(model)
 	}
 	o.AllowedOrigins = strings.Split(*origins, ",")
 	if cfg.served != "" {

@@ -197,20 +197,29 @@ func TestHangAfter(t *testing.T) {
 	if code, _, err := p.chat(t, hi); err != nil || code != 200 {
 		t.Fatalf("first request: %d %v", code, err)
 	}
-	// The hang starts once the first request's handling has ended, which
-	// the client may see a moment after its answer: ask a few times.
-	var err error
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
-		var resp *http.Response
-		resp, err = (&http.Client{Timeout: 300 * time.Millisecond}).Get(p.base + "/health")
+	// The hang starts once the first request's handling has begun: every
+	// later completion waits with no header, while /health and /v1/models
+	// answer as mlx_lm's HTTP threads do under a wedged generation thread
+	// (reference D7).
+	req, _ := http.NewRequest(http.MethodPost, p.base+"/v1/chat/completions", strings.NewReader(hi))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 500 * time.Millisecond}).Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("a completion after the hang got %d", resp.StatusCode)
+	}
+	if !strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("a completion after the hang should wait, got %v", err)
+	}
+	for _, path := range []string{"/health", "/v1/models"} {
+		resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(p.base + path)
 		if err != nil {
-			break
+			t.Fatalf("%s after the hang: %v", path, err)
 		}
 		resp.Body.Close()
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err == nil || !strings.Contains(err.Error(), "Timeout") {
-		t.Errorf("/health should block after the hang, got %v", err)
+		if resp.StatusCode != 200 {
+			t.Errorf("%s after the hang: %d", path, resp.StatusCode)
+		}
 	}
 }
 
@@ -293,5 +302,33 @@ func TestBindFailureNeverExits(t *testing.T) {
 	<-done
 	if !strings.Contains(stderr.String(), "OSError: [Errno 48] Address already in use") {
 		t.Errorf("no bind traceback:\n%s", stderr.String())
+	}
+}
+
+// A Qwen3 model reasons unless something turns it off, as mlx_lm 0.31.2
+// and later do for a vocabulary with <think> (reference D4): the answer's
+// message carries "reasoning" first. --chat-template-args, or the flag set
+// to false, turn it off; a model without the tokens never reasons.
+func TestQwen3ThinksByDefault(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		args  []string
+		think bool
+	}{
+		{"qwen3 default", []string{"--model", "mlx-community/Qwen3-4B-4bit"}, true},
+		{"chat-template-args", []string{"--model", "mlx-community/Qwen3-4B-4bit", "--chat-template-args", `{"enable_thinking": false}`}, false},
+		{"flag off", []string{"--model", "mlx-community/Qwen3-4B-4bit", "--sim-think-by-default=false"}, false},
+		{"no think tokens", []string{"--model", "mlx-community/Llama-3.2-3B-Instruct-4bit"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := start(t, c.args...)
+			code, body, err := p.chat(t, `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 64}`)
+			if err != nil || code != 200 {
+				t.Fatalf("%d %v", code, err)
+			}
+			if got := strings.Contains(body, `"reasoning": "`); got != c.think {
+				t.Errorf("reasoning in the answer: %v, want %v\n%s", got, c.think, body)
+			}
+		})
 	}
 }

@@ -77,8 +77,9 @@ type Config struct {
 
 // LogConfig says where the engine's stdout and stderr go.
 type LogConfig struct {
-	// Path of the server log. In attach mode it is only read, for crash
-	// reasons; it may be empty.
+	// Path of the server log. In attach mode it is only read, followed as
+	// the engine appends to it, for a thread's death and its reason
+	// (follow.go); it may be empty.
 	Path string `mapstructure:"path"`
 	// MaxSizeMiB rotates the file when it grows past this size.
 	MaxSizeMiB int `mapstructure:"max_size_mib"`
@@ -101,6 +102,15 @@ type HealthCheckConfig struct {
 	// busy engine (a long unbatchable request holds mlx_lm's one
 	// generation thread, and the probe waits) is not hung. 0 disables.
 	HangAfter time.Duration `mapstructure:"hang_after"`
+	// BusyLimit: while completion requests wait in the ProgressFrom proxy
+	// and /health answers, a silent engine counts as busy, not hung, for
+	// up to this long (a long non-streamed generation prints nothing until
+	// it ends). Past it, with no progress, it is hung all the same: a
+	// wedged generation thread looks busy from outside, and under steady
+	// load requests are always waiting. The default is the proxy's own
+	// timeouts.upstream_response_header (10m), after which the proxy gives
+	// up on such a request anyway.
+	BusyLimit time.Duration `mapstructure:"busy_limit"`
 	// ProgressFrom is the mlx_proxy extension whose relayed stream bytes
 	// prove the engine alive; used when it is running.
 	ProgressFrom component.ID `mapstructure:"progress_from"`
@@ -150,6 +160,7 @@ func (c *Config) Validate() error {
 		positive("health_check.startup_interval", c.HealthCheck.StartupInterval),
 		positive("health_check.timeout", c.HealthCheck.Timeout),
 		notNegative("health_check.hang_after", c.HealthCheck.HangAfter),
+		notNegative("health_check.busy_limit", c.HealthCheck.BusyLimit),
 		positive("restart.initial_backoff", c.Restart.InitialBackoff),
 		positive("restart.max_backoff", c.Restart.MaxBackoff),
 		notNegative("restart.reset_after", c.Restart.ResetAfter),

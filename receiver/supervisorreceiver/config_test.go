@@ -32,7 +32,7 @@ func TestLoadSpawnConfig(t *testing.T) {
 	assert.Equal(t, map[string]string{"MLX_RANK": "0"}, cfg.Env)
 	assert.Equal(t, 2*time.Second, cfg.CollectionInterval)
 	assert.Equal(t, LogConfig{Path: "/tmp/server.log", MaxSizeMiB: 10, MaxBackups: 2}, cfg.Log)
-	assert.Equal(t, HealthCheckConfig{Probe: ProbeModels, Interval: 15 * time.Second, StartupInterval: 2 * time.Second, Timeout: 3 * time.Second, HangAfter: 20 * time.Second,
+	assert.Equal(t, HealthCheckConfig{Probe: ProbeModels, Interval: 15 * time.Second, StartupInterval: 2 * time.Second, Timeout: 3 * time.Second, HangAfter: 20 * time.Second, BusyLimit: 10 * time.Minute,
 		ProgressFrom: component.MustNewID("mlx_proxy")}, cfg.HealthCheck)
 	assert.Equal(t, RestartConfig{Enabled: true, InitialBackoff: time.Second, MaxBackoff: 8 * time.Second, ResetAfter: time.Minute}, cfg.Restart)
 	assert.Equal(t, "mlx-community/Qwen3-4B-4bit", cfg.modelName(), "model label comes from --model")

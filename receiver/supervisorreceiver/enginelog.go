@@ -1,6 +1,7 @@
 package supervisorreceiver
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"slices"
@@ -28,7 +29,9 @@ type logSink struct {
 }
 
 func (s *logSink) Write(p []byte) (int, error) {
-	s.st.lastOutput.Store(time.Now().UnixNano()) // the engine is alive: it printed
+	if showsGeneration(p) {
+		s.st.lastOutput.Store(time.Now().UnixNano()) // the engine works: it printed
+	}
 	if _, err := s.out.Write(p); err != nil {
 		s.st.mu.Lock()
 		s.st.logWriteErrors++
@@ -39,6 +42,42 @@ func (s *logSink) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// showsGeneration reports whether output may come from the generation
+// thread's work: any line but the access line (and error line) of a
+// request mlx_lm's HTTP threads answer alone. GET /health, GET /v1/models
+// and OPTIONS are served while the generation thread is dead or wedged,
+// and the proxy's upstream probe and a user's model list send them all
+// the time, so their lines are no sign of progress. The access line is
+// BaseHTTPRequestHandler.log_request's: `ADDR - - [DATE] "REQUESTLINE"
+// CODE SIZE`; log_error's "code N, message M" precedes a send_error.
+func showsGeneration(p []byte) bool {
+	for line := range bytes.Lines(p) {
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 || httpThreadLine(line) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+func httpThreadLine(line []byte) bool {
+	_, rest, ok := bytes.Cut(line, []byte(" - - ["))
+	if !ok {
+		return false
+	}
+	_, msg, ok := bytes.Cut(rest, []byte("] "))
+	if !ok {
+		return false
+	}
+	for _, m := range [][]byte{[]byte(`"GET `), []byte(`"OPTIONS `), []byte(`"HEAD `), []byte("code ")} {
+		if bytes.HasPrefix(msg, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // passedEnv are the variables of the collector's environment the engine

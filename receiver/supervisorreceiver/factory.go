@@ -36,6 +36,7 @@ func createDefaultConfig() component.Config {
 			StartupInterval: time.Second,
 			Timeout:         10 * time.Second,
 			HangAfter:       30 * time.Second,
+			BusyLimit:       10 * time.Minute,
 			ProgressFrom:    component.MustNewID("mlx_proxy"),
 		},
 		Restart: RestartConfig{

@@ -122,3 +122,43 @@ func TestInFlightRequestsAreProgress(t *testing.T) {
 	n.Store(0)
 	require.Eventually(t, func() bool { return s.snap().crashes[ReasonHung] == 1 }, 10*time.Second, 10*time.Millisecond)
 }
+
+// Waiting requests excuse a silent engine for busy_limit only: a wedged
+// generation thread under steady load always has requests waiting, and
+// /health answers all the same (reference D7).
+func TestBusyLimitEndsTheExcuse(t *testing.T) {
+	var loaded, hung atomic.Bool
+	loaded.Store(true)
+	srv := engineAPI(t, &loaded, &hung)
+	cfg := fastConfig(t, srv.URL, "sleep", "300")
+	cfg.HealthCheck.HangAfter = 300 * time.Millisecond
+	cfg.HealthCheck.BusyLimit = 1500 * time.Millisecond
+	var n atomic.Int64
+	s := newSupervisor(cfg, zaptest.NewLogger(t))
+	require.NoError(t, s.start(context.Background(), proxyHost{inFlight: &n}))
+	t.Cleanup(func() { _ = s.shutdown(context.Background()) })
+	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
+	n.Store(1)
+	hung.Store(true)
+	began := time.Now()
+	require.Eventually(t, func() bool { return s.snap().crashes[ReasonHung] == 1 }, 10*time.Second, 10*time.Millisecond,
+		"a silent engine with a request always waiting is hung after busy_limit")
+	assert.GreaterOrEqual(t, time.Since(began), cfg.HealthCheck.BusyLimit, "not before busy_limit")
+}
+
+// The access lines of requests mlx_lm's HTTP threads answer alone are no
+// sign of the generation thread's work; any other line is.
+func TestShowsGeneration(t *testing.T) {
+	for line, want := range map[string]bool{
+		`127.0.0.1 - - [06/Dec/2026 04:00:00] "GET /health HTTP/1.1" 200 -` + "\n":                                            false,
+		`127.0.0.1 - - [06/Dec/2026 04:00:00] "GET /v1/models HTTP/1.1" 200 -` + "\r\n":                                       false,
+		`::1 - - [06/Dec/2026 04:00:00] "OPTIONS /v1/chat/completions HTTP/1.1" 204 -` + "\n":                                 false,
+		`127.0.0.1 - - [06/Dec/2026 04:00:00] code 501, message Unsupported method ('HEAD')` + "\n":                           false,
+		`127.0.0.1 - - [06/Dec/2026 04:00:00] "POST /v1/chat/completions HTTP/1.1" 200 -` + "\n":                              true,
+		"2026-12-06 04:00:00,000 - INFO - Prompt processing progress: 512/2048\n":                                             true,
+		`127.0.0.1 - - [06/Dec/2026 04:00:00] "GET /health HTTP/1.1" 200 -` + "\nException in thread Thread-2 (_generate):\n": true,
+		"\n": false,
+	} {
+		assert.Equal(t, want, showsGeneration([]byte(line)), "%q", line)
+	}
+}

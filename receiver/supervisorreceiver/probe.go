@@ -131,11 +131,23 @@ func (p *prober) check(ctx context.Context) {
 	if now.Sub(p.st.failingFor) < p.cfg.HealthCheck.HangAfter {
 		return
 	}
+	// The last probe that passed came just before the failing streak.
 	progress := p.lastProgress()
-	if busy {
-		progress = now
+	if p.st.failingFor.After(progress) {
+		progress = p.st.failingFor
 	}
-	if now.Sub(progress) < p.cfg.HealthCheck.HangAfter {
+	// Requests waiting in the proxy while /health answers are the work the
+	// probe queues behind, but they are also what a wedged generation
+	// thread looks like from outside (mlx_lm's HTTP threads answer /health
+	// whatever that thread does, and a non-streamed answer is silent until
+	// its end). So they excuse silence up to busy_limit only: past it,
+	// with no line of the generation thread, no stream byte and no answer,
+	// the engine is hung even under load.
+	allowed := p.cfg.HealthCheck.HangAfter
+	if busy {
+		allowed = max(allowed, p.cfg.HealthCheck.BusyLimit)
+	}
+	if now.Sub(progress) < allowed {
 		// Busy, not hung: the probe waits on a generation thread that is
 		// doing work.
 		if !p.busyWarned {
@@ -156,8 +168,11 @@ func (p *prober) check(ctx context.Context) {
 // p.st.mu held.
 func (p *prober) lastProgress() time.Time {
 	t := time.Unix(0, p.st.lastOutput.Load())
-	if p.proxyActivity != nil {
-		if a := p.proxyActivity(); a.After(t) {
+	for _, src := range []func() time.Time{p.proxyActivity, p.proxyAnswer} {
+		if src == nil {
+			continue
+		}
+		if a := src(); a.After(t) {
 			t = a
 		}
 	}

@@ -72,6 +72,11 @@ func (s *supervisor) start(_ context.Context, host component.Host) error {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); s.keep(ctx, loopRunner, r.run) }()
 	}
+	if !s.cfg.SpawnMode() && s.cfg.Log.Path != "" {
+		f := newLogFollower(s.cfg.Log.Path, s.st, s.logger)
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); s.keep(ctx, loopFollower, f.run) }()
+	}
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.keep(ctx, loopProber, p.run) }()
 	return nil
@@ -80,11 +85,12 @@ func (s *supervisor) start(_ context.Context, host component.Host) error {
 // The supervisor's long-lived loops, the where label of
 // mlx_supervisor_panics_total.
 const (
-	loopRunner = "runner"
-	loopProber = "prober"
+	loopRunner   = "runner"
+	loopProber   = "prober"
+	loopFollower = "follower"
 )
 
-var loops = []string{loopRunner, loopProber}
+var loops = []string{loopRunner, loopProber, loopFollower}
 
 // keep runs loop until ctx ends. A panic in it is logged at error level
 // with its stack, counted, and the loop started again a second later: the

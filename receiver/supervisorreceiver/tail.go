@@ -1,11 +1,6 @@
 package supervisorreceiver
 
-import (
-	"io"
-	"os"
-	"sync"
-	"syscall"
-)
+import "sync"
 
 // tailSize is how much of the engine's output is kept for crash reasons, as
 // much as the original read back from its log.
@@ -40,25 +35,4 @@ func (t *tailBuffer) Reset() {
 	t.mu.Lock()
 	t.buf = t.buf[:0]
 	t.mu.Unlock()
-}
-
-// readFileTail returns the last n bytes of a file, for attach mode where the
-// engine writes its log itself.
-func readFileTail(path string, n int64) []byte {
-	// Without blocking: a FIFO at the path would wait for a writer forever.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil
-	}
-	off := max(st.Size()-n, 0)
-	b, err := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
-	if err != nil {
-		return nil
-	}
-	return b
 }

@@ -81,8 +81,7 @@
 //     per rank, CRLF lines) produce (launch.go).
 //   - Not simulated yet (reference): the extra prompt[:-1] cache entry
 //     (D9a), byte eviction only at admission (D9b), thinking on by default
-//     for Qwen3 templates (D4: Options.ThinkByDefault stays off), a hang
-//     that keeps /health up (D7: --sim-hang-after blocks every route),
+//     for Qwen3 templates (D4: Options.ThinkByDefault stays off),
 //     /v1/models listing the whole cache (D14),
 //     the exact-hit crash of text completions (D16).
 //   - Python version specific texts follow CPython 3.12; tracebacks are

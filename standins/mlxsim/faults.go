@@ -22,8 +22,11 @@ import (
 //     lives on; before 0.32, MLX's uncaught C++ exception for a GPU
 //     timeout, as libc++abi prints it, then death by SIGABRT (the parent
 //     sees "signal: aborted");
-//   - hang: every later request, /health included, blocks forever (until
-//     Engine.Close).
+//   - hang: the generation thread wedges (a GPU stall: mx.eval releases
+//     the GIL and never returns, MLX python/src/transforms.cpp L1175):
+//     every later completion waits forever (until Engine.Close) with no
+//     header and no line, while the HTTP threads go on answering /health,
+//     /v1/models and OPTIONS (reference D7; before, /health hung too).
 
 // MetalFaultLine is what a GPU timeout prints before the process aborts.
 const MetalFaultLine = "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)."

@@ -71,8 +71,10 @@ type Options struct {
 	// entries are reused.
 	TrimmableCache bool
 	// ThinkByDefault makes the model reason when the merged chat template
-	// args do not set enable_thinking (Qwen3's own default). Off by default:
-	// reasoning then needs enable_thinking: true.
+	// args do not set enable_thinking, as mlx_lm does for a vocabulary
+	// with <think> (HasThinking). The library leaves it off so that tests
+	// say when they want reasoning; the mlxsim command turns it on for a
+	// Qwen3 model, as the real server does.
 	ThinkByDefault bool
 	// SystemFingerprint is sent in every response (default: the version
 	// pair's, Fingerprint).
@@ -99,7 +101,8 @@ type Options struct {
 	// Fault injection: after the Nth completion request (0 = never) the
 	// process exits with status 1 after a traceback, meets a Metal error
 	// (MLX 0.32: the generation thread dies; before: the process aborts),
-	// or every later request hangs.
+	// or every later completion hangs (the generation thread wedged; the
+	// HTTP threads still answer /health and /v1/models).
 	ExitAfter       int
 	MetalFaultAfter int
 	HangAfter       int

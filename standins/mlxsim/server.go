@@ -174,14 +174,17 @@ var completionRoutes = map[string]string{
 // ServeHTTP dispatches like BaseHTTPRequestHandler: do_GET, do_POST,
 // do_OPTIONS, and 501 for any other method.
 func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if e.hung.Load() {
-		<-e.closed
-		return
-	}
 	created := e.opts.Now().Unix()
 	route := ""
 	if r.Method == http.MethodPost {
 		route = completionRoutes[r.RequestURI]
+	}
+	if route != "" && e.hung.Load() {
+		// The generation thread is wedged: the handler thread waits on
+		// response_queue.get() before any header, and the HTTP threads
+		// answer everything else (reference D7).
+		<-e.closed
+		return
 	}
 	// Python checks the Content-Length header; net/http has already framed
 	// the body (a chunked body has ContentLength -1 and no header).

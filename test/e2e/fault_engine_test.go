@@ -94,12 +94,17 @@ func TestFaultEngineKilledMidStreamUnderLoad(t *testing.T) {
 		note: "failed: streams in flight at the kill and requests during the restart"})
 }
 
-// The engine hangs (every request blocks, nothing is printed): requests
-// wait, the supervisor finds it hung and replaces it, the waiting requests
-// get an error, and clients succeed again.
+// The generation thread wedges (every completion waits, nothing is
+// printed, /health and /v1/models still answer, as mlx_lm's HTTP threads
+// do: reference D7): requests wait, and with four clients one is always
+// waiting, which excuses the silence only for busy_limit. The supervisor
+// then finds it hung and replaces it, the waiting requests get an error,
+// and clients succeed again. (Before busy_limit, a wedged engine under
+// load was "busy" for as long as requests kept coming; before D7 the
+// simulator's hang blocked /health too, which hid that.)
 func TestFaultEngineHung(t *testing.T) {
 	f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, hangOnceOverlay(t, 20)),
-		sets: append([]string{quickRestart}, fastProbes...)})
+		sets: append([]string{quickRestart, "receivers::mlx_supervisor::health_check::busy_limit=5s"}, fastProbes...)})
 	waitEngineReady(f.stack)
 	url := f.proxyURL("/v1/chat/completions")
 	f.mark()
