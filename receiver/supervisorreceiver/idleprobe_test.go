@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,4 +56,22 @@ func TestProbesOnlyWhenNoUserWasAnswered(t *testing.T) {
 	skipped := s.snap().checks["skipped"]
 	require.Eventually(t, func() bool { return probes.Load()-before >= 5 }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, skipped, s.snap().checks["skipped"])
+}
+
+// The models probe finds a local --model under the resolved absolute path
+// mlx_lm lists it as (reference D14).
+func TestModelsProbeKnowsALocalPath(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	require.NoError(t, os.Symlink(real, filepath.Join(dir, "qwen")))
+	t.Chdir(dir)
+	resolved, err := filepath.EvalSymlinks(real)
+	require.NoError(t, err)
+	assert.True(t, listedAs(resolved, "./qwen"), "resolved here")
+	assert.True(t, listedAs("/Users/me/models/qwen", "models/qwen"), "an engine elsewhere: the path's end")
+	assert.True(t, listedAs("mlx-community/Qwen3-4B-4bit", "mlx-community/Qwen3-4B-4bit"))
+	assert.False(t, listedAs("mlx-community/Qwen3-4B-4bit", "mlx-community/Qwen3-1.7B-4bit"))
+	assert.False(t, listedAs("/x/mlx-community/Qwen3-4B-4bitX", "mlx-community/Qwen3-4B-4bit"))
+	assert.False(t, listedAs("/", "."))
 }

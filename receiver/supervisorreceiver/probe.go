@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -233,7 +234,7 @@ func (p *prober) probe(ctx context.Context) error {
 		}
 		for _, m := range body.Data {
 			// Without a configured model any listed one will do.
-			if m.ID == p.model || p.model == defaultModel {
+			if listedAs(m.ID, p.model) || p.model == defaultModel {
 				return nil
 			}
 		}
@@ -311,4 +312,30 @@ func (p *prober) do(ctx context.Context, method, path string, body []byte, into 
 		}
 	}
 	return nil
+}
+
+// listedAs says whether /v1/models lists the engine's --model as id.
+// mlx_lm lists a repo id as itself, but a local --model as its resolved
+// absolute path (reference D14: Path.resolve(), mlx_lm HEAD server.py
+// L1612-1668), so "./models/qwen" is listed as "/Users/me/models/qwen".
+// The path is resolved here when it exists (the spawned engine shares the
+// collector's working directory); for an engine elsewhere (attach mode)
+// an absolute id ending in the path will do.
+func listedAs(id, model string) bool {
+	if id == model {
+		return true
+	}
+	if !filepath.IsAbs(id) {
+		return false
+	}
+	if abs, err := filepath.Abs(model); err == nil {
+		if r, err := filepath.EvalSymlinks(abs); err == nil && r == id {
+			return true
+		}
+		if abs == id {
+			return true
+		}
+	}
+	rel := strings.TrimPrefix(filepath.Clean(model), "/")
+	return rel != "." && strings.HasSuffix(id, "/"+rel)
 }

@@ -60,7 +60,7 @@ func (g *generation) loadModel() (*pyExc, bool) {
 		key = e.opts.Model
 	}
 	known := false
-	for _, m := range e.opts.ServedModels {
+	for _, m := range e.listedModels() {
 		if m == key {
 			known = true
 		}
@@ -193,7 +193,12 @@ func (g *generation) admit() {
 	g.seq = &activeSeq{}
 	g.seq.tokens.Store(int64(g.cached))
 	e.active[g.seq] = struct{}{}
-	if e.opts.PromptCacheBytes > 0 {
+	// --prompt-cache-bytes acts here only: the batched path trims the
+	// cache to the limit minus what active requests hold, after the stats
+	// block (server.py HEAD L730-734); inserts never evict by bytes (the
+	// cache is built without max_bytes, L1712) and _serve_single (a seed)
+	// never trims, so the cache may hold more than the limit (D9b).
+	if _, seeded := g.q.seed.(pyjson.Int); e.opts.PromptCacheBytes > 0 && !seeded {
 		var active int64
 		for s := range e.active {
 			active += s.tokens.Load()
@@ -498,19 +503,35 @@ type boundary struct {
 }
 
 // segmentBoundaries are the segment ends still to be cached: segments
-// covered by the cache hit are dropped, and the last segment (the end of
-// the prompt) is never stored as a segment. Seeded requests are served by
+// covered by the cache hit are dropped, and the end of the prompt is never
+// stored as a segment. The batch generator splits the prompt's last token
+// off as a segment of its own (mlx_lm generate.py HEAD L1722-1724,
+// insert_segments), so prompt[:-1] is stored too, typed as the last
+// segment (server.py HEAD L725, L801-815): "user" for a chat whose prompt
+// ends with the user's turn and the assistant header (Qwen3 thinking),
+// "assistant" after a think tail (enable_thinking false) and for text
+// completions (reference D9a). Seeded requests are served by
 // _serve_single, which stores no segments.
 func (g *generation) segmentBoundaries() []boundary {
 	if _, seeded := g.q.seed.(pyjson.Int); seeded {
 		return nil
 	}
 	var out []boundary
+	n := len(g.rp.segEnds)
+	prev := 0
 	for i, end := range g.rp.segEnds {
-		if i == len(g.rp.segEnds)-1 || end <= g.cached {
-			continue
+		if i == n-1 {
+			break
 		}
-		out = append(out, boundary{end, g.rp.segTypes[i]})
+		prev = end
+		if end > g.cached {
+			out = append(out, boundary{end, g.rp.segTypes[i]})
+		}
+	}
+	if n > 0 {
+		if end := len(g.prompt) - 1; end > prev && end > g.cached {
+			out = append(out, boundary{end, g.rp.segTypes[n-1]})
+		}
 	}
 	return out
 }

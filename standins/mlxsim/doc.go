@@ -79,11 +79,16 @@
 //   - Options.DownloadBars and Options.Ranks add the output a first
 //     download (tqdm bars redrawn with \r) and mlx.launch (a cache block
 //     per rank, CRLF lines) produce (launch.go).
-//   - Not simulated yet (reference): the extra prompt[:-1] cache entry
-//     (D9a), byte eviction only at admission (D9b), thinking on by default
-//     for Qwen3 templates (D4: Options.ThinkByDefault stays off),
-//     /v1/models listing the whole cache (D14),
-//     the exact-hit crash of text completions (D16).
+//   - The batched path also caches the prompt minus its last token (D9a),
+//     and --prompt-cache-bytes acts only at a batched admission, never on
+//     insert (D9b). The mlxsim command reasons by default for a Qwen3
+//     model (D4; the library's Options.ThinkByDefault stays explicit). A
+//     wedged generation thread (--sim-hang-after) leaves /health and
+//     /v1/models answering (D7). /v1/models lists the Hugging Face cache's
+//     complete models and a local --model as its absolute path (D14,
+//     models.go).
+//   - Not simulated (reference): the exact-hit crash of text completions
+//     (D16).
 //   - Python version specific texts follow CPython 3.12; tracebacks are
 //     plausible reconstructions, not captures: their frames and line
 //     numbers are in pyframes.go, and only the server.py lines the

@@ -25,8 +25,9 @@ var DefaultSystemFingerprint = Fingerprint(DefaultMLXVersion)
 type Options struct {
 	// Model is --model; requests may name it or "default_model".
 	Model string
-	// ServedModels are the ids listed by GET /v1/models (mlx_lm lists the
-	// MLX models found in the Hugging Face cache). Default: [Model].
+	// ServedModels, when set, are the ids listed by GET /v1/models.
+	// Default: what mlx_lm lists (models.go): the complete models of the
+	// Hugging Face cache and --model (a local path as its absolute path).
 	ServedModels []string
 	// Host and Port are only used in the "Starting httpd" line.
 	Host string
@@ -120,9 +121,6 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.Model == "" {
 		o.Model = DefaultModel
-	}
-	if len(o.ServedModels) == 0 {
-		o.ServedModels = []string{o.Model}
 	}
 	if o.Host == "" {
 		o.Host = "127.0.0.1"

@@ -76,7 +76,7 @@ func New(opts Options, logOut io.Writer) *Engine {
 		log:    newPyLog(logOut, level, opts.Now),
 		closed: make(chan struct{}),
 		loaded: make(chan struct{}),
-		cache:  newPromptCache(opts.PromptCacheSize, opts.PromptCacheBytes, opts.KVBytesPerToken, opts.TrimmableCache),
+		cache:  newPromptCache(opts.PromptCacheSize, 0, opts.KVBytesPerToken, opts.TrimmableCache),
 		active: map[*activeSeq]struct{}{},
 		pair:   pair,
 		dead:   make(chan struct{}),
@@ -228,7 +228,7 @@ func (e *Engine) doGET(c *pyConn, path string, created int64) {
 			filter, hasFilter = strings.Join(parts[3:], "/"), true
 		}
 		data := []any{}
-		for _, id := range e.opts.ServedModels {
+		for _, id := range e.listedModels() {
 			if hasFilter && id != filter {
 				continue
 			}

@@ -193,11 +193,12 @@ func TestNonStreamingBodyIsPythonJSON(t *testing.T) {
 	if v, _ := r.header("Content-Length"); v != fmt.Sprint(len(r.body)) {
 		t.Errorf("Content-Length %s for %d bytes", v, len(r.body))
 	}
-	// Asking again hits the prompt cache: the user segment (everything
-	// before the empty think block, 4 tokens) is reused.
+	// Asking again hits the prompt cache: the prompt minus its last token,
+	// which the batch generator stores as a segment of its own (reference
+	// D9a), is reused.
 	d := mustDict(t, ts.chat(t, userHi).body)
-	if got := num(path(d, "usage", "prompt_tokens_details", "cached_tokens")); got != int64(p-4) {
-		t.Errorf("cached_tokens on a repeated prompt = %d, want %d", got, p-4)
+	if got := num(path(d, "usage", "prompt_tokens_details", "cached_tokens")); got != int64(p-1) {
+		t.Errorf("cached_tokens on a repeated prompt = %d, want %d", got, p-1)
 	}
 	// With a trimmable (pure attention) cache the longer entry is trimmed
 	// to all but the last token.
@@ -781,12 +782,13 @@ func TestClientDisconnectStopsGeneration(t *testing.T) {
 		defer ts.e.cmu.Unlock()
 		return len(ts.e.active) == 0
 	})
-	// No assistant entry was cached for it, but its system and user
-	// segments were.
+	// No final assistant entry was cached for it, but its system and user
+	// segments were, and its prompt minus the last token (typed assistant:
+	// it ends in the empty think block; reference D9a).
 	ts.e.cmu.Lock()
 	lines := ts.e.cache.statsLines()
 	ts.e.cmu.Unlock()
-	want := []string{"Prompt Cache: 2 sequences, 0.00 GB", "- assistant: 0 sequences, 0.00 GB", "- user: 1 sequences, 0.00 GB", "- system: 1 sequences, 0.00 GB"}
+	want := []string{"Prompt Cache: 3 sequences, 0.01 GB", "- assistant: 1 sequences, 0.00 GB", "- user: 1 sequences, 0.00 GB", "- system: 1 sequences, 0.00 GB"}
 	if !slices.Equal(lines, want) {
 		t.Errorf("cache after a dropped stream: %q", lines)
 	}
