@@ -194,5 +194,9 @@ func TestKVCacheUtilizationHonoursAByteLimit(t *testing.T) {
 	require.Greater(t, byteRatio, seqRatio, "in this scenario the byte limit is the closer one")
 	want := math.Max(seqRatio, byteRatio)
 	assert.Equal(t, want, value(t, sc, "mlx_kv_cache_utilization"))
-	assert.LessOrEqual(t, block.bytes["total"], 20e6, "the engine holds to its byte limit")
+	// mlx_lm trims to the byte limit only when it admits a batched
+	// request, after printing the block, and never on insert (reference
+	// D9b): between admissions the cache holds up to one request's entries
+	// more, and the ratio, reported as is, can pass 1.
+	assert.LessOrEqual(t, block.bytes["total"], 20e6+20e6, "the next admission trims the cache back to the limit")
 }
