@@ -230,3 +230,29 @@ func checkOnlyLogprobsGone(t *testing.T, before, after []byte) {
 		t.Fatalf("more than the logprobs changed: %s -> %s", bb, ab)
 	}
 }
+
+// The live stream's deltas are the chunks the client got, byte for byte:
+// without the logprobs the proxy asked for.
+func TestLiveStreamOfAScoredStreamHasNoInjectedLogprobs(t *testing.T) {
+	r := newRig(t, streamingLogprobs)
+	sink := &liveSink{}
+	detachOnCleanup(t, r.proxy.AttachLive(sink.consume))
+	resp := r.do(r.url, http.MethodPost, "/v1/chat/completions", reasoningBody, SessionHeader, "scored")
+	require.Equal(t, http.StatusOK, resp.status)
+	var data []string
+	for _, e := range sseEvents(resp.body) {
+		if d, ok := strings.CutPrefix(e, "data: {"); ok {
+			data = append(data, "{"+strings.TrimSuffix(d, "\n\n"))
+		}
+	}
+	recs := sink.of(t, "scored")
+	var deltas []string
+	for _, rec := range recs {
+		if rec.Event == LiveDelta {
+			deltas = append(deltas, string(rec.Body))
+		}
+	}
+	assert.Equal(t, data, deltas)
+	assert.NotContains(t, strings.Join(deltas, ""), "logprobs")
+	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_confidence_scored_total", "source", SourceStreamed))
+}
