@@ -13,7 +13,9 @@ package proxy
 // BenchmarkChunkLatency reports the time from the engine writing an SSE
 // chunk to the client reading it, direct and through the proxy, with the
 // engine paced (one chunk every 5 ms) so that no chunk queues behind the
-// one before it: a chunk the proxy held back would show in the max.
+// one before it: a chunk the proxy held back would show in the max. The
+// engine streams logprobs when asked, so the proxy's streams are scored
+// from their chunks (confidence.score_streams) and stripped.
 //
 // BenchmarkLogprobs reports, for 256-token answers, the latency p50 direct
 // and through the proxy without logprobs asked for (top_logprobs 0), with
@@ -187,7 +189,8 @@ func BenchmarkLiveChunkLatency(b *testing.B) {
 
 func BenchmarkChunkLatency(b *testing.B) {
 	so := simOptions()
-	so.DecodeTPS = 200 // one chunk every 5 ms
+	so.DecodeTPS = 200       // one chunk every 5 ms
+	so.StreamLogprobs = true // the proxy's streams are scored from their chunks
 	e := newBenchEnv(b, so)
 	body := `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 32, "stream": true}`
 	for _, target := range []struct{ name, base string }{{"direct", e.direct}, {"proxy", e.proxy}} {
