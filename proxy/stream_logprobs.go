@@ -104,13 +104,13 @@ func appendStripped(dst []byte, ev sse.Event) (out, data []byte, ok bool) {
 	if ev.DataAt < 0 {
 		return append(dst, ev.Raw...), ev.Data, false
 	}
-	stripped, err := confidence.StripLogprobs(ev.Data)
-	if err != nil {
-		return append(dst, ev.Raw...), ev.Data, false
-	}
-	dst = append(dst, ev.Raw[:ev.DataAt]...)
 	at := len(dst)
-	dst = append(dst, stripped...)
-	data = dst[at:len(dst):len(dst)]
+	dst = append(dst, ev.Raw[:ev.DataAt]...)
+	start := len(dst)
+	dst, err := confidence.AppendStripLogprobs(dst, ev.Data)
+	if err != nil {
+		return append(dst[:at], ev.Raw...), ev.Data, false
+	}
+	data = dst[start:len(dst):len(dst)]
 	return append(dst, ev.Raw[ev.DataAt+len(ev.Data):]...), data, true
 }
