@@ -60,6 +60,7 @@ func (p *Proxy) end(rec *Record) {
 		// without an upstream error: writing to the client failed.
 		rec.Outcome = OutcomeClientGone
 	}
+	p.noteStreamLogprobs(rec)
 	if rec.traced {
 		// Started here, finished by the scorer's worker (it takes it).
 		if rec.span = p.tracer.start(rec); rec.span != nil {

@@ -13,7 +13,9 @@ package proxy
 // BenchmarkChunkLatency reports the time from the engine writing an SSE
 // chunk to the client reading it, direct and through the proxy, with the
 // engine paced (one chunk every 5 ms) so that no chunk queues behind the
-// one before it: a chunk the proxy held back would show in the max.
+// one before it: a chunk the proxy held back would show in the max. The
+// engine streams logprobs when asked, so the proxy's streams are scored
+// from their chunks (confidence.score_streams) and stripped.
 //
 // BenchmarkLogprobs reports, for 256-token answers, the latency p50 direct
 // and through the proxy without logprobs asked for (top_logprobs 0), with
@@ -22,10 +24,19 @@ package proxy
 // of computing logprobs is part of what the client sees, so it is in the
 // figures. Scoring runs after the answer and is not.
 //
+// BenchmarkStreamChunk reports what the stream tap does per chunk, without
+// the network: one mlx_lm chat chunk in, the client's bytes out, for a
+// stream nobody asked logprobs for (plain), one whose logprobs the proxy
+// asked for and takes out (scored: the chunk with a top-3 list, read and
+// stripped), and one whose client asked (client-logprobs: read, relayed
+// as they are). ns/op and allocs/op are per chunk; the record is renewed
+// every 1,000 chunks, an answer's worth.
+//
 // Nothing here asserts a timing: the figures are for reading.
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -178,7 +189,8 @@ func BenchmarkLiveChunkLatency(b *testing.B) {
 
 func BenchmarkChunkLatency(b *testing.B) {
 	so := simOptions()
-	so.DecodeTPS = 200 // one chunk every 5 ms
+	so.DecodeTPS = 200       // one chunk every 5 ms
+	so.StreamLogprobs = true // the proxy's streams are scored from their chunks
 	e := newBenchEnv(b, so)
 	body := `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 32, "stream": true}`
 	for _, target := range []struct{ name, base string }{{"direct", e.direct}, {"proxy", e.proxy}} {
@@ -305,3 +317,48 @@ func BenchmarkLogprobs(b *testing.B) {
 		})
 	}
 }
+
+// One chunk of mlx_lm's chat stream, and the same with a top-3 list
+// (mlxsim's bytes, with --sim-stream-logprobs).
+const (
+	benchPlainChunk    = `data: {"id": "chatcmpl-30c3ac5a-764b-417b-8336-5cf18b0130b5", "system_fingerprint": "0.31.3-0.32.1-macOS-15.6.1-arm64-arm-64bit-applegpu_g15s", "object": "chat.completion.chunk", "model": "default_model", "created": 1796530624, "choices": [{"index": 0, "finish_reason": null, "delta": {"role": "assistant", "content": " result"}}]}` + "\n\n"
+	benchLogprobsChunk = `data: {"id": "chatcmpl-30c3ac5a-764b-417b-8336-5cf18b0130b5", "system_fingerprint": "0.31.3-0.32.1-macOS-15.6.1-arm64-arm-64bit-applegpu_g15s", "object": "chat.completion.chunk", "model": "default_model", "created": 1796530624, "choices": [{"index": 0, "finish_reason": null, "logprobs": {"content": [{"id": 68483, "token": "\u0120result", "logprob": -0.0712890625, "top_logprobs": [{"id": 68483, "token": "\u0120result", "logprob": -0.0712890625}, {"id": 30452, "token": "\u0120to", "logprob": -3.25}, {"id": 98962, "token": "\u0120machine", "logprob": -4.09375}]}]}, "delta": {"role": "assistant", "content": " result"}}]}` + "\n\n"
+)
+
+func BenchmarkStreamChunk(b *testing.B) {
+	for _, c := range []struct{ name, chunk, source string }{
+		{"plain", benchPlainChunk, ""},
+		{"scored", benchLogprobsChunk, SourceStreamed},
+		{"client-logprobs", benchLogprobsChunk, SourceClient},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			chunk := []byte(c.chunk)
+			body := &repeatedChunk{chunk: chunk}
+			out := make([]byte, 64<<10)
+			var tap *streamTap
+			b.SetBytes(int64(len(chunk)))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i%1000 == 0 {
+					tap = newStreamTap(context.Background(), body, &Record{LogprobsSource: c.source}, false)
+				}
+				i++
+				n, err := tap.Read(out)
+				if err != nil || n == 0 {
+					b.Fatal(n, err)
+				}
+			}
+			if c.source == SourceStreamed && bytes.Contains(out, logprobsKey) {
+				b.Fatal("the logprobs reached the client")
+			}
+		})
+	}
+}
+
+// repeatedChunk is an engine that sends the same chunk for ever, one per
+// read.
+type repeatedChunk struct{ chunk []byte }
+
+func (r *repeatedChunk) Read(p []byte) (int, error) { return copy(p, r.chunk), nil }
+func (r *repeatedChunk) Close() error               { return nil }

@@ -139,7 +139,20 @@ type Confidence struct {
 	// DestreamFraction is the share (0..1) of streamed chat requests that
 	// go upstream non-streamed, so that their logprobs can be scored, and
 	// reach the client re-emitted as a stream.
+	//
+	// For an engine that does not send logprobs in stream chunks, as
+	// mlx_lm 0.31.3 does not: with ScoreStreams its streams are not scored
+	// (the proxy finds out from the first one, stream_logprobs.go), and a
+	// destreamed one is scored at the cost of its client seeing the answer
+	// only when it is whole. Keep it 0 for an engine that streams them.
 	DestreamFraction float64 `mapstructure:"destream_fraction"`
+	// ScoreStreams: streamed completions (chat and text) that did not ask
+	// for logprobs get them asked for too (TopLogprobs), are scored from
+	// their chunks, and each chunk reaches the client without them, byte
+	// for byte as the engine would have sent it unasked. While the engine
+	// sends none in its chunks the proxy stops asking and tries again
+	// every 10 minutes. Default true.
+	ScoreStreams bool `mapstructure:"score_streams"`
 	// LowConfidenceThreshold: a token whose probability is below it is a
 	// low-confidence token; a response whose mean is below it is a
 	// low-confidence response.
@@ -197,6 +210,7 @@ func DefaultConfig() Config {
 		ProbeInterval:       15 * time.Second,
 		Confidence: Confidence{
 			TopLogprobs:            3,
+			ScoreStreams:           true,
 			LowConfidenceThreshold: 0.5,
 			ScoringQueue:           256,
 		},

@@ -75,7 +75,7 @@ const (
 	metricMlxLowConfidenceTokenRatio          = "mlx_low_confidence_token_ratio"
 	metricMlxLowConfidenceTokenRatioHelp      = "Share of sampled tokens with probability below the low-confidence threshold, most recent scored answer."
 	metricMlxConfidenceScoredTotal            = "mlx_confidence_scored_total"
-	metricMlxConfidenceScoredTotalHelp        = "Answers whose logprobs were scored, by where the logprobs came from (client, injected, destreamed)."
+	metricMlxConfidenceScoredTotalHelp        = "Answers whose logprobs were scored, by where the logprobs came from (client, injected, destreamed, streamed)."
 	metricMlxConfidenceUnscoredTotal          = "mlx_confidence_unscored_total"
 	metricMlxConfidenceUnscoredTotalHelp      = "Answers that should have carried logprobs (by source) but gave no token to score: none sent, or none readable."
 	metricMlxLowConfidenceResponseTotal       = "mlx_low_confidence_response_total"

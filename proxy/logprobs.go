@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -23,6 +24,10 @@ import (
 //   - destreamed: a sampled share of streamed chat requests goes upstream
 //     non-streamed (mlx_lm sends logprobs only there) with logprobs asked
 //     for, and the answer reaches the client re-emitted as a stream.
+//   - streamed: any other stream that did not ask gets them injected too,
+//     while the engine sends logprobs in stream chunks (score_streams);
+//     they are scored from the chunks and taken out of each chunk
+//     (stream_logprobs.go).
 
 // planLogprobs decides the source of a parsed completion request and
 // returns the body to send upstream.
@@ -54,6 +59,11 @@ func (p *Proxy) planLogprobs(rec *Record, body []byte) []byte {
 		}
 		rec.LogprobsSource, rec.Destreamed = SourceDestreamed, true
 		return out
+	case p.cfg.ScoreStreams && p.streamLogprobs.due(time.Now()):
+		if out, changed, err := confidence.InjectLogprobs(body, n); err == nil && changed {
+			rec.LogprobsSource = SourceStreamed
+			return out
+		}
 	}
 	return body
 }
@@ -99,7 +109,7 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 		res.ContentLength = -1
 	} else {
 		out = body
-		if rec.LogprobsSource == SourceInjected {
+		if rec.LogprobsSource == SourceInjected || rec.LogprobsSource == SourceStreamed {
 			if out, err = confidence.StripLogprobs(body); err != nil {
 				out = body // not one JSON object: nothing was added to it
 			}

@@ -265,7 +265,14 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		}
 		return 0
 	})
-	wantSeries(t, sc, "mlx_confidence_unscored_total", []string{"model", "source"}, func([]string) float64 { return 0 })
+	// The first stream asked mlx_lm for logprobs it does not stream: it
+	// is not scored, and no later stream asks (stream_logprobs.go).
+	wantSeries(t, sc, "mlx_confidence_unscored_total", []string{"model", "source"}, func(l []string) float64 {
+		if l[0] == testModel && l[1] == SourceStreamed {
+			return 1
+		}
+		return 0
+	})
 	assert.Equal(t, 0.0, value(t, sc, "mlx_scoring_dropped_total"))
 	require.Positive(t, ttft, "some stream had content")
 

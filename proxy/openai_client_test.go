@@ -19,20 +19,23 @@ import (
 // usage it did not ask for; the proxy still counts the tokens. The same
 // holds when the proxy destreams the request (runs it non-streamed to
 // score its logprobs and re-emits the answer as a stream), which records
-// no TTFT.
+// no TTFT, and when the engine streams logprobs and the proxy takes the
+// ones it asked for out of each chunk (the client sees none).
 func TestOpenAIClientStreamsToolCallsThroughTheProxy(t *testing.T) {
-	for _, destream := range []bool{false, true} {
-		t.Run(map[bool]string{false: "relayed", true: "destreamed"}[destream], func(t *testing.T) {
-			testOpenAIClientStreamsToolCalls(t, destream)
+	for _, mode := range []string{"relayed", "destreamed", "scored"} {
+		t.Run(mode, func(t *testing.T) {
+			testOpenAIClientStreamsToolCalls(t, mode)
 		})
 	}
 }
 
-func testOpenAIClientStreamsToolCalls(t *testing.T, destream bool) {
-	r := newRig(t, func(c *Config, _ *mlxsim.Options) {
+func testOpenAIClientStreamsToolCalls(t *testing.T, mode string) {
+	destream := mode == "destreamed"
+	r := newRig(t, func(c *Config, so *mlxsim.Options) {
 		if destream {
 			c.DestreamFraction = 1
 		}
+		so.StreamLogprobs = mode == "scored"
 	})
 	client := openai.NewClient(
 		option.WithBaseURL(r.url+"/v1/"),
@@ -58,6 +61,9 @@ func testOpenAIClientStreamsToolCalls(t *testing.T, destream bool) {
 	chunks := 0
 	for stream.Next() {
 		chunks++
+		for _, c := range stream.Current().Choices {
+			assert.Empty(t, c.Logprobs.RawJSON(), "no logprobs the client did not ask for")
+		}
 		require.True(t, acc.AddChunk(stream.Current()), "chunk %d accumulates", chunks)
 		if tc, ok := acc.JustFinishedToolCall(); ok {
 			finished = append(finished, tc)
@@ -85,11 +91,15 @@ func testOpenAIClientStreamsToolCalls(t *testing.T, destream bool) {
 	assert.Positive(t, value(t, sc, "mlx_tokens_prompt_total", "kind", "chat"))
 	ttft := sc.Families["mlx_ttft_seconds"]
 	sc = r.scrape()
-	if destream {
+	switch mode {
+	case "destreamed":
 		assert.Nil(t, ttft, "no TTFT for a destreamed request")
 		assert.Equal(t, 1.0, value(t, sc, "mlx_confidence_scored_total", "source", "destreamed"))
 		assert.Positive(t, value(t, sc, "mlx_output_perplexity"))
-	} else {
+	case "scored":
+		assert.Equal(t, 1.0, value(t, sc, "mlx_confidence_scored_total", "source", SourceStreamed))
+		assert.Positive(t, value(t, sc, "mlx_output_perplexity"))
+	default:
 		assert.Equal(t, 0.0, value(t, sc, "mlx_confidence_scored_total", "source", "destreamed"))
 		_, scored := sc.Value("mlx_output_perplexity")
 		assert.False(t, scored, "a relayed stream from mlx_lm carries no logprobs to score")

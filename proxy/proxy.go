@@ -46,6 +46,9 @@ type Proxy struct {
 	// engineActivity is when the engine last sent stream bytes through the
 	// proxy (Unix nanoseconds).
 	engineActivity atomic.Int64
+	// streamLogprobs: whether the engine sends logprobs in stream chunks,
+	// as the proxy last saw (stream_logprobs.go).
+	streamLogprobs streamLogprobsProbe
 	// engineAnswered is when the engine last gave a whole 2xx answer to a
 	// completion request (Unix nanoseconds).
 	engineAnswered atomic.Int64

@@ -70,7 +70,7 @@ func newQualityMetrics(reg *prometheus.Registry, model string) *qualityMetrics {
 	}
 	// Counters of the configured model start at 0 so that rate() and
 	// increase() see the first event.
-	for _, src := range []string{SourceClient, SourceInjected, SourceDestreamed} {
+	for _, src := range []string{SourceClient, SourceInjected, SourceDestreamed, SourceStreamed} {
 		q.scored.WithLabelValues(model, src)
 		q.confidenceFailed.WithLabelValues(model, src)
 	}

@@ -103,7 +103,8 @@ type Record struct {
 	// top_logprobs above 0).
 	ClientLogprobs bool
 	// LogprobsSource says why the answer carries logprobs: SourceClient,
-	// SourceInjected, SourceDestreamed, or "" when nobody asked.
+	// SourceInjected, SourceDestreamed, SourceStreamed, or "" when nobody
+	// asked.
 	LogprobsSource string
 	// Destreamed: a streamed request the proxy sent upstream non-streamed
 	// to score it; the client gets the answer re-emitted as a stream.
@@ -129,6 +130,11 @@ type Record struct {
 	// EventCut: a stream event grew past maxStreamEvent before it ended;
 	// its bytes went to the client unread.
 	EventCut bool
+	// ChunksUnread counts the chunks of a stream with logprobs asked for by
+	// the proxy that it could not read or take the logprobs out of: they
+	// reached the client as the engine sent them, and the stream is not
+	// scored for confidence.
+	ChunksUnread int
 
 	// Timings, from the proxy's clock. Zero when the moment never came.
 	Start time.Time // the request arrived (headers read)
@@ -256,7 +262,7 @@ const maxToolArguments = 1 << 20
 // it before the client sees it (takes injected logprobs out, or re-streams
 // a destreamed answer).
 func (r *Record) rewritesAnswer() bool {
-	return r.Destreamed || r.LogprobsSource == SourceInjected || r.restoreModel != nil
+	return r.Destreamed || r.LogprobsSource == SourceInjected || r.LogprobsSource == SourceStreamed || r.restoreModel != nil
 }
 
 // Where an answer's logprobs come from (mlx_confidence_scored_total{source}).
@@ -264,6 +270,10 @@ const (
 	SourceClient     = "client"
 	SourceInjected   = "injected"
 	SourceDestreamed = "destreamed"
+	// SourceStreamed: a stream that did not ask, asked for logprobs by the
+	// proxy and scored from its chunks, which reach the client without
+	// them (stream_logprobs.go).
+	SourceStreamed = "streamed"
 )
 
 // maxLogprobsBytes bounds the logprobs kept per choice (about 50,000

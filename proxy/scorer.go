@@ -189,6 +189,9 @@ func (s *scorer) jobOf(rec *Record) (job scoreJob, scored bool) {
 		},
 		logprobs: ch.Logprobs,
 	}
+	if job.source == SourceStreamed && rec.ChunksUnread > 0 {
+		job.logprobs = nil // a chunk went by unread: a part of the answer would be scored as the whole
+	}
 	if job.source == "" && len(ch.Logprobs) > 0 {
 		job.source = SourceClient // sent although nobody asked: the engine's own
 	}

@@ -12,14 +12,17 @@ import (
 // streamTap sits between the engine's SSE body and the client. Each Read
 // returns the complete events that have arrived, byte for byte, and the
 // relay flushes them at once, so nothing is held back but the unfinished
-// tail of an event. On the way it fills the record from the chunks, and
-// drops the usage chunk when the proxy asked for it on the client's
-// behalf.
+// tail of an event. On the way it fills the record from the chunks, drops
+// the usage chunk when the proxy asked for it on the client's behalf, and
+// takes out of each chunk the logprobs the proxy asked for
+// (stream_logprobs.go).
 type streamTap struct {
 	body  io.ReadCloser
 	rec   *Record
 	ctx   context.Context // the client's request: done when it went away
 	strip bool
+	// stripLogprobs: the proxy asked for this stream's logprobs.
+	stripLogprobs bool
 
 	chunk   []byte // one upstream read
 	pending []byte // bytes read but not yet a complete event
@@ -58,7 +61,10 @@ const streamReadSize = 4096
 const maxStreamEvent = 1 << 20
 
 func newStreamTap(ctx context.Context, body io.ReadCloser, rec *Record, strip bool) *streamTap {
-	return &streamTap{body: body, rec: rec, ctx: ctx, strip: strip, chunk: make([]byte, streamReadSize)}
+	return &streamTap{
+		body: body, rec: rec, ctx: ctx, strip: strip, chunk: make([]byte, streamReadSize),
+		stripLogprobs: rec.LogprobsSource == SourceStreamed,
+	}
 }
 
 // watchStalls ends the stream when the engine sends nothing for d: the
@@ -137,16 +143,38 @@ func (t *streamTap) split(now time.Time) {
 			break
 		}
 		if t.observe(ev, now) {
-			if t.rec.restoreModel != nil && ev.HasData {
-				t.out = append(t.out, restoreModel(ev.Raw, t.rec.restoreModel)...)
-			} else {
-				t.out = append(t.out, ev.Raw...)
-			}
+			t.forward(ev, now)
 		}
 		rest = rest[n:]
 	}
 	t.pending = append(t.pending[:0], rest...)
 	t.scanned = 0
+}
+
+// forward appends an event to what the client gets: without the logprobs
+// the proxy asked for, with the model name the client sent; and gives its
+// data to the live stream.
+func (t *streamTap) forward(ev sse.Event, now time.Time) {
+	if !ev.HasData {
+		t.out = append(t.out, ev.Raw...) // keepalive comments and the like
+		return
+	}
+	at, data := len(t.out), ev.Data
+	if t.stripLogprobs {
+		var ok bool
+		if t.out, data, ok = appendStripped(t.out, ev); !ok {
+			t.rec.ChunksUnread++
+		}
+	} else {
+		t.out = append(t.out, ev.Raw...)
+	}
+	if !ev.IsDone() {
+		t.rec.live.chunk(data, t.rec.ResponseID, now) // before data's bytes move
+	}
+	if t.rec.restoreModel != nil {
+		restored := restoreModel(t.out[at:], t.rec.restoreModel)
+		t.out = append(t.out[:at], restored...)
+	}
 }
 
 // observe reads one event into the record and says whether the client
@@ -161,15 +189,13 @@ func (t *streamTap) observe(ev sse.Event, now time.Time) (forward bool) {
 	}
 	t.decoded = completionJSON{}
 	if decodeCompletion(ev.Data, &t.decoded) != nil {
-		t.rec.live.chunk(ev.Data, t.rec.ResponseID, now)
+		if t.stripLogprobs {
+			t.rec.ChunksUnread++
+		}
 		return true
 	}
 	t.rec.applyChunk(&t.decoded, now)
-	forward = !(t.strip && t.decoded.isUsageChunk())
-	if forward {
-		t.rec.live.chunk(ev.Data, t.rec.ResponseID, now)
-	}
-	return forward
+	return !(t.strip && t.decoded.isUsageChunk())
 }
 
 // finish ends the stream: whatever is left of an unfinished event goes to

@@ -132,6 +132,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.StringVar(&o.SystemFingerprint, "sim-system-fingerprint", "", "system_fingerprint of responses (default: the version pair's)")
 	fs.StringVar(&o.MLXVersion, "sim-mlx-version", mlxsim.DefaultMLXVersion, "MLX version (with the mlx-lm pip pairs with it) whose failures are simulated: "+strings.Join(mlxsim.KnownMLXVersions(), ", "))
 	fs.BoolVar(&o.UnsortedTopLogprobs, "sim-unsorted-top-logprobs", false, "Shuffle top_logprobs (MLX's CPU order) instead of most likely first (Metal's)")
+	fs.BoolVar(&o.StreamLogprobs, "sim-stream-logprobs", false, "Send logprobs in stream chunks (mlx_lm does not; ml-explore/mlx-lm#1630 would have)")
 	fs.BoolVar(&o.DownloadBars, "sim-hf-download", false, "Draw a Hugging Face download bar (tqdm, redrawn with \\r) while the model loads")
 	fs.IntVar(&o.Ranks, "sim-ranks", 0, "Print the output of N ranks under mlx.launch: a Prompt Cache block per rank, lines ending in \\r\\n")
 	fs.BoolVar(&o.LoadFail, "sim-load-fail", false, "The default model's load fails (mlx-lm 0.31: the generation thread dies, the server stays up; 0.30: exit 1)")

@@ -30,7 +30,8 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, 15*time.Second, cfg.ProbeInterval, "the original probed every 15 s")
 	assert.Equal(t, 10*time.Minute, cfg.UpstreamResponseHeaderTimeout, "covers a non-streamed generation")
 	assert.Equal(t, 3, cfg.Confidence.TopLogprobs, "the original's MLX_LOGPROBS=3")
-	assert.Zero(t, cfg.Confidence.DestreamFraction, "streams are relayed untouched unless asked")
+	assert.Zero(t, cfg.Confidence.DestreamFraction, "streams are not destreamed unless asked")
+	assert.True(t, cfg.Confidence.ScoreStreams, "streams are scored from their chunks while the engine streams logprobs")
 	assert.Equal(t, 0.5, cfg.Confidence.LowConfidenceThreshold)
 	assert.Equal(t, 0.5, cfg.HallucinationFlagThreshold)
 
@@ -70,7 +71,7 @@ func TestFullConfig(t *testing.T) {
 			MaxToolLabelValues:    5,
 			ProbeInterval:         3 * time.Second,
 			DefaultTemperature:    0.7,
-			Confidence:            proxy.Confidence{TopLogprobs: 5, DestreamFraction: 0.05, LowConfidenceThreshold: 0.4, ScoringQueue: 16},
+			Confidence:            proxy.Confidence{TopLogprobs: 5, DestreamFraction: 0.05, ScoreStreams: false, LowConfidenceThreshold: 0.4, ScoringQueue: 16},
 			Heuristics:            proxy.Heuristics{HallucinationFlagThreshold: 0.6},
 			Traces:                proxy.TraceConfig{CaptureContent: false, MaxContentBytes: 4096, QueueSize: 64, Node: "rank0"},
 			AccessLog:             proxy.AccessLog{AccessLogQueue: 32},

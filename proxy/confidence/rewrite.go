@@ -63,8 +63,28 @@ func InjectLogprobs(body []byte, topN int) ([]byte, bool, error) {
 // A body without choices (an error) comes back as it is; a body that is
 // not one JSON object comes back with an error.
 func StripLogprobs(resp []byte) ([]byte, error) {
+	var buf [4]jsonedit.Edit
+	edits, err := stripEdits(resp, buf[:0])
+	if err != nil || len(edits) == 0 {
+		return resp, err
+	}
+	return jsonedit.Apply(resp, edits), nil
+}
+
+// AppendStripLogprobs appends StripLogprobs(resp) to dst (which must not
+// overlap resp): a stream chunk is rewritten into the relay's buffer.
+func AppendStripLogprobs(dst, resp []byte) ([]byte, error) {
+	var buf [4]jsonedit.Edit
+	edits, err := stripEdits(resp, buf[:0])
+	if err != nil {
+		return dst, err
+	}
+	return jsonedit.AppendApplied(dst, resp, edits), nil
+}
+
+// stripEdits are the edits of StripLogprobs, appended to edits.
+func stripEdits(resp []byte, edits []jsonedit.Edit) ([]jsonedit.Edit, error) {
 	i := jsonedit.SkipSpace(resp, 0)
-	var edits []jsonedit.Edit
 	_, err := jsonedit.EachMember(resp, i, func(m jsonedit.Member) (int, error) {
 		if !jsonedit.KeyIs(resp, m, "choices") || m.VS >= len(resp) || resp[m.VS] != '[' {
 			return jsonedit.SkipValue(resp, m.VS)
@@ -78,12 +98,9 @@ func StripLogprobs(resp []byte) ([]byte, error) {
 		})
 	})
 	if err != nil {
-		return resp, fmt.Errorf("response body: %w", err)
+		return nil, fmt.Errorf("response body: %w", err)
 	}
-	if len(edits) == 0 {
-		return resp, nil
-	}
-	return jsonedit.Apply(resp, edits), nil
+	return edits, nil
 }
 
 // stripChoice adds the edits for one choice object at b[cs].

@@ -20,12 +20,16 @@ type Edit struct {
 // are kept as they were. An edit that overlaps one before it is skipped
 // (the callers' edits never overlap).
 func Apply(body []byte, edits []Edit) []byte {
-	slices.SortFunc(edits, func(a, b Edit) int { return a.Start - b.Start })
 	size := len(body)
 	for _, e := range edits {
 		size += len(e.With) - (e.End - e.Start)
 	}
-	out := make([]byte, 0, max(size, 0))
+	return AppendApplied(make([]byte, 0, max(size, 0)), body, edits)
+}
+
+// AppendApplied is Apply appending to out (which must not overlap body).
+func AppendApplied(out, body []byte, edits []Edit) []byte {
+	slices.SortFunc(edits, func(a, b Edit) int { return a.Start - b.Start })
 	at := 0
 	for _, e := range edits {
 		if e.Start < at {

@@ -26,6 +26,9 @@ func FuzzNext(f *testing.F) {
 			if !e.HasData && e.Data != nil {
 				t.Fatal("data without a data line")
 			}
+			if e.DataAt >= 0 && !bytes.Equal(e.Raw[e.DataAt:e.DataAt+len(e.Data)], e.Data) {
+				t.Fatalf("DataAt %d does not point at the data %q in %q", e.DataAt, e.Data, e.Raw)
+			}
 			joined = append(joined, e.Raw...)
 		}
 		joined = append(joined, rest...)

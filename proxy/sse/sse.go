@@ -20,6 +20,10 @@ type Event struct {
 	// HasData is false when the event has no data line at all.
 	Data    []byte
 	HasData bool
+	// DataAt is where Data starts in Raw when the event has exactly one
+	// data line (Data is then Raw[DataAt:DataAt+len(Data)], so a relay can
+	// replace the value and keep every other byte); -1 otherwise.
+	DataAt int
 	// Comment is true when every non-blank line of the event is a comment,
 	// like mlx_lm's keepalives.
 	Comment bool
@@ -42,6 +46,7 @@ var done = []byte("[DONE]")
 func Next(b []byte) (ev Event, n int, ok bool) {
 	pos := 0
 	dataLines := 0
+	ev.DataAt = -1
 	sawField := false
 	allComments := true
 	for {
@@ -54,6 +59,9 @@ func Next(b []byte) (ev Event, n int, ok bool) {
 		if len(line) == 0 {
 			ev.Raw = b[:next]
 			ev.Comment = sawField && allComments
+			if dataLines != 1 {
+				ev.DataAt = -1
+			}
 			return ev, next, true
 		}
 		sawField = true
@@ -62,12 +70,12 @@ func Next(b []byte) (ev Event, n int, ok bool) {
 			continue
 		}
 		allComments = false
-		name, value := field(line)
+		name, value, at := field(line)
 		if string(name) == "data" {
 			dataLines++
 			switch dataLines {
 			case 1:
-				ev.Data = value
+				ev.Data, ev.DataAt = value, pos+at
 			case 2:
 				joined := make([]byte, 0, len(ev.Data)+1+len(value))
 				joined = append(joined, ev.Data...)
@@ -105,15 +113,16 @@ func lineEnd(b []byte, pos int) (end, term int, complete bool) {
 	return end, 1, true
 }
 
-// field splits a non-comment line into its name and value.
-func field(line []byte) (name, value []byte) {
+// field splits a non-comment line into its name and value, and says
+// where the value starts in the line.
+func field(line []byte) (name, value []byte, at int) {
 	i := bytes.IndexByte(line, ':')
 	if i < 0 {
-		return line, nil
+		return line, nil, len(line)
 	}
-	name, value = line[:i], line[i+1:]
+	name, value, at = line[:i], line[i+1:], i+1
 	if len(value) > 0 && value[0] == ' ' {
-		value = value[1:]
+		value, at = value[1:], at+1
 	}
-	return name, value
+	return name, value, at
 }

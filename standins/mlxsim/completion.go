@@ -309,6 +309,9 @@ type accum struct {
 	tokens       []genTok
 	toolIdx      int
 	failureWhere string
+	// streamed: a.tokens[:streamed] had their logprobs sent in a chunk
+	// (Options.StreamLogprobs).
+	streamed int
 }
 
 func (g *generation) run() {
@@ -682,6 +685,12 @@ func (g *generation) response(text string, finish any, a *accum, toolCalls []any
 			choice.Set("logprobs", lp)
 		}
 		resp.Set("usage", g.usage(len(a.tokens)))
+	}
+	if g.q.isStream && e.opts.StreamLogprobs {
+		if lp := logprobsContent(a.tokens[a.streamed:], g.q.wantLogprobs, int(g.q.topLogprobsN), e.opts.UnsortedTopLogprobs); lp != nil {
+			choice.Set("logprobs", lp)
+		}
+		a.streamed = len(a.tokens)
 	}
 	if g.chat {
 		key := "message"

@@ -87,6 +87,15 @@ type Options struct {
 	// argpartition order, its CPU path); by default it comes most likely
 	// first, as Metal's argpartition sorts (logprobs.go).
 	UnsortedTopLogprobs bool
+	// StreamLogprobs sends logprobs in stream chunks, as mlx_lm does not
+	// (server.py 0.31.3 L1483-1488 and L1508-1513 pass none to the
+	// streamed generate_response): each chunk's choice carries the
+	// logprobs of the tokens since the previous chunk, in generate_response's
+	// own layout and place (L1317-1327: after finish_reason, before delta
+	// or text, only when there are any), as ml-explore/mlx-lm#1630 proposed
+	// (closed unmerged). For testing a proxy against an engine that
+	// streams them.
+	StreamLogprobs bool
 	// DownloadBars draws a Hugging Face download bar while the model loads
 	// (launch.go), as a first run does.
 	DownloadBars bool

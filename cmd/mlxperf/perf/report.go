@@ -93,6 +93,10 @@ func Goals(t ProxyTable, c ChunkTable, fp *Footprint) []Goal {
 	if c != nil {
 		added := c[PathProxy][1] - c[PathDirect][1]
 		g = append(g, Goal{"c=16 stream: chunk delay p99 within 0.1 ms of direct", fmt.Sprintf("%+.3f ms", added), added <= 0.1})
+		if ng, ok := c[PathNginx]; ok {
+			added := c[PathProxy][1] - ng[1]
+			g = append(g, Goal{"c=16 stream, scored from its chunks: chunk delay p99 within 0.3 ms of nginx's", fmt.Sprintf("%+.3f ms", added), added <= 0.3})
+		}
 	}
 	if fp != nil {
 		g = append(g,

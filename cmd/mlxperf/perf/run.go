@@ -3,13 +3,17 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/loadgen"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // Options say what to run and with which binaries.
@@ -179,7 +183,10 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 				}
 			}
 		}
-		if inject {
+		// The chunk delays of both collectors: the full proxy's streams are
+		// scored from their chunks (upstream.go record), injection off's
+		// are relayed as they come.
+		{
 			up.SetPace(5 * time.Millisecond)
 			for _, name := range order {
 				d, err := ChunkDelays(client, up, paths[name], 16, 160)
@@ -191,6 +198,9 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 				log("%-28s chunk delay p50 %.3f ms  p99 %.3f ms  max %.3f ms (%d chunks)", name, chunks[name][0], chunks[name][1], chunks[name][2], len(d))
 			}
 			up.SetPace(0)
+			if inject {
+				log("streams scored from their chunks: %s", streamsScored(client))
+			}
 			log("spans exported to the sink so far: %d, log records %d", sink.Spans(), sink.Records())
 		}
 		col.Stop()
@@ -204,4 +214,35 @@ func mustHost(u string) string {
 		panic(err)
 	}
 	return p.Host
+}
+
+// streamsScored is mlx_confidence_scored_total{source="streamed"} on the
+// proxy's /metrics, as text ("?" with why when it cannot be read).
+func streamsScored(client *http.Client) string {
+	resp, err := client.Get(ProxyURL + "/metrics")
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	sc, err := promtext.Parse(b)
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	total, found := 0.0, false
+	for _, m := range sc.Families["mlx_confidence_scored_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "source" && l.GetValue() == "streamed" {
+				total += m.GetCounter().GetValue()
+				found = true
+			}
+		}
+	}
+	if !found {
+		return "? (no such series)"
+	}
+	return strconv.FormatFloat(total, 'f', -1, 64)
 }

@@ -25,7 +25,8 @@ const AnswerTokens = 32
 // at start, from the simulated engine (mlxsim, which writes exactly what
 // mlx_lm.server writes): with logprobs when the request asks for them, as
 // one body or as one SSE event per token, each written and flushed on its
-// own as the engine does. Replaying costs next to nothing, so the figures
+// own as the engine does (a stream's logprobs in its chunks: record).
+// Replaying costs next to nothing, so the figures
 // are the proxies' cost, not the engine's. Unlike mlx_lm.server it keeps
 // connections alive, as a fast engine behind any of the three paths would.
 type Upstream struct {
@@ -84,9 +85,13 @@ func (u *Upstream) URL() string { return "http://" + u.ln.Addr().String() }
 func (u *Upstream) Close() { _ = u.srv.Close() }
 
 // record asks the simulated engine, at a speed with no delay worth the name,
-// for one answer of each kind.
+// for one answer of each kind. A stream with logprobs asked for has them in
+// its chunks, as an engine that streams them sends (mlx_lm 0.31.3 does not:
+// the proxy would stop asking after the first stream), so the full proxy's
+// streams are scored from their chunks and stripped, and the figures hold
+// what that costs.
 func (u *Upstream) record() error {
-	engine := mlxsim.New(mlxsim.Options{PrefillTPS: 1e9, DecodeTPS: 1e9}, io.Discard)
+	engine := mlxsim.New(mlxsim.Options{PrefillTPS: 1e9, DecodeTPS: 1e9, StreamLogprobs: true}, io.Discard)
 	defer engine.Close()
 	srv := httptest.NewServer(engine.Handler())
 	defer srv.Close()
