@@ -211,6 +211,9 @@ func startCollector(t testing.TB, opts collectorOptions) *stack {
 		"MLX_DATA_DIR="+s.dataDir,
 		"MLX_ENGINE_PORT="+strconv.Itoa(s.enginePort),
 		"MLX_LISTEN_HOST=127.0.0.1",
+		// The shipped config destreams a random 5 % of chat streams;
+		// tests that want it say so (opts.env comes after and wins).
+		"MLX_LOGPROBS_STREAM_SAMPLE=0",
 	)
 	for k, v := range opts.env {
 		s.cmd.Env = append(s.cmd.Env, k+"="+v)
