@@ -372,6 +372,17 @@ func (g *generation) run() {
 		return
 	}
 	g.admit()
+	if seed == nil && !g.chat && g.cached == len(g.prompt) && len(g.prompt) > 0 {
+		// An exact hit of a text prompt (it equals an earlier prompt
+		// minus its last token, which the cache keeps: D9a) leaves no
+		// token to process, and the batched path then fails in the
+		// generation thread (reference D16).
+		g.release(nil)
+		e.killThread(exactHitThreadDeath())
+		unlock()
+		e.waitIfDead()
+		return
+	}
 
 	// The handler gets the context and starts the response.
 	if q.isStream {

@@ -87,8 +87,8 @@
 //     /v1/models answering (D7). /v1/models lists the Hugging Face cache's
 //     complete models and a local --model as its absolute path (D14,
 //     models.go).
-//   - Not simulated (reference): the exact-hit crash of text completions
-//     (D16).
+//   - A batched text completion whose whole prompt is cached (an earlier
+//     prompt minus its last token) kills the generation thread (D16).
 //   - Python version specific texts follow CPython 3.12; tracebacks are
 //     plausible reconstructions, not captures: their frames and line
 //     numbers are in pyframes.go, and only the server.py lines the

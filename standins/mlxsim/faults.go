@@ -147,6 +147,19 @@ func metalThreadDeath() string {
 	}, MetalThreadDeathLine)
 }
 
+// exactHitThreadDeath: a batched text completion whose whole prompt is
+// cached. fetch_nearest_cache returns (cache, []) for an exact hit
+// (models/cache.py HEAD L1685-1687), every segment is popped (server.py
+// HEAD L692-700), and insert_segments([[]]) fails at seq[-1] (generate.py
+// HEAD L1722), outside any try (reference D16). The frames between are a
+// reconstruction; the last two lines are the cited ones.
+func exactHitThreadDeath() string {
+	return threadDeath([]pyFrame{
+		{serverPy, 725, "_generate", "uids = batch_generator.insert_segments(", "       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+		{generatePy, 1722, "insert_segments", "last_tokens = [seq[-1] for seq in segments[-1]]", "                ~~~^^^^"},
+	}, "IndexError: list index out of range")
+}
+
 // LoadFailLine is the last line of a failed first download of a repo id
 // that does not exist (huggingface_hub's RepositoryNotFoundError; its
 // wording is from memory, unverified).

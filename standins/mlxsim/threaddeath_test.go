@@ -16,10 +16,15 @@ import (
 // (not even headers) within wait: the request waits on a dead thread.
 func noAnswer(t *testing.T, ts *testServer, body string, wait time.Duration) bool {
 	t.Helper()
+	return noAnswerAt(t, ts, "/v1/chat/completions", body, wait)
+}
+
+func noAnswerAt(t *testing.T, ts *testServer, path, body string, wait time.Duration) bool {
+	t.Helper()
 	conn, err := net.Dial("tcp", ts.addr())
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = io.WriteString(conn, postReq("/v1/chat/completions", body))
+	_, err = io.WriteString(conn, postReq(path, body))
 	require.NoError(t, err)
 	_ = conn.SetReadDeadline(time.Now().Add(wait))
 	b := make([]byte, 1)
@@ -145,4 +150,19 @@ func TestDownloadBarsAndRanks(t *testing.T) {
 	log = ts.log.String()
 	assert.Equal(t, 2, strings.Count(log, " - INFO - Prompt Cache: 0 sequences, 0.00 GB\r\n"), log)
 	assert.NotContains(t, strings.ReplaceAll(log, "\r\n", ""), "\n")
+}
+
+// A text completion whose prompt is an earlier one minus its last token
+// is an exact cache hit, and the batched path's generation thread dies on
+// it (reference D16); with a seed (_serve_single) it is served.
+func TestExactHitOfATextPromptKillsTheGenerationThread(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	r := ts.post(t, "/v1/completions", `{"prompt": "The owls of the northern forest hunt at night", "max_tokens": 2}`)
+	require.Equal(t, 200, r.status)
+	require.False(t, ts.e.ThreadDead())
+	// The same prompt minus its last token: "night" is one token here.
+	assert.True(t, noAnswerAt(t, ts, "/v1/completions", `{"prompt": "The owls of the northern forest hunt at", "max_tokens": 2}`, 500*time.Millisecond))
+	assert.True(t, ts.e.ThreadDead())
+	assert.Contains(t, ts.log.String(), "Exception in thread Thread-1 (_generate):\n")
+	assert.Contains(t, ts.log.String(), "IndexError: list index out of range\n")
 }

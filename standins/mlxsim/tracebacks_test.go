@@ -35,6 +35,7 @@ func TestTracebacksArePinned(t *testing.T) {
 	section("load failure, mlx-lm 0.30: the main thread, exit 1", loadMainTraceback(DefaultModel))
 	section("stop [1]: the generation thread dies", stopThreadDeath(&pyExc{typ: "TypeError", msg: "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"}))
 	section(`stop [["a"]]: the generation thread dies`, stopThreadDeath(&pyExc{typ: "TypeError", msg: "unhashable type: 'list'"}))
+	section("a text prompt cached whole: the generation thread dies", exactHitThreadDeath())
 	for _, err := range []error{syscall.EADDRINUSE, syscall.EACCES, syscall.EADDRNOTAVAIL, errors.New("lookup foo: no such host")} {
 		section("bind "+err.Error(), BindErrorTraceback(err))
 	}
