@@ -16,7 +16,12 @@ import (
 // the metal fault fire right after the Nth answer's connection has closed.
 //
 //   - exit: a Python traceback of an uncaught exception in the main thread,
-//     then exit status 1;
+//     then exit status 1. A real mlx_lm cannot do this once it serves
+//     (socketserver prints a per-request exception and carries on, and the
+//     non-daemon generation thread would keep the process anyway:
+//     reference D8); it stands for a process that ends by itself, and the
+//     tests of real failures use the Metal fault, the load failure or a
+//     bad stop;
 //   - metal fault: under MLX 0.32 (the default pair) the generation
 //     thread dies with RuntimeError: [METAL] ... (below) and the process
 //     lives on; before 0.32, MLX's uncaught C++ exception for a GPU

@@ -102,12 +102,15 @@ func (v *victoriaLogs) waitRow(t *testing.T, q string, what string, cond func(ma
 func TestLogsAndTracesInTheirStores(t *testing.T) {
 	vl := startVictoriaLogs(t)
 	j := startJaeger(t)
-	// The engine dies after its second completion (mlx_lm.server's
-	// traceback when serve_forever cannot start a thread); the supervisor
-	// probes /v1/models, so only this test's requests count.
+	// The engine's generation thread dies on a Metal fault after its
+	// second completion (MLX 0.32: the traceback, the process lives on and
+	// the supervisor restarts it); the supervisor probes /v1/models, so
+	// only this test's requests count. (An exit with a traceback after
+	// serving, which --sim-exit-after prints, is not something a real
+	// mlx_lm does: reference D8.)
 	crash := writeOverlay(t, "crash.yaml", `receivers:
   mlx_supervisor:
-    command: ["${env:MLXSIM}", --model, "${env:MLX_MODEL:-mlx-community/Qwen3-4B-4bit}", --host, 127.0.0.1, --port, "${env:MLX_ENGINE_PORT}", --sim-exit-after, "2"]
+    command: ["${env:MLXSIM}", --model, "${env:MLX_MODEL:-mlx-community/Qwen3-4B-4bit}", --host, 127.0.0.1, --port, "${env:MLX_ENGINE_PORT}", --sim-metal-fault-after, "2"]
     health_check:
       probe: models
 `)
@@ -139,16 +142,17 @@ func TestLogsAndTracesInTheirStores(t *testing.T) {
 		func(r map[string]string) bool { return strings.Contains(r["_msg"], "Prompt processing progress") })
 	assert.Equal(t, "info", gen["mlx.log.severity"])
 
-	// The second request is answered, then the engine dies: its traceback
-	// is one record, found by the crash query.
+	// The second request is answered, then the generation thread dies:
+	// its traceback is one record, found by the crash query, and named a
+	// GPU fault.
 	status, _ = tracedPost(t, proxy, newTraceID(t), body)
 	require.Equal(t, http.StatusOK, status)
 	tb := vl.waitRow(t, readmeCrashQuery, "the crash's traceback", func(r map[string]string) bool {
 		return r["exception.type"] == "RuntimeError"
 	})
-	assert.Equal(t, "python", tb["mlx.log.category"])
+	assert.Equal(t, "gpu", tb["mlx.log.category"])
 	assert.True(t, strings.HasPrefix(tb["_msg"], "Traceback") || strings.Contains(tb["_msg"], "\nTraceback"), "the traceback's lines, together: %q", tb["_msg"])
-	assert.Contains(t, tb["_msg"], "RuntimeError: can't start new thread")
+	assert.Contains(t, tb["_msg"], "RuntimeError: [METAL] Command buffer execution failed")
 
 	// What went to VictoriaLogs is what the JSON lines file has: nothing
 	// lost on the way (the file is the durable copy). The restarted engine
