@@ -30,11 +30,14 @@ type generation struct {
 	generated []int
 }
 
+// modelNotFound is what loading an unknown name raises: mlx_lm's _load
+// clears the loaded model and calls snapshot_download (utils.py L251-259),
+// which fails with huggingface_hub's RepositoryNotFoundError (reference
+// D15; its wording is from memory, unverified). mlx_lm's own
+// ModelNotFoundError, which the simulator used to print, was removed in
+// mlx-lm 5101aebe (May 2025).
 func modelNotFound(name string) *pyExc {
-	return &pyExc{typ: "ModelNotFoundError", msg: "Model not found for path or HF repo: " + name + ".\n" +
-		"Please make sure you specified the local path or Hugging Face repo id correctly.\n" +
-		"If you are trying to access a private or gated Hugging Face repo, make sure you are authenticated:\n" +
-		"https://huggingface.co/docs/huggingface_hub/en/guides/cli#huggingface-cli-login"}
+	return &pyExc{typ: "huggingface_hub.errors.RepositoryNotFoundError", msg: strings.TrimPrefix(LoadFailLine(name), "huggingface_hub.errors.RepositoryNotFoundError: ")}
 }
 
 // loadModel is ModelProvider.load for the request's model, adapter and
@@ -82,11 +85,13 @@ func (g *generation) loadModel() (*pyExc, bool) {
 		}
 		return &pyExc{typ: "TypeError", msg: "unhashable type: '" + pyjson.TypeName(g.q.draftModel) + "'"}, true
 	}
-	if g.q.adapter != nil {
-		return &pyExc{typ: "FileNotFoundError", msg: fmt.Sprintf("[Errno 2] No such file or directory: '%s/adapter_config.json'", g.q.adapter)}, true
-	}
 	if !e.sleep(e.opts.LoadDelay) {
 		return nil, false
+	}
+	if g.q.adapter != nil {
+		// The whole model loads before the adapter path is checked
+		// (tuner/utils.py L125-127; reference D15), and stays unloaded.
+		return &pyExc{typ: "FileNotFoundError", msg: fmt.Sprintf("The adapter path does not exist: %v", g.q.adapter)}, true
 	}
 	e.loadedKey = key
 	return nil, true

@@ -87,6 +87,10 @@
 //     /v1/models answering (D7). /v1/models lists the Hugging Face cache's
 //     complete models and a local --model as its absolute path (D14,
 //     models.go).
+//   - An unknown model name unloads the model and fails as
+//     huggingface_hub's RepositoryNotFoundError would (its wording
+//     unverified); adapters are checked after the whole model has loaded
+//     (D15).
 //   - A batched text completion whose whole prompt is cached (an earlier
 //     prompt minus its last token) kills the generation thread (D16).
 //   - Python version specific texts follow CPython 3.12; tracebacks are

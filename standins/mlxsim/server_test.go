@@ -725,7 +725,8 @@ func TestDeterminism(t *testing.T) {
 func TestUnknownModelIs404(t *testing.T) {
 	ts := newTestServer(t, Options{Model: "mlx-community/Qwen3-4B-4bit"})
 	r := ts.chat(t, `{"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]}`)
-	if r.statusLine != "HTTP/1.0 404 Not Found" || !strings.HasPrefix(r.body, `{"error": "Model not found for path or HF repo: gpt-4o.\nPlease make sure`) {
+	if r.statusLine != "HTTP/1.0 404 Not Found" || !strings.HasPrefix(r.body, `{"error": "401 Client Error.`) ||
+		!strings.Contains(r.body, `Repository Not Found for url: https://huggingface.co/api/models/gpt-4o/revision/main.`) {
 		t.Errorf("unknown model: %q", r.raw)
 	}
 	d := mustDict(t, ts.chat(t, `{"model": "mlx-community/Qwen3-4B-4bit", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}`).body)
