@@ -20,6 +20,9 @@ type Candidate struct {
 	Start   time.Time
 	// Model is the model the request asked for (the body's "model").
 	Model string
+	// Origin is the request's mlx.origin (user, judge, probe, bench, or a
+	// configured one); "" when the trace does not say.
+	Origin string
 	// Question is the last user message, Answer the assistant's content;
 	// empty when the trace has none (a /v1/completions prompt, a tool call
 	// with no text, content left out of the span).
@@ -48,6 +51,27 @@ func (c *Candidate) key() string {
 		return c.OpikID
 	}
 	return string(c.TraceID[:]) + string(c.SpanID[:])
+}
+
+// AttrOrigin is the proxy's span attribute of a request's origin
+// (receiver/proxyreceiver/metadata.yaml); the opik exporter keeps it in
+// the trace's metadata, Opik's OTLP mapping in its input.
+const AttrOrigin = "mlx.origin"
+
+// originOf reads mlx.origin from the top level of a trace's metadata or
+// input, "" when neither has it.
+func originOf(objs ...[]byte) string {
+	for _, b := range objs {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		var o string
+		if json.Unmarshal(m[AttrOrigin], &o) == nil && o != "" {
+			return o
+		}
+	}
+	return ""
 }
 
 // request is the part of a chat completion request the judge reads.
