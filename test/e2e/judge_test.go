@@ -162,7 +162,7 @@ func TestJudgeScoresRealTracesInOpik(t *testing.T) {
 		for _, sc := range traces[id].FeedbackScores {
 			if sc.CategoryName == judge.Category {
 				assert.Equal(t, want[sc.Name], sc.Value, "%s %s", id, sc.Name)
-				assert.Equal(t, judge.Reason, sc.Reason)
+				assert.Equal(t, judge.ReasonFor("default_model", ""), sc.Reason, "the judge model cited")
 			}
 		}
 	}
