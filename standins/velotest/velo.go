@@ -317,6 +317,17 @@ func (s *Server) Stream(requestID string) (Stream, bool) {
 	return *st, true
 }
 
+// Panels returns a copy of every stream.
+func (s *Server) Panels() []Stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Stream, 0, len(s.streams))
+	for _, st := range s.streams {
+		out = append(out, *st)
+	}
+	return out
+}
+
 // Streams is how many streams were seen.
 func (s *Server) Streams() int {
 	s.mu.Lock()
