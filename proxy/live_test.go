@@ -295,3 +295,19 @@ func TestLiveModelIDFromTheModelCard(t *testing.T) {
 	c.Live.ModelID = "my-catalog-name"
 	assert.Equal(t, "my-catalog-name", c.liveModelID())
 }
+
+// Two people holding the same conversation (the body's user) are kept
+// apart; a request without an assistant message continues nothing.
+func TestLiveConversationDigest(t *testing.T) {
+	msgs := json.RawMessage(`[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "More"}]`)
+	a, okA, _ := conversation(map[string]json.RawMessage{"messages": msgs, "user": json.RawMessage(`"ann"`)})
+	b, okB, _ := conversation(map[string]json.RawMessage{"messages": msgs, "user": json.RawMessage(`"bob"`)})
+	require.True(t, okA && okB)
+	assert.NotEqual(t, a, b)
+	_, ok, state := conversation(map[string]json.RawMessage{"messages": json.RawMessage(`[{"role": "user", "content": "Hi"}]`)})
+	assert.False(t, ok)
+	assert.NotNil(t, state, "its answer may be continued")
+	_, ok, state = conversation(map[string]json.RawMessage{"prompt": json.RawMessage(`"Hi"`)})
+	assert.False(t, ok)
+	assert.Nil(t, state, "a completion prompt is no conversation")
+}

@@ -19,7 +19,8 @@ import (
 // earlier request's messages followed by that request's answer continues
 // the earlier request's panel.
 //
-// Only digests are kept (SHA-256 of the messages' roles and text), at
+// Only digests are kept (SHA-256 of the body's user and the messages'
+// roles and text), at
 // most maxContinuations, the oldest forgotten first; each is taken by the
 // first request that continues it, so two requests that branch from one
 // answer make one turn and one new panel.
@@ -87,6 +88,9 @@ func conversation(fields map[string]json.RawMessage) (lookup digest, ok bool, st
 		}
 	}
 	h := sha256.New()
+	// The body's user (OpenAI's end-user id), when a client sends one,
+	// keeps apart the same conversation held by two people.
+	writeMessage(h, "user-id", string(fields["user"]))
 	for i, m := range msgs {
 		writeMessage(h, m.Role, messageText(m.Content))
 		if i == last {
