@@ -7,6 +7,8 @@ import (
 	"hash"
 	"strings"
 	"sync"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/chatcontent"
 )
 
 // A conversation's next request continues its live panel. VeloBenchmark
@@ -92,7 +94,7 @@ func conversation(fields map[string]json.RawMessage) (lookup digest, ok bool, st
 	// keeps apart the same conversation held by two people.
 	writeMessage(h, "user-id", string(fields["user"]))
 	for i, m := range msgs {
-		writeMessage(h, m.Role, messageText(m.Content))
+		writeMessage(h, m.Role, chatcontent.Text(m.Content))
 		if i == last {
 			copy(lookup[:], h.Sum(nil))
 			ok = true
@@ -129,26 +131,4 @@ func writeMessage(h hash.Hash, role, text string) {
 		h.Write(n[:])
 		h.Write([]byte(s))
 	}
-}
-
-// messageText is a message's text: a string, or its text parts joined.
-func messageText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
 }

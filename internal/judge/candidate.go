@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/chatcontent"
 )
 
 // Candidate is one recent trace that may be judged.
@@ -105,32 +107,11 @@ func questionOf(body []byte) (question, model string) {
 		if m.Role != "user" {
 			continue
 		}
-		if q := strings.TrimSpace(contentText(m.Content)); q != "" {
+		if q := strings.TrimSpace(chatcontent.Text(m.Content)); q != "" {
 			return q, r.Model
 		}
 	}
 	return "", r.Model
-}
-
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var texts []string
-	for _, p := range parts {
-		if p.Type == "text" && p.Text != "" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
 }
 
 // answerOf is the assistant's content in a trace's output, in the shapes
@@ -157,9 +138,9 @@ func answerOf(out []byte) string {
 	}
 	switch {
 	case len(o.Content) > 0:
-		return strings.TrimSpace(contentText(o.Content))
+		return strings.TrimSpace(chatcontent.Text(o.Content))
 	case len(o.Choices) > 0 && len(o.Choices[0].Message.Content) > 0:
-		return strings.TrimSpace(contentText(o.Choices[0].Message.Content))
+		return strings.TrimSpace(chatcontent.Text(o.Choices[0].Message.Content))
 	case len(o.Choices) > 0:
 		return strings.TrimSpace(o.Choices[0].Text)
 	case len(o.OutputValue) > 0:

@@ -11,7 +11,11 @@ import (
 )
 
 func post(t *testing.T, s *Server, contentType, body string) string {
-	resp, err := http.Post(s.Endpoint()+"/v1/logs", contentType, strings.NewReader(body))
+	return postTo(t, s, "/v1/logs", contentType, body)
+}
+
+func postTo(t *testing.T, s *Server, path, contentType, body string) string {
+	resp, err := http.Post(s.Endpoint()+path, contentType, strings.NewReader(body))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -82,17 +86,9 @@ func TestMetricsAreCounted(t *testing.T) {
 	s, err := Start()
 	require.NoError(t, err)
 	defer s.Close()
-	postTo := func(contentType, body string) string {
-		resp, err := http.Post(s.Endpoint()+"/v1/metrics", contentType, strings.NewReader(body))
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		return string(b)
-	}
-	assert.Equal(t, `{"accepted":2}`, postTo("application/json", `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"a"},{"name":"b"}]}]}]}`))
-	assert.Equal(t, `{"accepted":1}`, postTo("application/json", `{"resource_metrics":[{"scope_metrics":[{"metrics":[{"name":"c"}]}]}]}`))
-	assert.Equal(t, `{"partialSuccess":{}}`, postTo("application/x-protobuf", "\x0a\x02\x08\x01"))
+	assert.Equal(t, `{"accepted":2}`, postTo(t, s, "/v1/metrics", "application/json", `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"a"},{"name":"b"}]}]}]}`))
+	assert.Equal(t, `{"accepted":1}`, postTo(t, s, "/v1/metrics", "application/json", `{"resource_metrics":[{"scope_metrics":[{"metrics":[{"name":"c"}]}]}]}`))
+	assert.Equal(t, `{"partialSuccess":{}}`, postTo(t, s, "/v1/metrics", "application/x-protobuf", "\x0a\x02\x08\x01"))
 	assert.Equal(t, 2, s.MetricPosts())
 	assert.Equal(t, 3, s.MetricPoints())
 }
