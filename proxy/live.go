@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/modelconfig"
 )
 
 // The live stream: what VeloBenchmark's telemetry receiver turns into live
@@ -54,7 +56,8 @@ type LiveConfig struct {
 	// IncludeTokens: a stream_delta per chunk (on), or only start, end and
 	// status records (off).
 	IncludeTokens bool `mapstructure:"include_tokens"`
-	// ModelID is model.id; "" is the served model (the proxy's `model`).
+	// ModelID is model.id; "": the base_model of the served model's card,
+	// else the served model (the proxy's `model`).
 	ModelID string `mapstructure:"model_id"`
 	// Topology is `topology`: single, or tpN for an N-rank ring. Empty:
 	// tpN from ring_hostfile when it is set, else single.
@@ -95,9 +98,31 @@ type live struct {
 	// content settings allow it).
 	content bool
 
+	// conts are the conversations whose next request continues a panel
+	// (livesession.go).
+	conts continuations
+
 	mu         sync.Mutex
 	stopStatus context.CancelFunc
 	statusDone chan struct{}
+}
+
+// liveModelID is the records' model.id unless live.model_id says: as
+// VeloBenchmark's emitter derives it (seed 004), the base_model line of
+// the served model's card (an mlx-community conversion names the model it
+// was made from), else the served name.
+func (c Config) liveModelID() string {
+	if c.Live.ModelID != "" {
+		return c.Live.ModelID
+	}
+	ref := c.ModelConfig
+	if ref == "" {
+		ref = c.Model
+	}
+	if m := modelconfig.BaseModel(ref, c.HFHubCache); m != "" {
+		return m
+	}
+	return c.modelLabel()
 }
 
 func newLive(cfg LiveConfig, servedModel string, content bool, box *outbox[*LiveRecord]) *live {
@@ -122,6 +147,10 @@ type liveStream struct {
 	// content: the deltas carry the answer's text; otherwise each is
 	// withheldDelta, so the panel still counts them.
 	content bool
+	// conversation is the hash state of the request's messages, when it
+	// named no session: with the answer, the key its next request will
+	// continue this panel by (livesession.go).
+	conversation []byte
 }
 
 // withheldDelta stands for a chunk whose text may not leave the machine:
@@ -132,7 +161,17 @@ var withheldDelta = []byte(`{"choices":[{"index":0,"delta":{}}]}`)
 // begin starts a request's stream: its stream_start record. fields are the
 // request's members; optedOut is a client that sent X-Mlx-Trace: 0.
 func (l *live) begin(r *http.Request, fields map[string]json.RawMessage, at time.Time, optedOut bool) *liveStream {
-	s := &liveStream{l: l, requestID: sessionOf(r, fields), content: l.content && !optedOut}
+	s := &liveStream{l: l, requestID: namedSession(r, fields), content: l.content && !optedOut}
+	if s.requestID == "" {
+		lookup, ok, state := conversation(fields)
+		if ok {
+			s.requestID, _ = l.conts.take(lookup)
+		}
+		if s.requestID == "" {
+			s.requestID = newSession()
+		}
+		s.conversation = state
+	}
 	s.emit(&LiveRecord{Time: at, Event: LiveStart, TokenIndex: -1})
 	return s
 }
@@ -182,6 +221,13 @@ func (s *liveStream) end(rec *Record) {
 	}
 	body, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}})
 	s.emit(&LiveRecord{Time: rec.End, Event: LiveEnd, GenerationID: rec.ResponseID, TokenIndex: -1, Body: body})
+	if s.conversation != nil && first != nil {
+		if answer := first.Text.String(); strings.TrimSpace(answer) != "" {
+			if d, ok := withAnswer(s.conversation, answer); ok {
+				s.l.conts.put(d, s.requestID)
+			}
+		}
+	}
 }
 
 // wholeAnswerChunk is an answer as one chat completion chunk.
@@ -220,9 +266,12 @@ func wholeAnswerChunk(rec *Record, c *Choice) ([]byte, error) {
 	})
 }
 
-// sessionOf is a request's panel key: X-Session-Id, else the body's
-// metadata.session_id, else a new id.
-func sessionOf(r *http.Request, fields map[string]json.RawMessage) string {
+// newSession is the panel key of a request of no session.
+func newSession() string { return "req-" + strconv.FormatUint(rand.Uint64(), 16) }
+
+// namedSession is the session a request names: X-Session-Id, else the
+// body's metadata.session_id; "" when it names none.
+func namedSession(r *http.Request, fields map[string]json.RawMessage) string {
 	if id := strings.TrimSpace(r.Header.Get(SessionHeader)); id != "" {
 		return ident(id)
 	}
@@ -239,7 +288,7 @@ func sessionOf(r *http.Request, fields map[string]json.RawMessage) string {
 			return strconv.FormatFloat(v, 'f', -1, 64)
 		}
 	}
-	return "req-" + strconv.FormatUint(rand.Uint64(), 16)
+	return ""
 }
 
 // status sends one status record.

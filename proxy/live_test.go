@@ -164,11 +164,53 @@ func TestLiveWithoutTokens(t *testing.T) {
 }
 
 func TestLiveSessionIdentity(t *testing.T) {
-	assert.Equal(t, "s-9", sessionOf(httptestRequest(""), map[string]json.RawMessage{"metadata": json.RawMessage(`{"session_id": "s-9"}`)}))
-	assert.Equal(t, "h", sessionOf(httptestRequest("h"), map[string]json.RawMessage{"metadata": json.RawMessage(`{"session_id": "s-9"}`)}), "the header wins")
-	a, b := sessionOf(httptestRequest(""), nil), sessionOf(httptestRequest(""), nil)
+	assert.Equal(t, "s-9", namedSession(httptestRequest(""), map[string]json.RawMessage{"metadata": json.RawMessage(`{"session_id": "s-9"}`)}))
+	assert.Equal(t, "h", namedSession(httptestRequest("h"), map[string]json.RawMessage{"metadata": json.RawMessage(`{"session_id": "s-9"}`)}), "the header wins")
+	assert.Empty(t, namedSession(httptestRequest(""), nil))
+	a, b := newSession(), newSession()
 	assert.True(t, strings.HasPrefix(a, "req-"))
 	assert.NotEqual(t, a, b, "one per request")
+}
+
+// A client that names no session: its next request, which sends the
+// conversation so far with the answer it got, continues the panel (a
+// second stream_start of the same request.id, VeloBenchmark's next turn);
+// a new conversation, or one that does not carry the answer, has a panel
+// of its own.
+func TestLiveConversationContinuesItsPanel(t *testing.T) {
+	r, sink := liveRig(t, nil)
+	seen := map[*LiveRecord]bool{}
+	ask := func(body string) (id, content string) {
+		resp := r.do(r.url, http.MethodPost, "/v1/chat/completions", body)
+		var answer struct {
+			Choices []struct{ Message struct{ Content string } }
+		}
+		require.NoError(t, json.Unmarshal(resp.body, &answer))
+		var start *LiveRecord
+		require.Eventually(t, func() bool {
+			sink.mu.Lock()
+			defer sink.mu.Unlock()
+			for _, rec := range sink.recs {
+				if rec.Event == LiveStart && !seen[rec] {
+					start = rec
+					seen[rec] = true
+					return true
+				}
+			}
+			return false
+		}, 5*time.Second, time.Millisecond)
+		return start.RequestID, answer.Choices[0].Message.Content
+	}
+	q := func(s string) string { j, _ := json.Marshal(s); return string(j) }
+	first, a1 := ask(`{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Name a colour"}], "max_tokens": 8}`)
+	second, a2 := ask(`{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Name a colour"}, {"role": "assistant", "content": ` + q(" "+a1+"\n") + `}, {"role": "user", "content": "Another"}], "max_tokens": 8}`)
+	assert.Equal(t, first, second, "the next turn continues the panel")
+	third, _ := ask(`{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Name a colour"}, {"role": "assistant", "content": ` + q(a1) + `}, {"role": "user", "content": "Another"}, {"role": "assistant", "content": [{"type": "text", "text": ` + q(a2) + `}]}, {"role": "user", "content": "And one more"}], "max_tokens": 8}`)
+	assert.Equal(t, first, third, "and the turn after, with the answer given as parts")
+	other, _ := ask(`{"messages": [{"role": "user", "content": "Name a colour"}, {"role": "assistant", "content": "not what was answered"}, {"role": "user", "content": "Another"}], "max_tokens": 8}`)
+	assert.NotEqual(t, first, other, "an answer the proxy did not give: a panel of its own")
+	fresh, _ := ask(`{"messages": [{"role": "user", "content": "Name a colour"}], "max_tokens": 8}`)
+	assert.NotEqual(t, first, fresh)
 }
 
 func httptestRequest(session string) *http.Request {
@@ -238,4 +280,34 @@ func TestLiveNeverHoldsUpAStream(t *testing.T) {
 	resp = r.post("/v1/chat/completions", chatStreamBody)
 	assert.Equal(t, normalize(direct.body), normalize(resp.body), "byte for byte the engine's stream, but ids and times")
 	assert.Positive(t, value(t, r.scrape(), "mlx_live_records_dropped_total", "reason", "queue_full"))
+}
+
+// model.id is the served model card's base_model (an mlx-community
+// conversion names its original), else the served name; live.model_id
+// stamps another.
+func TestLiveModelIDFromTheModelCard(t *testing.T) {
+	dir := t.TempDir()
+	c := Config{Model: "mlx-community/Qwen3-4B-4bit", ModelConfig: dir}
+	assert.Equal(t, "mlx-community/Qwen3-4B-4bit", c.liveModelID(), "no card: the served name")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type": "qwen3"}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("---\nlibrary_name: mlx\nbase_model: Qwen/Qwen3-4B\n---\n"), 0o600))
+	assert.Equal(t, "Qwen/Qwen3-4B", c.liveModelID())
+	c.Live.ModelID = "my-catalog-name"
+	assert.Equal(t, "my-catalog-name", c.liveModelID())
+}
+
+// Two people holding the same conversation (the body's user) are kept
+// apart; a request without an assistant message continues nothing.
+func TestLiveConversationDigest(t *testing.T) {
+	msgs := json.RawMessage(`[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "More"}]`)
+	a, okA, _ := conversation(map[string]json.RawMessage{"messages": msgs, "user": json.RawMessage(`"ann"`)})
+	b, okB, _ := conversation(map[string]json.RawMessage{"messages": msgs, "user": json.RawMessage(`"bob"`)})
+	require.True(t, okA && okB)
+	assert.NotEqual(t, a, b)
+	_, ok, state := conversation(map[string]json.RawMessage{"messages": json.RawMessage(`[{"role": "user", "content": "Hi"}]`)})
+	assert.False(t, ok)
+	assert.NotNil(t, state, "its answer may be continued")
+	_, ok, state = conversation(map[string]json.RawMessage{"prompt": json.RawMessage(`"Hi"`)})
+	assert.False(t, ok)
+	assert.Nil(t, state, "a completion prompt is no conversation")
 }

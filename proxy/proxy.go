@@ -94,7 +94,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		cfg.Live.Topology = hf.Topology()
 	}
 	liveWarn := &everyMinute{}
-	p.live = newLive(cfg.Live, cfg.modelLabel(), cfg.Traces.outputsShown(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
+	p.live = newLive(cfg.Live, cfg.liveModelID(), cfg.Traces.outputsShown(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
 		func(reason string, n int) {
 			p.metrics.liveDropped.WithLabelValues(reason).Add(float64(n))
 			if liveWarn.due() {

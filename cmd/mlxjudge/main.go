@@ -34,10 +34,33 @@ type options struct {
 	opikBase, project, jaegerURL, service, judgeURL, model, metricsURL string
 	metricsToken                                                       string
 	apiKey, workspace                                                  string
+	judgeKey, thinking                                                 string
 	interval, lookback, timeout                                        time.Duration
-	limit                                                              int
-	maxInFlight                                                        int64
+	limit, maxPerMinute, minAnswer                                     int
+	maxInFlight, maxTokens                                             int64
+	samplingRate                                                       float64
+	origins, models                                                    []string
 	once, dryRun, provision                                            bool
+}
+
+// list is a comma-separated flag.
+type list struct{ l *[]string }
+
+func (f list) String() string {
+	if f.l == nil {
+		return ""
+	}
+	return strings.Join(*f.l, ",")
+}
+
+func (f list) Set(v string) error {
+	*f.l = nil
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*f.l = append(*f.l, s)
+		}
+	}
+	return nil
 }
 
 // secondsOrDuration takes the original's --interval 15 (seconds) or a Go
@@ -72,7 +95,7 @@ func env(name, def string) string {
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	o := &options{interval: 10 * time.Second}
+	o := &options{interval: 10 * time.Second, origins: []string{judge.OriginUser}}
 	fs := flag.NewFlagSet("mlxjudge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.opikBase, "opik-base", env("OPIK_BASE", ""), "Opik's base URL, as the original took it (http://opik-host:5173; /api is added unless there); empty: read Jaeger, write no scores")
@@ -86,6 +109,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.lookback, "lookback", 15*time.Minute, "how far back Jaeger is searched")
 	fs.StringVar(&o.judgeURL, "judge-url", env("JUDGE_URL", "http://127.0.0.1:8080/v1"), "the OpenAI-compatible endpoint that judges (the MLX proxy)")
 	fs.StringVar(&o.model, "model", env("JUDGE_MODEL", "default_model"), "the judge model (default_model: the one the engine serves)")
+	fs.StringVar(&o.judgeKey, "judge-api-key", "", "bearer key of the judge endpoint (default: $JUDGE_API_KEY)")
+	fs.StringVar(&o.thinking, "thinking", "auto", "the judge's thinking: off (chat_template_kwargs.enable_thinking false), unchanged (OpenAI's API refuses the field), auto (off for a judge on this machine or the local network)")
+	fs.Int64Var(&o.maxTokens, "max-tokens", 2048, "room of a judgement")
+	fs.Float64Var(&o.samplingRate, "sampling-rate", 1, "fraction of the traces judged, chosen per trace (0 < rate <= 1)")
+	fs.Var(list{&o.origins}, "origins", "mlx.origin values judged, comma-separated (* for any; a trace without one is a user's)")
+	fs.Var(list{&o.models}, "models", "request models judged, comma-separated (default: any)")
+	fs.IntVar(&o.minAnswer, "min-answer-length", 0, "answers shorter (characters) are not judged")
+	fs.IntVar(&o.maxPerMinute, "max-per-minute", 30, "judgements in any minute at most (0: no cap); past it a trace is left, not queued")
 	fs.StringVar(&o.metricsURL, "metrics-url", "", "the proxy's /metrics, for its in-flight count (default: the judge URL's host + /metrics)")
 	fs.StringVar(&o.metricsToken, "metrics-token", "", "bearer token for the proxy's /metrics (default: $MLX_METRICS_TOKEN)")
 	fs.Int64Var(&o.maxInFlight, "max-in-flight", 1, "stop a pass while the proxy serves this many requests or more (1: any user's; 0: never)")
@@ -103,6 +134,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if !given["opik-api-key"] {
 		o.apiKey = os.Getenv("OPIK_API_KEY")
 	}
+	if !given["judge-api-key"] {
+		o.judgeKey = os.Getenv("JUDGE_API_KEY")
+	}
 	if !given["metrics-token"] {
 		o.metricsToken = os.Getenv("MLX_METRICS_TOKEN")
 	}
@@ -114,6 +148,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.interval <= 0 {
 		return nil, fmt.Errorf("--interval must be positive")
+	}
+	if !(o.samplingRate > 0 && o.samplingRate <= 1) {
+		return nil, fmt.Errorf("--sampling-rate must be more than 0 and at most 1, got %v", o.samplingRate)
+	}
+	if o.maxPerMinute < 0 || o.minAnswer < 0 || o.maxTokens < 16 {
+		return nil, fmt.Errorf("--max-per-minute and --min-answer-length must be 0 or more, --max-tokens at least 16")
+	}
+	switch o.thinking {
+	case "auto", "off", "unchanged":
+	default:
+		return nil, fmt.Errorf("--thinking must be auto, off or unchanged, got %q", o.thinking)
 	}
 	if o.metricsURL == "" {
 		if u, err := url.Parse(o.judgeURL); err == nil && u.Host != "" {
@@ -158,10 +203,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.provision {
 		return provision(ctx, api, stdout, stderr)
 	}
+	client := judge.NewClient(o.judgeURL, o.model, o.judgeKey, o.timeout)
+	client.ThinkingOff = o.thinking == "off" || o.thinking == "auto" && judge.LocalEndpoint(o.judgeURL)
+	client.MaxTokens = o.maxTokens
 	loop := &judge.Loop{
 		Settings: judge.Settings{Limit: o.limit, Scores: judge.DefaultScores, Prompt: judge.DefaultPrompt,
-			Project: o.project, DryRun: o.dryRun, MaxInFlight: o.maxInFlight, Remember: 100 * o.limit},
-		Judge: judge.NewClient(o.judgeURL, o.model, "", o.timeout),
+			Project: o.project, DryRun: o.dryRun, MaxInFlight: o.maxInFlight, Remember: 100 * o.limit,
+			Filter:     judge.Filter{Models: o.models, Origins: o.origins, MinAnswerChars: o.minAnswer},
+			SampleRate: o.samplingRate, MaxPerMinute: o.maxPerMinute, Reason: judge.ReasonFor(o.model, o.judgeURL)},
+		Judge: client,
 	}
 	if o.metricsURL != "" {
 		loop.InFlight = judge.ScrapeInFlight(&http.Client{Timeout: 5 * time.Second}, o.metricsURL, o.metricsToken)
@@ -195,8 +245,13 @@ func printPass(w io.Writer, p *judge.Pass, dryRun, opik bool) {
 		fmt.Fprintf(w, "[mlxjudge] traces unreachable (%v)\n", p.ReadErr)
 		return
 	}
-	pending := len(p.Judgements) - p.Count(judge.ResultSkipped)
+	left := p.Count(judge.ResultFiltered) + p.Count(judge.ResultSampledOut) + p.Count(judge.ResultRateLimited)
+	pending := len(p.Judgements) - p.Count(judge.ResultSkipped) - left
 	fmt.Fprintf(w, "[mlxjudge] %d traces, %d judged\n", len(p.Judgements), pending)
+	if left > 0 {
+		fmt.Fprintf(w, "[mlxjudge] left out: %d filtered, %d sampled out, %d past --max-per-minute\n",
+			p.Count(judge.ResultFiltered), p.Count(judge.ResultSampledOut), p.Count(judge.ResultRateLimited))
+	}
 	for _, j := range p.Judgements {
 		id := short(j.Candidate)
 		switch j.Result {

@@ -104,7 +104,17 @@ func TestFlags(t *testing.T) {
 	if o, _ := parseFlags([]string{"--interval", "2m", "--opik-base", "http://opik/api"}, io.Discard); o.interval != 2*time.Minute || o.opikAPI() != "http://opik/api" {
 		t.Errorf("%+v", o)
 	}
-	for _, bad := range [][]string{{"--limit", "0"}, {"--interval", "soon"}, {"--provision-dashboard"}, {"extra"}} {
+	t.Setenv("JUDGE_API_KEY", "sk-env")
+	o, err = parseFlags([]string{"--sampling-rate", "0.5", "--origins", "user, bench", "--models", "a,b", "--min-answer-length", "3", "--max-per-minute", "0"}, io.Discard)
+	if err != nil || o.samplingRate != 0.5 || strings.Join(o.origins, "|") != "user|bench" || strings.Join(o.models, "|") != "a|b" ||
+		o.minAnswer != 3 || o.maxPerMinute != 0 || o.judgeKey != "sk-env" {
+		t.Errorf("%+v %v", o, err)
+	}
+	if o, _ := parseFlags(nil, io.Discard); strings.Join(o.origins, ",") != "user" || o.maxPerMinute != 30 || o.samplingRate != 1 {
+		t.Errorf("defaults %+v", o)
+	}
+	for _, bad := range [][]string{{"--limit", "0"}, {"--interval", "soon"}, {"--provision-dashboard"}, {"extra"},
+		{"--sampling-rate", "0"}, {"--sampling-rate", "1.5"}, {"--max-per-minute", "-1"}, {"--thinking", "maybe"}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

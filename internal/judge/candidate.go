@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/chatcontent"
 )
 
 // Candidate is one recent trace that may be judged.
@@ -20,6 +22,9 @@ type Candidate struct {
 	Start   time.Time
 	// Model is the model the request asked for (the body's "model").
 	Model string
+	// Origin is the request's mlx.origin (user, judge, probe, bench, or a
+	// configured one); "" when the trace does not say.
+	Origin string
 	// Question is the last user message, Answer the assistant's content;
 	// empty when the trace has none (a /v1/completions prompt, a tool call
 	// with no text, content left out of the span).
@@ -48,6 +53,27 @@ func (c *Candidate) key() string {
 		return c.OpikID
 	}
 	return string(c.TraceID[:]) + string(c.SpanID[:])
+}
+
+// AttrOrigin is the proxy's span attribute of a request's origin
+// (receiver/proxyreceiver/metadata.yaml); the opik exporter keeps it in
+// the trace's metadata, Opik's OTLP mapping in its input.
+const AttrOrigin = "mlx.origin"
+
+// originOf reads mlx.origin from the top level of a trace's metadata or
+// input, "" when neither has it.
+func originOf(objs ...[]byte) string {
+	for _, b := range objs {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		var o string
+		if json.Unmarshal(m[AttrOrigin], &o) == nil && o != "" {
+			return o
+		}
+	}
+	return ""
 }
 
 // request is the part of a chat completion request the judge reads.
@@ -81,32 +107,11 @@ func questionOf(body []byte) (question, model string) {
 		if m.Role != "user" {
 			continue
 		}
-		if q := strings.TrimSpace(contentText(m.Content)); q != "" {
+		if q := strings.TrimSpace(chatcontent.Text(m.Content)); q != "" {
 			return q, r.Model
 		}
 	}
 	return "", r.Model
-}
-
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var texts []string
-	for _, p := range parts {
-		if p.Type == "text" && p.Text != "" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
 }
 
 // answerOf is the assistant's content in a trace's output, in the shapes
@@ -133,9 +138,9 @@ func answerOf(out []byte) string {
 	}
 	switch {
 	case len(o.Content) > 0:
-		return strings.TrimSpace(contentText(o.Content))
+		return strings.TrimSpace(chatcontent.Text(o.Content))
 	case len(o.Choices) > 0 && len(o.Choices[0].Message.Content) > 0:
-		return strings.TrimSpace(contentText(o.Choices[0].Message.Content))
+		return strings.TrimSpace(chatcontent.Text(o.Choices[0].Message.Content))
 	case len(o.Choices) > 0:
 		return strings.TrimSpace(o.Choices[0].Text)
 	case len(o.OutputValue) > 0:

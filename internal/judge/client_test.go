@@ -36,3 +36,36 @@ func TestClientTurnsThinkingOffAndReadsTheContent(t *testing.T) {
 	_, err = c.Ask(context.Background(), "grade this")
 	assert.ErrorContains(t, err, "ran out of tokens")
 }
+
+// A judge at an endpoint of its own (OpenAI's API refuses unknown fields)
+// is sent no chat_template_kwargs, with its key and the room configured.
+func TestClientForAHostedJudge(t *testing.T) {
+	var got map[string]any
+	var auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &got)
+		auth = r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id": "c", "object": "chat.completion", "model": "gpt-judge", "created": 1, "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "{}"}}]}`)
+	}))
+	defer srv.Close()
+	c := NewClient(srv.URL+"/v1", "gpt-judge", "sk-test", 5*time.Second)
+	c.ThinkingOff, c.MaxTokens = false, 4096
+	_, err := c.Ask(context.Background(), "grade this")
+	require.NoError(t, err)
+	assert.NotContains(t, got, "chat_template_kwargs")
+	assert.EqualValues(t, 4096, got["max_tokens"])
+	assert.Equal(t, "gpt-judge", got["model"])
+	assert.Equal(t, "Bearer sk-test", auth)
+}
+
+func TestLocalEndpoint(t *testing.T) {
+	for base, local := range map[string]bool{
+		"http://127.0.0.1:8080/v1": true, "http://10.0.0.2:8081/v1": true, "http://big-mac.local:8080/v1": true,
+		"http://judge:8000/v1": true, "http://[::1]:8080/v1": true,
+		"https://api.openai.com/v1": false, "https://openrouter.ai/api/v1": false, "http://203.0.113.9/v1": false,
+	} {
+		assert.Equal(t, local, LocalEndpoint(base), base)
+	}
+}

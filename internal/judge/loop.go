@@ -39,8 +39,20 @@ type Settings struct {
 	// this many requests or more (0: never back off).
 	MaxInFlight int64
 	// Remember bounds how many judged traces the loop remembers: scored
-	// ones from sources that do not keep scores (Jaeger), and failed ones.
+	// ones from sources that do not keep scores (Jaeger), failed ones, and
+	// those left out (filtered, sampled_out, rate_limited).
 	Remember int
+	// Filter is which traces are judged (by model, origin, answer length).
+	Filter Filter
+	// SampleRate is the fraction of the traces that pass the filter that
+	// are judged, chosen by trace (sampled); 0 or 1 and more: all.
+	SampleRate float64
+	// MaxPerMinute caps the judgements in any minute (0: no cap). A trace
+	// past it is counted rate_limited and left, not queued.
+	MaxPerMinute int
+	// Reason is the reason of every score written to Opik, which cites the
+	// judge model (ReasonFor); empty: Reason.
+	Reason string
 }
 
 // The outcomes of a trace in a pass (mlx_judge_traces_total{result}).
@@ -49,6 +61,13 @@ const (
 	ResultSkipped     = "skipped"
 	ResultParseFailed = "parse_failed"
 	ResultJudgeError  = "judge_error"
+	// ResultFiltered: the trace did not pass Settings.Filter.
+	ResultFiltered = "filtered"
+	// ResultSampledOut: the trace is not in the Settings.SampleRate sample.
+	ResultSampledOut = "sampled_out"
+	// ResultRateLimited: Settings.MaxPerMinute judgements were made in the
+	// last minute; the trace is left, not queued.
+	ResultRateLimited = "rate_limited"
 )
 
 // Judgement is what happened to one trace in a pass.
@@ -99,8 +118,11 @@ type Loop struct {
 	Judge    Asker
 	Scores   ScoreWriter
 	InFlight func() (int64, error)
+	// Now is the clock of the rate limit (nil: time.Now).
+	Now func() time.Time
 
-	mu sync.Mutex
+	rate rateLimit
+	mu   sync.Mutex
 	// judged and judgedOrder are the traces not to judge again (see
 	// remembered), the oldest first, at most Settings.Remember.
 	judged      map[string]bool
@@ -139,12 +161,23 @@ func (l *Loop) Run(ctx context.Context) Pass {
 			p.Judgements = append(p.Judgements, Judgement{Candidate: c, Result: ResultSkipped})
 			continue
 		}
+		// Left out by the rules: counted once, then remembered (skipped).
+		if r := l.leftOut(c); r != "" {
+			p.Judgements = append(p.Judgements, Judgement{Candidate: c, Result: r})
+			l.remember(c)
+			continue
+		}
 		if judgedN >= l.Settings.Limit {
 			break
 		}
 		if l.busy() {
 			p.BackedOff = true
 			break
+		}
+		if !l.rate.allow(l.Settings.MaxPerMinute, l.now()) {
+			p.Judgements = append(p.Judgements, Judgement{Candidate: c, Result: ResultRateLimited})
+			l.remember(c)
+			continue
 		}
 		judgedN++
 		j := l.judge(ctx, c)
@@ -181,12 +214,38 @@ func (l *Loop) Run(ctx context.Context) Pass {
 		g := scoreGroup{c: c}
 		for _, name := range l.Settings.Scores {
 			g.scores = append(g.scores, opikapi.Score{ID: c.OpikID, ProjectName: l.Settings.Project, Name: name,
-				Value: j.Scores[name], Reason: Reason, CategoryName: Category, Source: "sdk"})
+				Value: j.Scores[name], Reason: l.reason(), CategoryName: Category, Source: "sdk"})
 		}
 		groups = append(groups, g)
 	}
 	l.write(ctx, &p, groups)
 	return p
+}
+
+// leftOut is why the rules leave c unjudged (ResultFiltered,
+// ResultSampledOut), or "".
+func (l *Loop) leftOut(c Candidate) string {
+	if !l.Settings.Filter.pass(&c) {
+		return ResultFiltered
+	}
+	if r := l.Settings.SampleRate; r > 0 && !sampled(c.key(), r) {
+		return ResultSampledOut
+	}
+	return ""
+}
+
+func (l *Loop) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+func (l *Loop) reason() string {
+	if l.Settings.Reason != "" {
+		return l.Settings.Reason
+	}
+	return Reason
 }
 
 // scoreGroup is one trace's scores.

@@ -123,5 +123,8 @@ func candidateOfSpan(sp ptrace.Span) (Candidate, bool) {
 	c.OpikID = opikid.Trace(c.TraceID, c.SpanID, c.Start)
 	c.Question, c.Model = questionOf([]byte(in.Str()))
 	c.Answer = answerOf([]byte(outv.Str()))
+	if o, ok := sp.Attributes().Get(AttrOrigin); ok {
+		c.Origin = o.AsString()
+	}
 	return c, true
 }

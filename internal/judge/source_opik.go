@@ -26,6 +26,7 @@ func (s OpikSource) Recent(ctx context.Context, limit int) ([]Candidate, error) 
 		c := Candidate{OpikID: t.ID, Start: t.StartTime, Scored: map[string]bool{}}
 		c.Question, c.Model = questionOf(unwrapJSON(t.Input))
 		c.Answer = answerOf(unwrapJSON(t.Output))
+		c.Origin = originOf(unwrapJSON(t.Metadata), unwrapJSON(t.Input))
 		for _, fs := range t.FeedbackScores {
 			c.Scored[fs.Name] = true
 		}

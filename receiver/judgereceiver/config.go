@@ -38,17 +38,44 @@ type Config struct {
 	Opik   OpikConfig   `mapstructure:"opik"`
 	Jaeger JaegerConfig `mapstructure:"jaeger"`
 
+	// Rubrics are the scores the judge gives, each a name and what it
+	// measures (the prompt's line about it). Default: the original's
+	// three, correctness, helpfulness and hallucination_free.
+	Rubrics []judge.Rubric `mapstructure:"rubrics"`
 	// Prompt is the judge prompt, with {question} and {answer} (Python
-	// str.format syntax: {{ and }} are braces). Default: the original's.
+	// str.format syntax: {{ and }} are braces), which must name every
+	// rubric, quoted. Empty: built from the rubrics (for the default ones,
+	// the original's prompt).
 	Prompt string `mapstructure:"prompt"`
-	// Scores are the score names the judge's reply must hold; each must
-	// appear, quoted, in the prompt. Default: the original's three.
+	// Scores, when set, replace the rubrics by bare names (the key from
+	// before rubrics; with a prompt of one's own).
 	Scores []string `mapstructure:"scores"`
+
+	// SamplingRate is the fraction of the traces that pass the filters
+	// that are judged (Opik's online evaluation sampling_rate), chosen per
+	// trace: the same trace is always in or out (1).
+	SamplingRate float64 `mapstructure:"sampling_rate"`
+	// Filters are which traces are judged.
+	Filters FiltersConfig `mapstructure:"filters"`
+	// MaxPerMinute caps the judgements in any minute; a trace past it is
+	// counted rate_limited and left, not queued (30; 0: no cap).
+	MaxPerMinute int `mapstructure:"max_per_minute"`
 	// Models are the model names the model label of mlx_judge_score keeps
 	// (the proxy's served models); any other is "other". The name comes
 	// from trace content, which any writer to the trace store can make up.
 	// Empty: any name of at most 200 bytes, the first 8 seen.
 	Models []string `mapstructure:"models"`
+}
+
+// FiltersConfig is which traces are judged (judge.Filter).
+type FiltersConfig struct {
+	// Models are the request models judged; empty: any.
+	Models []string `mapstructure:"models"`
+	// Origins are the mlx.origin values judged (user, judge, probe, bench,
+	// or "*" for any); a trace without the attribute is a user's ([user]).
+	Origins []string `mapstructure:"origins"`
+	// MinAnswerLength: answers shorter, in characters, are not judged (0).
+	MinAnswerLength int `mapstructure:"min_answer_length"`
 }
 
 // JudgeConfig is the model that judges.
@@ -71,6 +98,34 @@ type JudgeConfig struct {
 	// proxy serves this many requests or more, so the judge never
 	// competes with users for the engine (2; 0 never backs off).
 	MaxInFlight int64 `mapstructure:"max_in_flight"`
+	// Thinking is what the judge's requests say of a reasoning model's
+	// thinking: off (chat_template_kwargs.enable_thinking: false, which
+	// mlx_lm, vLLM and llama.cpp's server pass to the chat template),
+	// unchanged (nothing: OpenAI's own API refuses unknown fields), or
+	// auto: off through the proxy and at an endpoint on the local network
+	// (judge.LocalEndpoint), unchanged at a hosted one.
+	Thinking string `mapstructure:"thinking"`
+	// MaxTokens is the room of a judgement (2048): a reasoning model that
+	// thinks all the same must still reach its answer.
+	MaxTokens int64 `mapstructure:"max_tokens"`
+}
+
+// The judge.thinking values.
+const (
+	thinkingAuto      = "auto"
+	thinkingOff       = "off"
+	thinkingUnchanged = "unchanged"
+)
+
+// thinkingOff says whether the judge's requests turn thinking off.
+func (j *JudgeConfig) thinkingOff() bool {
+	switch j.Thinking {
+	case thinkingOff:
+		return true
+	case thinkingUnchanged:
+		return false
+	}
+	return j.Endpoint == "" || judge.LocalEndpoint(j.Endpoint)
 }
 
 // OpikConfig is where traces are read from and scores written to.
@@ -151,10 +206,62 @@ func (c *Config) Validate() error {
 			errs = append(errs, errors.New("jaeger.service: must not be empty"))
 		}
 	}
-	if err := judge.CheckPrompt(c.Prompt, c.Scores); err != nil {
+	switch c.Judge.Thinking {
+	case thinkingAuto, thinkingOff, thinkingUnchanged:
+	default:
+		errs = append(errs, fmt.Errorf("judge.thinking: must be auto, off or unchanged, got %q", c.Judge.Thinking))
+	}
+	if c.Judge.MaxTokens < 16 {
+		errs = append(errs, fmt.Errorf("judge.max_tokens: must be at least 16, got %d", c.Judge.MaxTokens))
+	}
+	if !(c.SamplingRate > 0 && c.SamplingRate <= 1) {
+		errs = append(errs, fmt.Errorf("sampling_rate: must be more than 0 and at most 1, got %v", c.SamplingRate))
+	}
+	if c.MaxPerMinute < 0 {
+		errs = append(errs, fmt.Errorf("max_per_minute: must be 0 (no cap) or more, got %d", c.MaxPerMinute))
+	}
+	if c.Filters.MinAnswerLength < 0 {
+		errs = append(errs, fmt.Errorf("filters.min_answer_length: must be 0 or more, got %d", c.Filters.MinAnswerLength))
+	}
+	for i, o := range c.Filters.Origins {
+		if strings.TrimSpace(o) == "" {
+			errs = append(errs, fmt.Errorf("filters.origins[%d]: must not be empty", i))
+		}
+	}
+	if err := judge.CheckRubrics(c.rubrics()); err != nil {
+		errs = append(errs, err)
+	} else if err := judge.CheckPrompt(c.prompt(), c.scoreNames()); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// rubrics are the rubrics in use: scores, when set, as bare names.
+func (c *Config) rubrics() []judge.Rubric {
+	if len(c.Scores) == 0 {
+		return c.Rubrics
+	}
+	out := make([]judge.Rubric, len(c.Scores))
+	for i, s := range c.Scores {
+		out[i] = judge.Rubric{Name: s}
+	}
+	return out
+}
+
+// scoreNames are the names of the rubrics in use.
+func (c *Config) scoreNames() []string { return judge.Names(c.rubrics()) }
+
+// prompt is the prompt in use: the configured one, else the rubrics'.
+func (c *Config) prompt() string {
+	if c.Prompt != "" {
+		return c.Prompt
+	}
+	return judge.BuildPrompt(c.rubrics())
+}
+
+// filter is the loop's filter.
+func (c *Config) filter() judge.Filter {
+	return judge.Filter{Models: c.Filters.Models, Origins: c.Filters.Origins, MinAnswerChars: c.Filters.MinAnswerLength}
 }
 
 // source is the source in use.
@@ -175,3 +282,7 @@ func checkURL(field, s string) error {
 	}
 	return nil
 }
+
+// reason is the scores' reason, citing the judge model (and its host when
+// it is not the proxy).
+func (c *Config) reason() string { return judge.ReasonFor(c.Judge.Model, c.Judge.Endpoint) }

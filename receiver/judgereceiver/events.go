@@ -18,7 +18,7 @@ const serviceName = "mlx-judge"
 // evaluationEvents turns the scored judgements of a pass into one
 // gen_ai.evaluation.result log record per score, in the judged span's
 // trace context. Its keys are metadata.yaml's (generated_attributes.go).
-func evaluationEvents(p *judge.Pass, scoreNames []string, judgeModel string, now time.Time) plog.Logs {
+func evaluationEvents(p *judge.Pass, scoreNames []string, judgeModel, reason string, now time.Time) plog.Logs {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
 	rl.Resource().Attributes().PutStr(attrServiceName, serviceName)
@@ -44,7 +44,7 @@ func evaluationEvents(p *judge.Pass, scoreNames []string, judgeModel string, now
 			at := lr.Attributes()
 			at.PutStr(attrGenAiEvaluationName, name)
 			at.PutDouble(attrGenAiEvaluationScoreValue, j.Scores[name])
-			at.PutStr(attrGenAiEvaluationExplanation, judge.Reason)
+			at.PutStr(attrGenAiEvaluationExplanation, reason)
 			at.PutStr(attrMlxJudgeModel, judgeModel)
 			if c.Model != "" {
 				at.PutStr(attrGenAiRequestModel, boundModel(c.Model))

@@ -51,7 +51,7 @@ func TestEventsAsInMetadata(t *testing.T) {
 			Result: judge.ResultScored, Scores: scores},
 		{Candidate: judge.Candidate{}, Result: judge.ResultScored, Scores: scores},
 		{Candidate: judge.Candidate{Model: "m"}, Result: judge.ResultParseFailed},
-	}}, []string{"correctness", "helpfulness"}, "default_model", time.Now())
+	}}, []string{"correctness", "helpfulness"}, "default_model", judge.Reason, time.Now())
 	assert.Equal(t, 4, checkEvents(t, ld))
 	lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
 	assert.Len(t, lrs.At(0).Attributes().AsRaw(), 6, "every key when everything is known")

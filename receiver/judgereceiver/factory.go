@@ -42,6 +42,8 @@ const (
 	defaultJaeger      = "http://127.0.0.1:16686"
 	defaultService     = "mlx-metrics-proxy"
 	defaultLookback    = 15 * time.Minute
+	defaultMaxPerMin   = 30
+	defaultMaxTokens   = 2048
 )
 
 func createDefaultConfig() component.Config {
@@ -54,11 +56,13 @@ func createDefaultConfig() component.Config {
 		Limit:            defaultLimit,
 		Source:           sourceAuto,
 		Judge: JudgeConfig{Extension: component.MustNewID("mlx_proxy"), Model: defaultJudgeModel,
-			Timeout: defaultJudgeTO, MaxInFlight: defaultMaxInFlight},
-		Opik:   OpikConfig{Project: defaultProject, Timeout: defaultOpikTO},
-		Jaeger: JaegerConfig{Endpoint: defaultJaeger, Service: defaultService, Lookback: defaultLookback, Timeout: defaultOpikTO},
-		Prompt: judge.DefaultPrompt,
-		Scores: append([]string(nil), judge.DefaultScores...),
+			Timeout: defaultJudgeTO, MaxInFlight: defaultMaxInFlight, Thinking: thinkingAuto, MaxTokens: defaultMaxTokens},
+		Opik:         OpikConfig{Project: defaultProject, Timeout: defaultOpikTO},
+		Jaeger:       JaegerConfig{Endpoint: defaultJaeger, Service: defaultService, Lookback: defaultLookback, Timeout: defaultOpikTO},
+		Rubrics:      append([]judge.Rubric(nil), judge.DefaultRubrics...),
+		SamplingRate: 1,
+		Filters:      FiltersConfig{Origins: []string{judge.OriginUser}},
+		MaxPerMinute: defaultMaxPerMin,
 	}
 }
 

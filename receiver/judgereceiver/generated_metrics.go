@@ -5,7 +5,7 @@ package judgereceiver
 // The metrics of metadata.yaml: name and help text.
 const (
 	metricMlxJudgeTracesTotal                  = "mlx_judge_traces_total"
-	metricMlxJudgeTracesTotalHelp              = "Traces the judge loop looked at, by outcome: scored, skipped (already judged, or no question and answer), parse_failed (the reply held no scores), judge_error (the judge did not answer)."
+	metricMlxJudgeTracesTotalHelp              = "Traces the judge loop looked at, by outcome: scored, skipped (already judged, or no question and answer), parse_failed (the reply held no scores), judge_error (the judge did not answer), filtered (not a model, origin or answer length the filters take), sampled_out (not in the sampling_rate sample), rate_limited (past max_per_minute; left, not queued)."
 	metricMlxJudgePassesTotal                  = "mlx_judge_passes_total"
 	metricMlxJudgePassesTotalHelp              = "Passes of the judge loop, by outcome: ok, read_failed (the trace source did not answer), write_failed (Opik refused the scores), backed_off (the proxy was busy), panicked (a bug, logged at error level)."
 	metricMlxJudgeInjectionsSuspectedTotal     = "mlx_judge_injections_suspected_total"

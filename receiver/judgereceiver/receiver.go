@@ -147,10 +147,13 @@ func (l *judgeLoop) build(host component.Host) (*judge.Loop, error) {
 			}}))
 		}
 	}
+	client := judge.NewClient(endpoint, c.Judge.Model, string(c.Judge.APIKey), c.Judge.Timeout, viaProxy...)
+	client.ThinkingOff, client.MaxTokens = c.Judge.thinkingOff(), c.Judge.MaxTokens
 	loop := &judge.Loop{
-		Settings: judge.Settings{Limit: c.Limit, Scores: c.Scores, Prompt: c.Prompt, Project: c.Opik.Project,
-			DryRun: c.DryRun, MaxInFlight: c.Judge.MaxInFlight, Remember: 100 * c.Limit},
-		Judge: judge.NewClient(endpoint, c.Judge.Model, string(c.Judge.APIKey), c.Judge.Timeout, viaProxy...),
+		Settings: judge.Settings{Limit: c.Limit, Scores: c.scoreNames(), Prompt: c.prompt(), Project: c.Opik.Project,
+			DryRun: c.DryRun, MaxInFlight: c.Judge.MaxInFlight, Remember: 100 * c.Limit,
+			Filter: c.filter(), SampleRate: c.SamplingRate, MaxPerMinute: c.MaxPerMinute, Reason: c.reason()},
+		Judge: client,
 	}
 	if proxy != nil {
 		loop.InFlight = func() (int64, error) { return proxy.InFlight(), nil }
@@ -242,7 +245,7 @@ func (l *judgeLoop) report(p *judge.Pass, lastReadErr string) string {
 	// and the events of a finished pass are worth handing on.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := next.ConsumeLogs(ctx, evaluationEvents(p, l.cfg.Scores, l.cfg.Judge.Model, time.Now())); err != nil && !errors.Is(err, context.Canceled) {
+	if err := next.ConsumeLogs(ctx, evaluationEvents(p, l.cfg.scoreNames(), l.cfg.Judge.Model, l.cfg.reason(), time.Now())); err != nil && !errors.Is(err, context.Canceled) {
 		log.Warn("Evaluation events not taken by the logs pipeline", zap.Error(err))
 	}
 	return ""

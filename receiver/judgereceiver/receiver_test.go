@@ -153,7 +153,8 @@ func TestJudgesOpikTracesAndEmitsEvents(t *testing.T) {
 		assert.Equal(t, mlxsim.JudgeScore(prompt, s.Name), s.Value, s.Name)
 		assert.Equal(t, "judge", s.CategoryName)
 		assert.Equal(t, "sdk", s.Source)
-		assert.Equal(t, judge.Reason, s.Reason)
+		assert.Equal(t, judge.ReasonFor("default_model", cfg.Judge.Endpoint), s.Reason, "the judge model cited")
+		assert.Contains(t, s.Reason, "judge model default_model at 127.0.0.1:")
 	}
 
 	require.Eventually(t, func() bool { return len(events(r.logs)) == 3 }, 5*time.Second, 20*time.Millisecond)
@@ -365,7 +366,7 @@ func TestModelLabelIsBoundedInLengthAndToServedModels(t *testing.T) {
 	s.record(&judge.Pass{Judgements: []judge.Judgement{scored("made-up"), scored("served"), scored("")}})
 	assert.Equal(t, map[string]bool{"other": true, "served": true, "unknown": true}, labels(s))
 
-	ld := evaluationEvents(&judge.Pass{Judgements: []judge.Judgement{scored(huge)}}, []string{"correctness"}, "default_model", time.Now())
+	ld := evaluationEvents(&judge.Pass{Judgements: []judge.Judgement{scored(huge)}}, []string{"correctness"}, "default_model", judge.Reason, time.Now())
 	v, ok := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().Get(attrGenAiRequestModel)
 	require.True(t, ok)
 	assert.Len(t, v.Str(), maxModelLen)

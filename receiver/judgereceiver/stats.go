@@ -18,8 +18,9 @@ const (
 )
 
 var (
-	traceResults = []string{judge.ResultScored, judge.ResultSkipped, judge.ResultParseFailed, judge.ResultJudgeError}
-	passResults  = []string{passOK, passReadFailed, passWriteFailed, passBackedOff, passPanicked}
+	traceResults = []string{judge.ResultScored, judge.ResultSkipped, judge.ResultParseFailed, judge.ResultJudgeError,
+		judge.ResultFiltered, judge.ResultSampledOut, judge.ResultRateLimited}
+	passResults = []string{passOK, passReadFailed, passWriteFailed, passBackedOff, passPanicked}
 )
 
 // maxModels bounds the model label: the first models seen keep their

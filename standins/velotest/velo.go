@@ -1,31 +1,41 @@
 // Package velotest is a stand-in for VeloBenchmark's telemetry receiver in
 // tests: VeloBenchmark is an AGPL Rust program that cannot be used here. It
 // reads what an emitter POSTs as the receiver's src/telemetry.rs does
-// (sf-stav/VeloBench, shared/reference/llm-observability.md §6).
+// (sf-stav/VeloBench at e71155e, shared/reference/llm-observability.md §6;
+// its code is not copied, its rules are restated).
 //
-// Documented facts it follows (telemetry.rs and docs/telemetry.md):
+// Facts it follows (telemetry.rs: v1_logs, ingest_logs, v1_metrics,
+// ingest_metrics; docs/telemetry.md; seed 004):
 //   - POST /v1/logs takes an OTLP ExportLogsServiceRequest in JSON, with
 //     snake_case or camelCase keys; the body is parsed as JSON whatever the
-//     Content-Type, and a body that is not JSON (protobuf) is silently
-//     dropped: the answer is still 200 {"partialSuccess":{}}.
+//     Content-Type and answered 200 {"ingested":N} (N the log records in
+//     it); a body that is not JSON (protobuf) is silently dropped: the
+//     answer is still 200, {"partialSuccess":{}}.
+//   - POST /v1/metrics takes an ExportMetricsServiceRequest in JSON, the
+//     same way: it counts the metrics (the entries of every
+//     resource_metrics[].scope_metrics[].metrics, snake_case or camelCase),
+//     shown as the Telemetry page's metricPoints (the hook of Live Stats),
+//     and answers 200 {"accepted":N}; a body that is not JSON is dropped,
+//     answered {"partialSuccess":{}}.
 //   - Attributes are read only as stringValue (or a plain object of
 //     strings); any other type reads as "".
 //   - A record's body is an OpenAI chat completion chunk, given as an object,
 //     as a kvlistValue, or as a JSON string in stringValue.
 //   - `event` is stream_start, stream_delta, stream_end or status; missing
-//     means stream_delta. `request.id` keys a stream (a panel); a
-//     stream_start with a known request.id is a new turn of that panel.
+//     means stream_delta. `request.id` keys a stream (a panel). A
+//     stream_start opens it; a stream_start with a known request.id is a
+//     new turn of that panel (its text and stats continue, its finish
+//     reason and done are reset); a delta or an end of a request.id no
+//     stream_start opened is ignored.
 //   - A delta's text is delta.content; reasoning is delta.reasoning_content
 //     or delta.reasoning; a tool call adds "\n[tool <name>] " when it names
 //     its function, then its arguments.
 //   - time_unix_nano (or observed_time_unix_nano) is a number or a string.
 //   - A status record with model.id and topology sets the "currently
 //     running" line.
-//   - POST /v1/metrics is accepted and counted.
 //
-// Guessed: the answer to a body that is not an ExportLogsServiceRequest at
-// all (here 200 with nothing taken), and that records of a stream nobody
-// started open it (telemetry.rs does so for a delta first seen).
+// Not modelled: the panel cap (max_streams evicts the oldest finished
+// stream), recordings, and the text window's caps.
 package velotest
 
 import (
@@ -60,9 +70,11 @@ type Server struct {
 	streams map[string]*Stream
 	status  *Status
 	posts   []int // records per POST /v1/logs, in order
-	metrics int
-	srv     *http.Server
-	addr    string
+	// metricPosts are the POSTs to /v1/metrics that were JSON;
+	// metricPoints what telemetry.rs counts of them (metrics).
+	metricPosts, metricPoints int
+	srv                       *http.Server
+	addr                      string
 }
 
 // Start serves on a loopback port until Close.
@@ -85,22 +97,37 @@ func (s *Server) Close() { _ = s.srv.Close() }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	switch r.URL.Path {
-	case "/v1/logs":
-		var v map[string]any
-		if json.Unmarshal(body, &v) == nil {
-			s.ingest(v)
-		}
-	case "/v1/metrics":
-		s.mu.Lock()
-		s.metrics++
-		s.mu.Unlock()
-	default:
+	if r.URL.Path != "/v1/logs" && r.URL.Path != "/v1/metrics" {
 		http.NotFound(w, r)
 		return
 	}
+	answer := `{"partialSuccess":{}}`
+	var v any
+	if json.Unmarshal(body, &v) == nil {
+		if r.URL.Path == "/v1/logs" {
+			answer = `{"ingested":` + strconv.Itoa(s.ingest(obj(v))) + `}`
+		} else {
+			answer = `{"accepted":` + strconv.Itoa(s.ingestMetrics(obj(v))) + `}`
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte(`{"partialSuccess":{}}`))
+	_, _ = w.Write([]byte(answer))
+}
+
+// ingestMetrics counts the metrics of an ExportMetricsServiceRequest as
+// telemetry.rs's ingest_metrics does.
+func (s *Server) ingestMetrics(req map[string]any) int {
+	n := 0
+	for _, rm := range list(get(req, "resource_metrics", "resourceMetrics")) {
+		for _, sm := range list(get(obj(rm), "scope_metrics", "scopeMetrics")) {
+			n += len(list(obj(sm)["metrics"]))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.metricPosts++
+	s.metricPoints += n
+	return n
 }
 
 func get(m map[string]any, keys ...string) any {
@@ -116,7 +143,7 @@ func list(v any) []any { l, _ := v.([]any); return l }
 
 func obj(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
-func (s *Server) ingest(req map[string]any) {
+func (s *Server) ingest(req map[string]any) int {
 	var records []map[string]any
 	for _, rl := range list(get(req, "resource_logs", "resourceLogs")) {
 		for _, sl := range list(get(obj(rl), "scope_logs", "scopeLogs")) {
@@ -131,6 +158,7 @@ func (s *Server) ingest(req map[string]any) {
 	for _, rec := range records {
 		s.take(rec)
 	}
+	return len(records)
 }
 
 // attrs reads attributes as telemetry.rs does: stringValue only.
@@ -215,7 +243,10 @@ func (s *Server) take(rec map[string]any) {
 		return
 	}
 	st := s.streams[a["request.id"]]
-	if st == nil {
+	switch {
+	case st == nil && event != "stream_start":
+		return // a stream_start opens a panel; the rest of an unknown one is ignored
+	case st == nil:
 		st = &Stream{RequestID: a["request.id"]}
 		s.streams[st.RequestID] = st
 	}
@@ -227,24 +258,28 @@ func (s *Server) take(rec map[string]any) {
 	} else if ms, ok := TimestampMs(get(rec, "observed_time_unix_nano", "observedTimeUnixNano")); ok {
 		st.LastMs = ms
 	}
-	if model != "" {
-		st.Model = model
-	}
-	if t := a["topology"]; t != "" {
-		st.Topology = t
-	}
 	choice := obj(firstOf(list(chunkOf(rec["body"])["choices"])))
 	delta := obj(choice["delta"])
-	if f, ok := get(choice, "finish_reason", "finishReason").(string); ok {
-		st.FinishReason = f
-	}
+	finish, hasFinish := get(choice, "finish_reason", "finishReason").(string)
 	switch event {
 	case "stream_start":
 		st.Starts++
-		st.Done = false
+		st.Done, st.FinishReason = false, ""
+		if model != "" {
+			st.Model = model
+		}
+		if t := a["topology"]; t != "" {
+			st.Topology = t
+		}
 	case "stream_end":
 		st.Done = true
-	default:
+		if hasFinish {
+			st.FinishReason = finish
+		}
+	case "stream_delta":
+		if hasFinish {
+			st.FinishReason = finish
+		}
 		st.Deltas++
 		if c, ok := delta["content"].(string); ok {
 			st.Text += c
@@ -282,6 +317,17 @@ func (s *Server) Stream(requestID string) (Stream, bool) {
 	return *st, true
 }
 
+// Panels returns a copy of every stream.
+func (s *Server) Panels() []Stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Stream, 0, len(s.streams))
+	for _, st := range s.streams {
+		out = append(out, *st)
+	}
+	return out
+}
+
 // Streams is how many streams were seen.
 func (s *Server) Streams() int {
 	s.mu.Lock()
@@ -294,6 +340,21 @@ func (s *Server) Status() *Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.status
+}
+
+// MetricPosts is how many JSON bodies POST /v1/metrics took.
+func (s *Server) MetricPosts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.metricPosts
+}
+
+// MetricPoints is what the Telemetry page shows as metricPoints: the
+// metrics of every JSON body POST /v1/metrics took.
+func (s *Server) MetricPoints() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.metricPoints
 }
 
 // Posts returns the records each POST /v1/logs carried.

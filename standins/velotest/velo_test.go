@@ -11,7 +11,11 @@ import (
 )
 
 func post(t *testing.T, s *Server, contentType, body string) string {
-	resp, err := http.Post(s.Endpoint()+"/v1/logs", contentType, strings.NewReader(body))
+	return postTo(t, s, "/v1/logs", contentType, body)
+}
+
+func postTo(t *testing.T, s *Server, path, contentType, body string) string {
+	resp, err := http.Post(s.Endpoint()+path, contentType, strings.NewReader(body))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -30,7 +34,7 @@ func TestBodiesInEveryAcceptedForm(t *testing.T) {
 	  {"attributes":[{"key":"request.id","value":{"stringValue":"r1"}}],"body":{"kvlistValue":{"values":[{"key":"choices","value":{"stringValue":"[{\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]"}}]}}},
 	  {"observed_time_unix_nano":5000000,"attributes":[{"key":"request.id","value":{"stringValue":"r1"}},{"key":"event","value":{"stringValue":"stream_end"}},{"key":"token.index","value":{"intValue":"3"}}],"body":{"choices":[{"delta":{},"finish_reason":"stop"}]}}
 	]}]}]}`
-	assert.Equal(t, `{"partialSuccess":{}}`, post(t, s, "application/json", body))
+	assert.Equal(t, `{"ingested":5}`, post(t, s, "application/json", body))
 	st, ok := s.Stream("r1")
 	require.True(t, ok)
 	assert.Equal(t, Stream{RequestID: "r1", Model: "m", Text: "Hello", Reasoning: "r", Tools: "\n[tool f] {}",
@@ -42,7 +46,9 @@ func TestOnlyStringAttributesAndJSONBodies(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	// A request.id that is not a stringValue reads as "".
-	post(t, s, "application/json", `{"resource_logs":[{"scope_logs":[{"log_records":[{"attributes":[{"key":"request.id","value":{"intValue":"7"}}],"body":{"choices":[{"delta":{"content":"x"}}]}}]}]}]}`)
+	post(t, s, "application/json", `{"resource_logs":[{"scope_logs":[{"log_records":[
+	  {"attributes":[{"key":"request.id","value":{"intValue":"7"}},{"key":"event","value":{"stringValue":"stream_start"}}]},
+	  {"attributes":[{"key":"request.id","value":{"intValue":"7"}}],"body":{"choices":[{"delta":{"content":"x"}}]}}]}]}]}`)
 	_, ok := s.Stream("7")
 	assert.False(t, ok)
 	st, ok := s.Stream("")
@@ -51,7 +57,40 @@ func TestOnlyStringAttributesAndJSONBodies(t *testing.T) {
 	// Protobuf is dropped silently and still answered 200.
 	assert.Equal(t, `{"partialSuccess":{}}`, post(t, s, "application/x-protobuf", "\x0a\x02\x08\x01"))
 	assert.Equal(t, 1, s.Streams())
-	assert.Equal(t, []int{1}, s.Posts())
+	assert.Equal(t, []int{2}, s.Posts())
+}
+
+// A delta or an end of a stream no stream_start opened is ignored; a
+// second stream_start of a panel is a new turn: the text goes on, the
+// finish is reset.
+func TestStartsOpenPanelsAndTurnsContinueThem(t *testing.T) {
+	s, err := Start()
+	require.NoError(t, err)
+	defer s.Close()
+	rec := func(id, event, content string) string {
+		return `{"attributes":[{"key":"request.id","value":{"stringValue":"` + id + `"}},{"key":"event","value":{"stringValue":"` + event + `"}}],"body":{"choices":[{"delta":{"content":"` + content + `"},"finish_reason":"stop"}]}}`
+	}
+	post(t, s, "application/json", `{"resourceLogs":[{"scopeLogs":[{"logRecords":[`+
+		rec("orphan", "stream_delta", "lost")+`,`+rec("orphan", "stream_end", "")+`,`+
+		rec("p", "stream_start", "")+`,`+rec("p", "stream_delta", "one ")+`,`+rec("p", "stream_end", "")+`,`+
+		rec("p", "stream_start", "")+`,`+rec("p", "stream_delta", "two")+`,`+rec("p", "stream_mystery", "?")+`]}]}]}`)
+	_, ok := s.Stream("orphan")
+	assert.False(t, ok)
+	st, _ := s.Stream("p")
+	assert.Equal(t, Stream{RequestID: "p", Text: "one two", Starts: 2, Deltas: 2, FinishReason: "stop"}, st)
+}
+
+// /v1/metrics counts the metrics of a JSON ExportMetricsServiceRequest,
+// either casing, and answers {"accepted":N}; protobuf is dropped.
+func TestMetricsAreCounted(t *testing.T) {
+	s, err := Start()
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, `{"accepted":2}`, postTo(t, s, "/v1/metrics", "application/json", `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"a"},{"name":"b"}]}]}]}`))
+	assert.Equal(t, `{"accepted":1}`, postTo(t, s, "/v1/metrics", "application/json", `{"resource_metrics":[{"scope_metrics":[{"metrics":[{"name":"c"}]}]}]}`))
+	assert.Equal(t, `{"partialSuccess":{}}`, postTo(t, s, "/v1/metrics", "application/x-protobuf", "\x0a\x02\x08\x01"))
+	assert.Equal(t, 2, s.MetricPosts())
+	assert.Equal(t, 3, s.MetricPoints())
 }
 
 func TestStatusAndTimestamps(t *testing.T) {

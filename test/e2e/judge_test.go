@@ -3,15 +3,21 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,7 +168,7 @@ func TestJudgeScoresRealTracesInOpik(t *testing.T) {
 		for _, sc := range traces[id].FeedbackScores {
 			if sc.CategoryName == judge.Category {
 				assert.Equal(t, want[sc.Name], sc.Value, "%s %s", id, sc.Name)
-				assert.Equal(t, judge.Reason, sc.Reason)
+				assert.Equal(t, judge.ReasonFor("default_model", ""), sc.Reason, "the judge model cited")
 			}
 		}
 	}
@@ -379,4 +385,92 @@ func scoredThenSkipped(s *stack, scored, skipped int) *promtext.Scrape {
 		sd, _ := sc.Value("mlx_judge_traces_total", "result", "scored")
 		return sk >= float64(skipped) && sd >= float64(scored)
 	})
+}
+
+// keyedJudge is another OpenAI-compatible model (the simulated engine in
+// this process) that wants its own key, as a bigger local model or a
+// hosted one does; it records what the judge sent.
+type keyedJudge struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	asked []map[string]any
+	keys  []string
+}
+
+func startKeyedJudge(t *testing.T, key string) *keyedJudge {
+	e := mlxsim.New(mlxsim.Options{Model: "big-judge", PrefillTPS: 1e6, DecodeTPS: 1e5}, io.Discard)
+	engine := httptest.NewServer(e.Handler())
+	target, err := url.Parse(engine.URL)
+	require.NoError(t, err)
+	relay := httputil.NewSingleHostReverseProxy(target)
+	k := &keyedJudge{}
+	k.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		k.mu.Lock()
+		k.asked, k.keys = append(k.asked, m), append(k.keys, r.Header.Get("Authorization"))
+		k.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, `{"error": {"message": "bad key"}}`, http.StatusUnauthorized)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		relay.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { k.srv.Close(); engine.Close(); e.Close() })
+	return k
+}
+
+// The judge is another model at an endpoint of its own, with its key: it
+// grades with that key, the scores in Opik cite it, and past
+// max_per_minute the traces are counted rate_limited and left, not
+// queued, while users are served.
+func TestJudgeIsAnotherModelWithItsKeyAndARate(t *testing.T) {
+	j := startJaeger(t)
+	opik := startOpik(t)
+	other := startKeyedJudge(t, "sk-judge")
+	s := startCollector(t, collectorOptions{configs: demoConfigs,
+		sets: append(traceSets(j, opik), judgeSets("500ms", "receivers::mlx_judge::opik::endpoint="+opik.URL(),
+			"receivers::mlx_judge::judge::endpoint="+other.srv.URL+"/v1", "receivers::mlx_judge::judge::model=big-judge",
+			"receivers::mlx_judge::judge::api_key=${env:MLX_JUDGE_API_KEY}", "receivers::mlx_judge::max_per_minute=2")...),
+		env: map[string]string{"MLXSIM_LOAD_DELAY": "0s", "MLX_JUDGE_API_KEY": "sk-judge"}})
+	waitEngineReady(s)
+
+	questions := []string{"What is a prompt cache?", "Why do caches help?", "Name one use of a token.", "What is a KV cache?"}
+	for _, q := range questions {
+		askTraced(t, s, q)
+	}
+	sc := s.waitFor("prometheus/supervisor", 60*time.Second, "two scored, two past the rate", func(sc *promtext.Scrape) bool {
+		scored, _ := sc.Value("mlx_judge_traces_total", "result", "scored")
+		limited, _ := sc.Value("mlx_judge_traces_total", "result", "rate_limited")
+		return scored == 2 && limited == 2
+	})
+	assert.Equal(t, 0.0, value(t, sc, "mlx_judge_traces_total", "result", "judge_error"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_judge_traces_total", "result", "filtered"), "the users' traces pass the default origin filter")
+
+	judged := 0
+	for _, tr := range opik.Traces("mlx") {
+		n := 0
+		for _, fs := range tr.FeedbackScores {
+			if fs.CategoryName == judge.Category {
+				n++
+				assert.Equal(t, "LLM-as-judge, judge model big-judge at "+strings.TrimPrefix(other.srv.URL, "http://")+" (0..1, higher is better)", fs.Reason)
+			}
+		}
+		if n > 0 {
+			assert.Equal(t, 3, n, "one score per rubric")
+			judged++
+		}
+	}
+	assert.Equal(t, 2, judged, "two traces judged in the minute")
+
+	other.mu.Lock()
+	defer other.mu.Unlock()
+	require.Len(t, other.asked, 2, "the excess was not queued")
+	for i, m := range other.asked {
+		assert.Equal(t, "Bearer sk-judge", other.keys[i])
+		assert.Equal(t, "big-judge", m["model"])
+		assert.Equal(t, map[string]any{"enable_thinking": false}, m["chat_template_kwargs"], "a judge on this machine takes chat_template_kwargs")
+	}
 }
