@@ -14,6 +14,12 @@ func httpKinds() *dashboard.DashboardBuilder {
 			WithTarget(q(`sum by (kind) (rate(mlx_requests_total{{P}}[{R}])) * 60`, "{{kind}}"))).
 		WithPanel(ts("In flight").Span(8).Unit("none").Min(0).
 			WithTarget(q(`sum by (model) (mlx_in_flight{{P}})`, "{{model}}"))).
+		WithPanel(ts("Requests / min by origin").Span(12).Unit("none").Min(0).Stacking(stacked()).
+			Description("origin: user, or the proxy's own tools (judge, probe, bench; X-Mlx-Origin). The SLOs and the quality gauges count user only.").
+			WithTarget(q(`sum by (origin) (rate(mlx_requests_total{{P}}[{R}])) * 60`, "{{origin}}"))).
+		WithPanel(ts("Completion tokens / s by origin").Span(12).Unit("none").Min(0).Stacking(stacked()).
+			Description("What the judge and benchmarks cost the engine beside users.").
+			WithTarget(q(`sum by (origin) (rate(mlx_tokens_completion_total{{P}}[{R}]))`, "{{origin}}"))).
 		WithRow(dashboard.NewRowBuilder("Outcomes")).
 		WithPanel(ts("Errors / min by status").Span(8).Unit("none").Min(0).
 			WithTarget(q(`sum by (status) (rate(mlx_error_total{{P}}[{R}])) * 60`, "{{status}}"))).

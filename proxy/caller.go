@@ -208,7 +208,7 @@ func (c *callers) preflight(w http.ResponseWriter, r *http.Request) {
 	c.corsHeaders(h, r)
 	if h.Get("Access-Control-Allow-Origin") != "" {
 		h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Traceparent, Tracestate, X-Session-Id, X-Mlx-Trace")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Traceparent, Tracestate, X-Session-Id, X-Mlx-Trace, X-Mlx-Origin")
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	w.WriteHeader(http.StatusNoContent)

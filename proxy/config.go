@@ -44,6 +44,10 @@ type Config struct {
 	// Access says who may call the API and from where (keys at the top of
 	// the section).
 	Access `mapstructure:",squash"`
+	// TrafficOrigins are origins a caller may claim in X-Mlx-Origin besides
+	// the built-in user, judge, probe and bench (origin.go): each is a
+	// value of the origin label of every request series.
+	TrafficOrigins []string `mapstructure:"traffic_origins"`
 	// ModelConfig locates config.json: a file, a model directory or a
 	// Hugging Face repo id. Empty: Model.
 	ModelConfig string `mapstructure:"model_config"`
@@ -281,6 +285,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Confidence.validate()...)
 	errs = append(errs, c.Requests.validate()...)
 	errs = append(errs, c.Access.validate()...)
+	errs = append(errs, validateOrigins(c.TrafficOrigins)...)
 	if err := c.Traces.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("traces: %w", err))
 	}

@@ -14,6 +14,7 @@ const (
 	attrMlxKind                                 = "mlx.kind"
 	attrMlxTemperature                          = "mlx.temperature"
 	attrMlxToolsProvided                        = "mlx.tools_provided"
+	attrMlxOrigin                               = "mlx.origin"
 	attrMlxGenSeconds                           = "mlx.gen_seconds"
 	attrMlxTtftSeconds                          = "mlx.ttft_seconds"
 	attrMlxTokensPrompt                         = "mlx.tokens_prompt"

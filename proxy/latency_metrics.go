@@ -16,43 +16,43 @@ type latencyMetrics struct {
 
 func newLatencyMetrics(r registrar) latencyMetrics {
 	return latencyMetrics{
-		ttftLong:     r.histogram(metricMlxTimeToFirstTokenSeconds, metricMlxTimeToFirstTokenSecondsHelp, metricMlxTimeToFirstTokenSecondsBuckets),
-		e2eLong:      r.histogram(metricMlxRequestLatencySeconds, metricMlxRequestLatencySecondsHelp, metricMlxRequestLatencySecondsBuckets),
-		tpot:         r.histogram(metricMlxTimePerOutputTokenSeconds, metricMlxTimePerOutputTokenSecondsHelp, metricMlxTimePerOutputTokenSecondsBuckets),
-		itl:          r.histogram(metricMlxInterTokenLatencySeconds, metricMlxInterTokenLatencySecondsHelp, metricMlxInterTokenLatencySecondsBuckets),
-		promptTokens: r.histogram(metricMlxPromptTokens, metricMlxPromptTokensHelp, metricMlxPromptTokensBuckets),
-		genTokens:    r.histogram(metricMlxGenerationTokens, metricMlxGenerationTokensHelp, metricMlxGenerationTokensBuckets),
-		prefill:      r.histogram(metricMlxPrefillSeconds, metricMlxPrefillSecondsHelp, metricMlxPrefillSecondsBuckets),
-		decode:       r.histogram(metricMlxDecodeSeconds, metricMlxDecodeSecondsHelp, metricMlxDecodeSecondsBuckets),
+		ttftLong:     r.requestHistogram(metricMlxTimeToFirstTokenSeconds, metricMlxTimeToFirstTokenSecondsHelp, metricMlxTimeToFirstTokenSecondsBuckets),
+		e2eLong:      r.requestHistogram(metricMlxRequestLatencySeconds, metricMlxRequestLatencySecondsHelp, metricMlxRequestLatencySecondsBuckets),
+		tpot:         r.requestHistogram(metricMlxTimePerOutputTokenSeconds, metricMlxTimePerOutputTokenSecondsHelp, metricMlxTimePerOutputTokenSecondsBuckets),
+		itl:          r.requestHistogram(metricMlxInterTokenLatencySeconds, metricMlxInterTokenLatencySecondsHelp, metricMlxInterTokenLatencySecondsBuckets),
+		promptTokens: r.requestHistogram(metricMlxPromptTokens, metricMlxPromptTokensHelp, metricMlxPromptTokensBuckets),
+		genTokens:    r.requestHistogram(metricMlxGenerationTokens, metricMlxGenerationTokensHelp, metricMlxGenerationTokensBuckets),
+		prefill:      r.requestHistogram(metricMlxPrefillSeconds, metricMlxPrefillSecondsHelp, metricMlxPrefillSecondsBuckets),
+		decode:       r.requestHistogram(metricMlxDecodeSeconds, metricMlxDecodeSecondsHelp, metricMlxDecodeSecondsBuckets),
 	}
 }
 
 // observe records a finished request; complete: answered 2xx in full.
-func (l latencyMetrics) observe(rec *Record, model string, complete bool) {
+func (l latencyMetrics) observe(rec *Record, model, origin string, complete bool) {
 	if !rec.FirstContent.IsZero() {
-		l.ttftLong.WithLabelValues(model).Observe(rec.FirstContent.Sub(rec.Start).Seconds())
+		l.ttftLong.WithLabelValues(model, origin).Observe(rec.FirstContent.Sub(rec.Start).Seconds())
 	}
 	if !complete {
 		return
 	}
-	l.e2eLong.WithLabelValues(model).Observe(rec.End.Sub(rec.Start).Seconds())
+	l.e2eLong.WithLabelValues(model, origin).Observe(rec.End.Sub(rec.Start).Seconds())
 	if u := rec.Usage; u != nil {
-		l.promptTokens.WithLabelValues(model).Observe(float64(max(u.PromptTokens, 0)))
-		l.genTokens.WithLabelValues(model).Observe(float64(max(u.CompletionTokens, 0)))
+		l.promptTokens.WithLabelValues(model, origin).Observe(float64(max(u.PromptTokens, 0)))
+		l.genTokens.WithLabelValues(model, origin).Observe(float64(max(u.CompletionTokens, 0)))
 	}
 	if !rec.Streaming || rec.Destreamed || rec.FirstOutput.IsZero() {
 		return // no moment the first token came: prefill and decode are one
 	}
 	if !rec.Sent.IsZero() {
-		l.prefill.WithLabelValues(model).Observe(rec.FirstOutput.Sub(rec.Sent).Seconds())
+		l.prefill.WithLabelValues(model, origin).Observe(rec.FirstOutput.Sub(rec.Sent).Seconds())
 	}
 	decode := rec.End.Sub(rec.FirstOutput).Seconds()
-	l.decode.WithLabelValues(model).Observe(decode)
+	l.decode.WithLabelValues(model, origin).Observe(decode)
 	if u := rec.Usage; u != nil && u.CompletionTokens > 1 {
-		l.tpot.WithLabelValues(model).Observe(decode / float64(u.CompletionTokens-1))
+		l.tpot.WithLabelValues(model, origin).Observe(decode / float64(u.CompletionTokens-1))
 	}
 	if len(rec.gaps) > 0 {
-		itl := l.itl.WithLabelValues(model)
+		itl := l.itl.WithLabelValues(model, origin)
 		for _, g := range rec.gaps {
 			itl.Observe(float64(g))
 		}

@@ -32,8 +32,8 @@ import (
 // planLogprobs decides the source of a parsed completion request and
 // returns the body to send upstream.
 func (p *Proxy) planLogprobs(rec *Record, body []byte) []byte {
-	if !rec.RequestParsed {
-		return body
+	if !rec.RequestParsed || !rec.scoredOrigin() {
+		return body // only users' answers are scored (origin.go)
 	}
 	n := p.cfg.TopLogprobs
 	switch {

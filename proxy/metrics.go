@@ -78,18 +78,18 @@ func newMetrics(cfg Config) *Metrics {
 		maxCtx:    map[string]int{},
 	}
 	r := registrar{m.Registry}
-	counter, gauge, histogram := r.counter, r.gauge, r.histogram
+	counter, gauge, histogram := r.counter, r.gauge, r.requestHistogram
 
-	m.requests = counter(metricMlxRequestsTotal, metricMlxRequestsTotalHelp, "model", "streaming", "kind")
-	m.tokensPrompt = counter(metricMlxTokensPromptTotal, metricMlxTokensPromptTotalHelp, "model", "kind")
-	m.tokensComp = counter(metricMlxTokensCompletionTotal, metricMlxTokensCompletionTotalHelp, "model", "kind")
+	m.requests = counter(metricMlxRequestsTotal, metricMlxRequestsTotalHelp, "model", "streaming", "kind", "origin")
+	m.tokensPrompt = counter(metricMlxTokensPromptTotal, metricMlxTokensPromptTotalHelp, "model", "kind", "origin")
+	m.tokensComp = counter(metricMlxTokensCompletionTotal, metricMlxTokensCompletionTotalHelp, "model", "kind", "origin")
 	m.ttft = histogram(metricMlxTtftSeconds, metricMlxTtftSecondsHelp, ttftBuckets)
 	m.generation = histogram(metricMlxGenerationSeconds, metricMlxGenerationSecondsHelp, generationBuckets)
 	m.tokenRate = histogram(metricMlxTokenRateTokensPerSecond, metricMlxTokenRateTokensPerSecondHelp, tokenRateBuckets)
 	m.queueWait = histogram(metricMlxQueueWaitSeconds, metricMlxQueueWaitSecondsHelp, queueWaitBuckets)
 	m.admissionWait = histogram(metricMlxAdmissionWaitSeconds, metricMlxAdmissionWaitSecondsHelp, metricMlxAdmissionWaitSecondsBuckets)
-	m.toolCalls = counter(metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, "model", "kind", "tool", "type")
-	m.finishReasons = counter(metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, "model", "reason", "kind")
+	m.toolCalls = counter(metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, "model", "kind", "tool", "type", "origin")
+	m.finishReasons = counter(metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, "model", "reason", "kind", "origin")
 	m.temperature = gauge(metricMlxTemperature, metricMlxTemperatureHelp, "model", "kind")
 	m.up = gauge(metricMlxUp, metricMlxUpHelp).WithLabelValues()
 	m.inFlight = gauge(metricMlxInFlight, metricMlxInFlightHelp, "model")
@@ -106,12 +106,12 @@ func newMetrics(cfg Config) *Metrics {
 	for _, side := range []string{stallEngine, stallClient} {
 		m.stalls.WithLabelValues(side)
 	}
-	m.errors = counter(metricMlxErrorTotal, metricMlxErrorTotalHelp, "model", "status", "kind")
+	m.errors = counter(metricMlxErrorTotal, metricMlxErrorTotalHelp, "model", "status", "kind", "origin")
 	m.contextMax = gauge(metricMlxContextLengthMaxTokens, metricMlxContextLengthMaxTokensHelp, "model")
 	m.contextUsed = gauge(metricMlxContextUsedTokens, metricMlxContextUsedTokensHelp, "model")
 	m.contextUtil = gauge(metricMlxContextUtilization, metricMlxContextUtilizationHelp, "model")
 	m.kvBytesPerToken = gauge(metricMlxKvBytesPerToken, metricMlxKvBytesPerTokenHelp, "model")
-	m.cachedTokens = counter(metricMlxPromptCachedTokensTotal, metricMlxPromptCachedTokensTotalHelp, "model", "kind")
+	m.cachedTokens = counter(metricMlxPromptCachedTokensTotal, metricMlxPromptCachedTokensTotalHelp, "model", "kind", "origin")
 	m.cacheRatio = gauge(metricMlxPromptCacheRatio, metricMlxPromptCacheRatioHelp, "model")
 	m.modelInfo = gauge(metricMlxModelInfo, metricMlxModelInfoHelp, "model", "attr")
 	m.modelArch = gauge(metricMlxModelArch, metricMlxModelArchHelp, "model", "arch", "dtype")
@@ -135,13 +135,13 @@ func newMetrics(cfg Config) *Metrics {
 	model := m.modelName
 	for _, kind := range []string{KindChat, KindReasoning} {
 		for _, streaming := range []string{"true", "false"} {
-			m.requests.WithLabelValues(model, streaming, kind)
+			m.requests.WithLabelValues(model, streaming, kind, OriginUser)
 		}
-		m.tokensPrompt.WithLabelValues(model, kind)
-		m.tokensComp.WithLabelValues(model, kind)
-		m.cachedTokens.WithLabelValues(model, kind)
+		m.tokensPrompt.WithLabelValues(model, kind, OriginUser)
+		m.tokensComp.WithLabelValues(model, kind, OriginUser)
+		m.cachedTokens.WithLabelValues(model, kind, OriginUser)
 		for _, class := range []string{"4xx", "5xx"} {
-			m.errors.WithLabelValues(model, class, kind)
+			m.errors.WithLabelValues(model, class, kind, OriginUser)
 		}
 	}
 	m.inFlight.WithLabelValues(model)
@@ -156,8 +156,9 @@ func newMetrics(cfg Config) *Metrics {
 	return m
 }
 
-// registrar creates series in one registry; every histogram of the proxy
-// has the single label model.
+// registrar creates series in one registry. The histograms of requests
+// have the labels model and origin; the quality histograms (users' scored
+// answers only) have model alone.
 type registrar struct{ reg *prometheus.Registry }
 
 func (r registrar) counter(name, help string, labels ...string) *prometheus.CounterVec {
@@ -173,7 +174,16 @@ func (r registrar) gauge(name, help string, labels ...string) *prometheus.GaugeV
 }
 
 func (r registrar) histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
-	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Unit: openMetricsUnit(name), Buckets: buckets}, []string{"model"})
+	return r.histogramOf(name, help, buckets, "model")
+}
+
+// requestHistogram is a histogram of requests, by model and origin.
+func (r registrar) requestHistogram(name, help string, buckets []float64) *prometheus.HistogramVec {
+	return r.histogramOf(name, help, buckets, "model", "origin")
+}
+
+func (r registrar) histogramOf(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Unit: openMetricsUnit(name), Buckets: buckets}, labels)
 	r.reg.MustRegister(v)
 	return v
 }
@@ -307,47 +317,52 @@ func (m *Metrics) End(rec *Record) {
 	if rec.Status >= 200 && rec.Status < 300 {
 		model = m.models.value(rec.Model)
 	}
-	kind := rec.Kind
+	kind, origin := rec.Kind, rec.Origin
+	if origin == "" {
+		origin = OriginUser // refused before its caller was known
+	}
+	// The "last request" gauges describe users' requests only (origin.go).
+	user := origin == OriginUser
 	m.inFlight.WithLabelValues(rec.inFlightLabel).Dec()
 	m.countCuts(rec)
 	if rec.Stalled != "" {
 		m.stalls.WithLabelValues(rec.Stalled).Inc()
 	}
-	m.requests.WithLabelValues(model, strconv.FormatBool(rec.Streaming), kind).Inc()
+	m.requests.WithLabelValues(model, strconv.FormatBool(rec.Streaming), kind, origin).Inc()
 	if class, isErr := rec.Err(); isErr {
-		m.errors.WithLabelValues(model, class, kind).Inc()
+		m.errors.WithLabelValues(model, class, kind, origin).Inc()
 	}
-	if rec.HasTemperature && rec.RequestParsed && rec.Outcome != OutcomeRefused {
+	if user && rec.HasTemperature && rec.RequestParsed && rec.Outcome != OutcomeRefused {
 		m.temperature.WithLabelValues(model, kind).Set(rec.Temperature)
 	}
 
 	if !rec.Sent.IsZero() {
-		m.queueWait.WithLabelValues(model).Observe(rec.Sent.Sub(rec.Start).Seconds())
+		m.queueWait.WithLabelValues(model, origin).Observe(rec.Sent.Sub(rec.Start).Seconds())
 	}
 	// A destreamed request's headers came with the whole answer: no
 	// admission moment to time.
 	if rec.Streaming && !rec.Destreamed && !rec.Headers.IsZero() {
-		m.admissionWait.WithLabelValues(model).Observe(rec.Headers.Sub(rec.Start).Seconds())
+		m.admissionWait.WithLabelValues(model, origin).Observe(rec.Headers.Sub(rec.Start).Seconds())
 	}
 	if !rec.FirstContent.IsZero() {
-		m.ttft.WithLabelValues(model).Observe(rec.FirstContent.Sub(rec.Start).Seconds())
+		m.ttft.WithLabelValues(model, origin).Observe(rec.FirstContent.Sub(rec.Start).Seconds())
 	}
 	ok := rec.Outcome == OutcomeComplete && rec.Status >= 200 && rec.Status < 300
 	if ok {
-		m.generation.WithLabelValues(model).Observe(rec.End.Sub(rec.Start).Seconds())
+		m.generation.WithLabelValues(model, origin).Observe(rec.End.Sub(rec.Start).Seconds())
 	}
-	m.latency.observe(rec, model, ok)
+	m.latency.observe(rec, model, origin, ok)
 
 	for _, ch := range rec.Choices {
 		if ch.FinishReason != "" {
-			m.finishReasons.WithLabelValues(model, finishReasonLabel(ch.FinishReason), kind).Inc()
+			m.finishReasons.WithLabelValues(model, finishReasonLabel(ch.FinishReason), kind, origin).Inc()
 		}
 		for _, tc := range ch.ToolCalls {
 			name := tc.Name
 			if name == "" {
 				name = "unknown"
 			}
-			m.toolCalls.WithLabelValues(model, kind, m.toolLabel(name, ok), toolTypeLabel(tc.Type)).Inc()
+			m.toolCalls.WithLabelValues(model, kind, m.toolLabel(name, ok), toolTypeLabel(tc.Type), origin).Inc()
 		}
 	}
 
@@ -356,10 +371,18 @@ func (m *Metrics) End(rec *Record) {
 	if u == nil {
 		return
 	}
-	m.tokensPrompt.WithLabelValues(model, kind).Add(float64(max(u.PromptTokens, 0)))
-	m.tokensComp.WithLabelValues(model, kind).Add(float64(max(u.CompletionTokens, 0)))
+	m.tokensPrompt.WithLabelValues(model, kind, origin).Add(float64(max(u.PromptTokens, 0)))
+	m.tokensComp.WithLabelValues(model, kind, origin).Add(float64(max(u.CompletionTokens, 0)))
 	if u.HasCached && u.CachedTokens > 0 {
-		m.cachedTokens.WithLabelValues(model, kind).Add(float64(u.CachedTokens))
+		m.cachedTokens.WithLabelValues(model, kind, origin).Add(float64(u.CachedTokens))
+	}
+	if ok {
+		if rate, okRate := tokenRate(rec); okRate {
+			m.tokenRate.WithLabelValues(model, origin).Observe(rate)
+		}
+	}
+	if !user {
+		return
 	}
 	if u.PromptTokens > 0 {
 		m.cacheRatio.WithLabelValues(model).Set(min(1, float64(max(u.CachedTokens, 0))/float64(u.PromptTokens)))
@@ -371,11 +394,6 @@ func (m *Metrics) End(rec *Record) {
 	m.mu.RUnlock()
 	if mc > 0 {
 		m.contextUtil.WithLabelValues(model).Set(min(1, float64(used)/float64(mc)))
-	}
-	if ok {
-		if rate, okRate := tokenRate(rec); okRate {
-			m.tokenRate.WithLabelValues(model).Observe(rate)
-		}
 	}
 }
 

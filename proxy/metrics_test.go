@@ -220,19 +220,19 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 
 	// Counters: every series, and nothing else (the configured model's
 	// series start at 0).
-	wantSeries(t, sc, "mlx_requests_total", []string{"model", "streaming", "kind"}, func(l []string) float64 {
+	wantSeries(t, sc, "mlx_requests_total", []string{"model", "streaming", "kind", "origin"}, func(l []string) float64 {
 		return requests[[3]string{l[0], l[1], l[2]}]
 	})
-	wantSeries(t, sc, "mlx_error_total", []string{"model", "status", "kind"}, func(l []string) float64 {
+	wantSeries(t, sc, "mlx_error_total", []string{"model", "status", "kind", "origin"}, func(l []string) float64 {
 		return errs[[3]string{l[0], l[1], l[2]}]
 	})
-	wantSeries(t, sc, "mlx_finish_reason_total", []string{"model", "reason", "kind"}, func(l []string) float64 {
+	wantSeries(t, sc, "mlx_finish_reason_total", []string{"model", "reason", "kind", "origin"}, func(l []string) float64 {
 		return finish[[3]string{l[0], l[1], l[2]}]
 	})
 	for name, m := range map[string]map[key]float64{"mlx_tokens_prompt_total": prompt, "mlx_tokens_completion_total": completion, "mlx_prompt_cached_tokens_total": cached} {
-		wantSeries(t, sc, name, []string{"model", "kind"}, func(l []string) float64 { return m[key{l[0], l[1]}] })
+		wantSeries(t, sc, name, []string{"model", "kind", "origin"}, func(l []string) float64 { return m[key{l[0], l[1]}] })
 	}
-	wantSeries(t, sc, "mlx_tool_calls_total", []string{"model", "kind", "tool", "type"}, func(l []string) float64 {
+	wantSeries(t, sc, "mlx_tool_calls_total", []string{"model", "kind", "tool", "type", "origin"}, func(l []string) float64 {
 		if l[0] != testModel || l[1] != KindChat || l[3] != "function" {
 			return -1
 		}
@@ -336,6 +336,9 @@ func wantSeries(t *testing.T, sc *promtext.Scrape, name string, labels []string,
 			vals[i] = labelValue(m, l)
 		}
 		require.Len(t, m.GetLabel(), len(labels), "%s has labels %v", name, labels)
+		if o := labelValue(m, "origin"); o != "" {
+			require.Equal(t, OriginUser, o, "%s: every request of these tests is a user's", name)
+		}
 		w := want(vals)
 		require.NotEqual(t, -1.0, w, "%s%v must not exist", name, vals)
 		assert.InDelta(t, w, sampleValue(m), 1e-9, "%s%v", name, vals)

@@ -37,6 +37,7 @@ type Proxy struct {
 	tracer    *tracer
 	allow     allowlist
 	callers   *callers
+	origins   origins
 	models    *modelsCache
 	access    *outbox[*AccessRecord]
 	live      *live
@@ -82,7 +83,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		log = zap.NewNop()
 	}
 	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg), allow: newAllowlist(cfg),
-		callers: newCallers(cfg.Access), models: newModelsCache(cfg.ModelsCacheTTL)}
+		callers: newCallers(cfg.Access), origins: newOrigins(cfg.TrafficOrigins), models: newModelsCache(cfg.ModelsCacheTTL)}
 	p.tracer = newTracer(cfg.Traces, u.Host,
 		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
 	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
@@ -171,7 +172,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveRead(w, r)
 		return
 	}
-	rec.Client = who.client
+	rec.Client, rec.Origin = who.client, p.origins.of(r, who)
 	body, ok := p.readCompletion(w, r, rec)
 	if !ok {
 		return
@@ -206,7 +207,7 @@ func (p *Proxy) newRecord(r *http.Request, start time.Time) *Record {
 	if route == RouteOther {
 		return nil
 	}
-	rec := &Record{Route: route, Path: r.URL.Path, Start: start, Model: p.cfg.modelLabel(), Kind: KindChat}
+	rec := &Record{Route: route, Path: r.URL.Path, Start: start, Model: p.cfg.modelLabel(), Kind: KindChat, Origin: OriginUser}
 	if p.tracer.on() {
 		rec.parent, rec.traced = parentOf(r)
 	}

@@ -78,6 +78,9 @@ type Record struct {
 	// ClientLocal / ClientAnonymous without a key ("" when refused before
 	// the caller was known).
 	Client string
+	// Origin is where the request comes from (origin.go): OriginUser
+	// unless a caller that may claim another said so.
+	Origin string
 
 	// From the request body. RequestParsed is false when the body was not a
 	// JSON object (it went upstream as is).

@@ -159,7 +159,7 @@ func (s *scorer) enqueue(job scoreJob) bool {
 // jobOf is the scoring job of a finished request; scored is false when
 // the answer is not scored.
 func (s *scorer) jobOf(rec *Record) (job scoreJob, scored bool) {
-	if rec.Outcome != OutcomeComplete || rec.Status < 200 || rec.Status > 299 {
+	if rec.Outcome != OutcomeComplete || rec.Status < 200 || rec.Status > 299 || !rec.scoredOrigin() {
 		return job, false
 	}
 	if len(rec.Choices) == 0 {

@@ -45,6 +45,7 @@ type spanFacts struct {
 	request                   requestFacts
 	session                   string // X-Session-Id
 	client                    string // the caller's client label (caller.go)
+	origin                    string // origin.go
 }
 
 type outputFacts struct {
@@ -72,6 +73,7 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 		respID: rec.ResponseID, respModel: rec.ResponseModel, request: t.keep(rec.request),
 		session: headerSessionOf(rec.parent),
 		client:  rec.Client,
+		origin:  rec.Origin,
 	}
 	chs := append([]*Choice(nil), rec.Choices...)
 	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })
@@ -136,6 +138,7 @@ func (ps *pendingSpan) originalAttrs(b *attrs, h *heuristics.Result, sc *confide
 		attribute.Bool(attrMlxStreaming, f.streaming),
 		attribute.String(attrMlxKind, f.kind),
 		attribute.Bool(attrMlxToolsProvided, f.toolsOffered),
+		attribute.String(attrMlxOrigin, f.originLabel()),
 	)
 	if f.status != 0 {
 		b.add(attribute.Int(attrHttpResponseStatusCode, f.status))
@@ -170,6 +173,15 @@ func (ps *pendingSpan) originalAttrs(b *attrs, h *heuristics.Result, sc *confide
 			b.add(attribute.Float64(attrMlxTokenEntropy, round4(sc.EntropyMean)))
 		}
 	}
+}
+
+// originLabel is the request's origin; one refused before its caller was
+// known is a user's, as its metrics count it.
+func (f *spanFacts) originLabel() string {
+	if f.origin == "" {
+		return OriginUser
+	}
+	return f.origin
 }
 
 // ttft is the original's mlx.ttft_seconds: to the first streamed content,

@@ -55,6 +55,7 @@ func TestFullConfig(t *testing.T) {
 			Access: proxy.Access{AllowUnauthenticatedRemote: true, RequireKeyOnLoopback: true,
 				AllowedOrigins: []string{"http://localhost:3000"}, AllowedHosts: []string{"mlx.lan"},
 				MaxConnections: 100, MaxConnectionsPerClient: 10, MaxHeaderBytes: 16384, ModelsCacheTTL: time.Second},
+			TrafficOrigins:     []string{"ci"},
 			MetricsOnProxyPort: false,
 			MetricsOpenMetrics: true,
 			Upstream:           "http://127.0.0.1:18081",

@@ -15,7 +15,8 @@ import (
 // Client asks an OpenAI-compatible endpoint to judge, as the original
 // post_chat did: one user message, temperature 0, not streamed, and
 // X-Mlx-Trace: 0 so the judge's own requests are not traced (and so are
-// never judged).
+// never judged), and X-Mlx-Origin: judge so the proxy counts them apart
+// from users' (origin="judge") and never scores them.
 type Client struct {
 	c     openai.Client
 	model string
@@ -35,6 +36,7 @@ func NewClient(baseURL, model, apiKey string, timeout time.Duration, more ...opt
 		option.WithBaseURL(strings.TrimRight(baseURL, "/") + "/"),
 		option.WithAPIKey(apiKey),
 		option.WithHeader("X-Mlx-Trace", "0"),
+		option.WithHeader("X-Mlx-Origin", "judge"),
 		option.WithMaxRetries(0),
 		option.WithRequestTimeout(timeout),
 	}, more...)...)}

@@ -291,6 +291,9 @@ func (p *prober) do(ctx context.Context, method, path string, body []byte, into 
 		return err
 	}
 	req.Header.Set("User-Agent", userAgent)
+	// The probe asks the engine itself; should its endpoint be a proxy's,
+	// the proxy counts it as a probe, not a user (proxy/origin.go).
+	req.Header.Set("X-Mlx-Origin", "probe")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -24,6 +24,11 @@ type TargetConfig struct {
 	// Trace sends X-Mlx-Trace: 1 (0 when false), so the proxy traces the
 	// run's requests, or keeps them out of the trace store.
 	Trace bool
+	// Origin is sent as X-Mlx-Origin: the proxy counts the run's requests
+	// under origin=<Origin> ("bench"), apart from users', and scores only
+	// "user" (a run that measures the scoring's cost sends that). "" sends
+	// none.
+	Origin string
 	// Timeout bounds each request from its send to its last byte.
 	Timeout time.Duration
 	// Usage asks streams for the usage chunk (stream_options.include_usage);
@@ -70,13 +75,17 @@ func NewTarget(cfg TargetConfig) *Target {
 	if cfg.Trace {
 		trace = "1"
 	}
-	client := openai.NewClient(
-		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"),
+	opts := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/") + "/"),
 		option.WithAPIKey(cfg.APIKey),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 		option.WithHeader("X-Mlx-Trace", trace),
-	)
+	}
+	if cfg.Origin != "" {
+		opts = append(opts, option.WithHeader("X-Mlx-Origin", cfg.Origin))
+	}
+	client := openai.NewClient(opts...)
 	return &Target{cfg: cfg, client: client, http: hc}
 }
 
