@@ -62,6 +62,7 @@ const (
 	attrGenAiRequestTopK                        = "gen_ai.request.top_k"
 	attrGenAiOutputType                         = "gen_ai.output.type"
 	attrSessionId                               = "session.id"
+	attrGenAiConversationId                     = "gen_ai.conversation.id"
 	attrUserId                                  = "user.id"
 	attrGenAiResponseId                         = "gen_ai.response.id"
 	attrGenAiResponseModel                      = "gen_ai.response.model"

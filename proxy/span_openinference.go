@@ -39,7 +39,9 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		session = f.request.sessionID()
 	}
 	if session != "" {
-		b.add(attribute.String(attrSessionId, ident(session)))
+		// OpenInference's key (Opik's thread, Phoenix's session) and the
+		// GenAI one, so that either kind of consumer groups the trace.
+		b.add(attribute.String(attrSessionId, ident(session)), attribute.String(attrGenAiConversationId, ident(session)))
 	}
 	if f.out != nil && f.out.finish != "" {
 		b.add(attribute.String(attrLlmFinishReason, ident(f.out.finish)))

@@ -741,5 +741,20 @@ func TestEveryChoiceOfAnAnswer(t *testing.T) {
 func TestSessionFromTheHeader(t *testing.T) {
 	r, sink := tracedRig(t)
 	r.do(r.url, http.MethodPost, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "Hi"}], "metadata": {"session_id": "body"}}`, "X-Session-Id", "conv-1")
-	assert.Equal(t, "conv-1", attrsOf(sink.next(t, 1))["session.id"].AsString())
+	a := attrsOf(sink.next(t, 1))
+	assert.Equal(t, "conv-1", a["session.id"].AsString())
+	assert.Equal(t, "conv-1", a["gen_ai.conversation.id"].AsString(), "the GenAI key says the same")
+	assert.Equal(t, "local", a["user.id"].AsString(), "no user: the caller's client label")
+}
+
+// Without the header, the body's metadata.session_id is the conversation,
+// and its user the user.
+func TestSessionAndUserFromTheBody(t *testing.T) {
+	r, sink := tracedRig(t)
+	r.do(r.url, http.MethodPost, "/v1/chat/completions", `{"messages": [{"role": "user", "content": "Hi"}], "metadata": {"session_id": "body-7"}, "user": "ana"}`)
+	a := attrsOf(sink.next(t, 1))
+	assert.Equal(t, "body-7", a["session.id"].AsString())
+	assert.Equal(t, "body-7", a["gen_ai.conversation.id"].AsString())
+	assert.Equal(t, "ana", a["user.id"].AsString())
+	assert.Equal(t, OriginUser, a["mlx.origin"].AsString())
 }
