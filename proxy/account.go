@@ -65,6 +65,7 @@ func (p *Proxy) end(rec *Record) {
 		// Started here, finished by the scorer's worker (it takes it).
 		if rec.span = p.tracer.start(rec); rec.span != nil {
 			rec.spanCtx = rec.span.span.SpanContext()
+			p.feedback.remember(rec)
 		}
 	}
 	for _, r := range p.recorders {

@@ -99,6 +99,8 @@ type Config struct {
 
 	// AccessLog bounds the access log's hand-over queue.
 	AccessLog `mapstructure:"access_log"`
+	// Feedback bounds feedback from people (POST /v1/feedback, feedback.go).
+	Feedback FeedbackConfig `mapstructure:"feedback"`
 	// Live says what the live stream (for VeloBenchmark) carries. Records
 	// are made only while the mlx_proxy receiver with records: live runs.
 	Live LiveConfig `mapstructure:"live"`
@@ -226,6 +228,7 @@ func DefaultConfig() Config {
 		},
 		MetricsOnProxyPort: true,
 		AccessLog:          AccessLog{AccessLogQueue: 1024},
+		Feedback:           FeedbackConfig{MaxTraces: 10000, MaxCommentBytes: 1000, QueueSize: 256},
 		Live: LiveConfig{
 			IncludeTokens:  true,
 			StatusInterval: 10 * time.Second,
@@ -286,6 +289,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Requests.validate()...)
 	errs = append(errs, c.Access.validate()...)
 	errs = append(errs, validateOrigins(c.TrafficOrigins)...)
+	errs = append(errs, c.Feedback.validate()...)
 	if err := c.Traces.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("traces: %w", err))
 	}

@@ -60,6 +60,8 @@ type Metrics struct {
 	clientRequests  *prometheus.CounterVec
 	clientTokens    *prometheus.CounterVec
 	connsRefused    *prometheus.CounterVec
+	userFeedback    *prometheus.CounterVec
+	feedbackDropped prometheus.Counter
 
 	models    *labelSet
 	tools     *labelSet
@@ -129,6 +131,11 @@ func newMetrics(cfg Config) *Metrics {
 	for _, r := range []string{connRefusedTotal, connRefusedPerClient} {
 		m.connsRefused.WithLabelValues(r)
 	}
+	m.userFeedback = counter(metricMlxUserFeedbackTotal, metricMlxUserFeedbackTotalHelp, "value")
+	for _, v := range []string{verdictUp, verdictDown} {
+		m.userFeedback.WithLabelValues(v)
+	}
+	m.feedbackDropped = counter(metricMlxUserFeedbackDroppedTotal, metricMlxUserFeedbackDroppedTotalHelp).WithLabelValues()
 
 	// The configured model's counters exist from the start at 0, so that
 	// rate() and increase() see the first request and the first error.

@@ -207,6 +207,8 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		"mlx_inter_token_latency_seconds", "mlx_prompt_tokens", "mlx_generation_tokens", "mlx_prefill_seconds", "mlx_decode_seconds",
 		// The front door: callers and connections.
 		"mlx_client_requests_total", "mlx_client_tokens_total", "mlx_proxy_connections_refused_total",
+		// Feedback from people.
+		"mlx_user_feedback_total", "mlx_user_feedback_dropped_total",
 	}
 	assert.ElementsMatch(t, families, sc.Names(), "exactly the proxy's families")
 	// Every request came from this machine without a key: "local".

@@ -40,6 +40,7 @@ type Proxy struct {
 	origins   origins
 	models    *modelsCache
 	access    *outbox[*AccessRecord]
+	feedback  *feedback
 	live      *live
 	// active counts completion requests between begin and the end of
 	// their recorders (tests wait for it to drop to 0).
@@ -87,6 +88,9 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	p.tracer = newTracer(cfg.Traces, u.Host,
 		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
 	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
+	p.feedback = &feedback{cfg: cfg.Feedback, index: newFeedbackIndex(cfg.Feedback.MaxTraces),
+		outbox:  newOutbox[*FeedbackRecord]("feedback", cfg.Feedback.QueueSize, countAll(p.metrics.feedbackDropped), log),
+		counted: p.metrics.userFeedback, content: cfg.Traces.CaptureContent}
 	if cfg.Live.Topology == "" && cfg.Live.RingHostfile != "" {
 		hf, err := ringhosts.Read(cfg.Live.RingHostfile)
 		if err != nil {
@@ -152,6 +156,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hook(panicHandler)
 	start := time.Now()
 	rec := p.newRecord(r, start)
+	if rec != nil && rec.ids.trace.IsValid() {
+		w.Header().Set(TraceIDHeader, rec.ids.trace.String())
+	}
 	var who caller
 	if p.access.attached() {
 		var done func()
@@ -169,6 +176,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer p.admitted.Add(-1)
 	if rec == nil {
+		if r.URL.Path == FeedbackPath {
+			p.serveFeedback(w, r, who)
+			return
+		}
 		p.serveRead(w, r)
 		return
 	}
@@ -210,6 +221,9 @@ func (p *Proxy) newRecord(r *http.Request, start time.Time) *Record {
 	rec := &Record{Route: route, Path: r.URL.Path, Start: start, Model: p.cfg.modelLabel(), Kind: KindChat, Origin: OriginUser}
 	if p.tracer.on() {
 		rec.parent, rec.traced = parentOf(r)
+		if rec.traced {
+			rec.parent, rec.ids = assignIDs(rec.parent)
+		}
 	}
 	return rec
 }

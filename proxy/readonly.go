@@ -72,6 +72,8 @@ func allowedMethods(path string) string {
 		return "POST, OPTIONS"
 	case path == "/health" || path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
 		return "GET, OPTIONS"
+	case path == FeedbackPath:
+		return "POST, OPTIONS"
 	}
 	return ""
 }

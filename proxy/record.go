@@ -176,6 +176,7 @@ type Record struct {
 	// for the span's attributes; span is the started span until the
 	// scorer takes it over.
 	traced  bool
+	ids     requestIDs // chosen on arrival (traceid.go); zero when untraced
 	parent  context.Context
 	request requestBody
 	span    *pendingSpan

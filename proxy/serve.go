@@ -47,6 +47,7 @@ func (p *Proxy) Serve(ln net.Listener) {
 	p.scorer.start()
 	p.tracer.startWorker()
 	p.access.start()
+	p.feedback.outbox.start()
 	p.live.outbox.start()
 	p.live.startStatus()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -98,6 +99,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.live.stopStatusLoop()
 	p.tracer.outbox.shutdown(flushCtx)
 	p.access.shutdown(flushCtx)
+	p.feedback.outbox.shutdown(flushCtx)
 	p.live.outbox.shutdown(flushCtx)
 	p.transport.CloseIdleConnections()
 	return err

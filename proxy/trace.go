@@ -186,6 +186,7 @@ func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[sdktrace.ReadOn
 		sdktrace.WithSpanProcessor(spanOutbox{box}),
 		sdktrace.WithRawSpanLimits(limits),
 		sdktrace.WithResource(res),
+		sdktrace.WithIDGenerator(presetIDs{}),
 	)
 	t := &tracer{cfg: cfg, node: node, provider: tp, tracer: tp.Tracer(TracerName), outbox: box,
 		unscored: make(chan *pendingSpan, max(cfg.QueueSize, 1))}

@@ -56,6 +56,7 @@ func TestFullConfig(t *testing.T) {
 				AllowedOrigins: []string{"http://localhost:3000"}, AllowedHosts: []string{"mlx.lan"},
 				MaxConnections: 100, MaxConnectionsPerClient: 10, MaxHeaderBytes: 16384, ModelsCacheTTL: time.Second},
 			TrafficOrigins:     []string{"ci"},
+			Feedback:           proxy.FeedbackConfig{MaxTraces: 500, MaxCommentBytes: 200, QueueSize: 8},
 			MetricsOnProxyPort: false,
 			MetricsOpenMetrics: true,
 			Upstream:           "http://127.0.0.1:18081",

@@ -1,0 +1,213 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
+)
+
+// feedbackSink keeps the feedback records the proxy hands over.
+type feedbackSink struct {
+	mu   sync.Mutex
+	recs []*FeedbackRecord
+}
+
+func (s *feedbackSink) consume(_ context.Context, recs []*FeedbackRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs = append(s.recs, recs...)
+	return nil
+}
+
+func (s *feedbackSink) records() []*FeedbackRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*FeedbackRecord(nil), s.recs...)
+}
+
+// feedbackRig is a traced proxy whose feedback goes to a sink.
+func feedbackRig(t *testing.T, opts ...rigOption) (*rig, *spanSink, *feedbackSink) {
+	r, spans := tracedRig(t, opts...)
+	fs := &feedbackSink{}
+	detachOnCleanup(t, r.proxy.AttachFeedback(fs.consume))
+	return r, spans, fs
+}
+
+// ask sends one completion and returns its trace id header and answer id.
+func ask(t *testing.T, r *rig) (traceID, responseID string) {
+	t.Helper()
+	resp := r.post("/v1/chat/completions", `{"messages":[{"role":"user","content":"Name a river."}],"max_tokens":8}`)
+	require.Equal(t, http.StatusOK, resp.status)
+	var answer struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(resp.body, &answer))
+	settle(r.proxy)
+	return resp.header.Get(TraceIDHeader), answer.ID
+}
+
+func (r *rig) feedback(body string) response {
+	return r.do(r.url, http.MethodPost, FeedbackPath, body)
+}
+
+// The answer's X-Mlx-Trace-Id is its span's trace id, and feedback on it
+// is one record on that span, with the Opik trace id the opik exporter
+// mints for it, counted once however often it is sent.
+func TestFeedbackOnATrace(t *testing.T) {
+	r, spans, fs := feedbackRig(t)
+	traceID, _ := ask(t, r)
+	require.Len(t, traceID, 32, "the answer carries its trace id")
+	span := spans.next(t, 1)
+	assert.Equal(t, span.SpanContext().TraceID().String(), traceID)
+
+	body := `{"trace_id":"` + traceID + `","score":"up","comment":"spot on"}`
+	resp := r.feedback(body)
+	require.Equal(t, http.StatusOK, resp.status, string(resp.body))
+	assert.Contains(t, string(resp.body), `"status":"recorded"`)
+	again := r.feedback(body)
+	require.Equal(t, http.StatusOK, again.status)
+	assert.Contains(t, string(again.body), `"status":"duplicate"`, "the same feedback again changes nothing")
+
+	require.Eventually(t, func() bool { return len(fs.records()) == 1 }, 5*time.Second, time.Millisecond)
+	time.Sleep(2 * batchLinger)
+	recs := fs.records()
+	require.Len(t, recs, 1, "one record, however often it is sent")
+	rec := recs[0]
+	assert.Equal(t, span.SpanContext().TraceID(), rec.TraceID)
+	assert.Equal(t, span.SpanContext().SpanID(), rec.SpanID)
+	assert.Equal(t, opikid.Trace(rec.TraceID, rec.SpanID, span.StartTime()), rec.OpikTraceID)
+	assert.Equal(t, FeedbackScoreName, rec.Name)
+	assert.Equal(t, 1.0, rec.Score)
+	assert.Equal(t, "up", rec.Label)
+	assert.Equal(t, "spot on", rec.Comment)
+	assert.Equal(t, ClientLocal, rec.Client)
+
+	sc := r.scrape()
+	assert.Equal(t, 1.0, value(t, sc, "mlx_user_feedback_total", "value", "up"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_user_feedback_total", "value", "down"))
+
+	conflict := r.feedback(`{"trace_id":"` + traceID + `","score":"down"}`)
+	assert.Equal(t, http.StatusConflict, conflict.status)
+	assert.Contains(t, string(conflict.body), `"code":"feedback_exists"`)
+}
+
+// The answer's own id (chatcmpl-…) names it as well as its trace id.
+func TestFeedbackByResponseID(t *testing.T) {
+	r, _, fs := feedbackRig(t)
+	traceID, responseID := ask(t, r)
+	require.True(t, strings.HasPrefix(responseID, "chatcmpl-"), responseID)
+	resp := r.feedback(`{"response_id":"` + responseID + `","score":0.5}`)
+	require.Equal(t, http.StatusOK, resp.status, string(resp.body))
+	require.Eventually(t, func() bool { return len(fs.records()) == 1 }, 5*time.Second, time.Millisecond)
+	rec := fs.records()[0]
+	assert.Equal(t, traceID, rec.TraceID.String())
+	assert.Equal(t, "mid", rec.Label)
+	assert.Equal(t, responseID, rec.ResponseID)
+	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_user_feedback_total", "value", "mid"))
+}
+
+// Bad bodies get 4xx in OpenAI's error shape, and are not counted.
+func TestFeedbackRefusals(t *testing.T) {
+	r, _, _ := feedbackRig(t)
+	traceID, _ := ask(t, r)
+	for _, c := range []struct {
+		name, body string
+		status     int
+		code       string
+	}{
+		{"not JSON", `score=up`, 400, "invalid_json"},
+		{"an array", `[1]`, 400, "invalid_json"},
+		{"no id", `{"score":"up"}`, 400, "missing_id"},
+		{"a bad trace id", `{"trace_id":"xyz","score":"up"}`, 400, "invalid_trace_id"},
+		{"a zero trace id", `{"trace_id":"00000000000000000000000000000000","score":"up"}`, 400, "invalid_trace_id"},
+		{"no score", `{"trace_id":"` + traceID + `"}`, 400, "invalid_score"},
+		{"a score past 1", `{"trace_id":"` + traceID + `","score":1.5}`, 400, "invalid_score"},
+		{"a word", `{"trace_id":"` + traceID + `","score":"great"}`, 400, "invalid_score"},
+		{"a long comment", `{"trace_id":"` + traceID + `","score":"up","comment":"` + strings.Repeat("x", 1001) + `"}`, 400, "invalid_comment"},
+		{"an unknown trace", `{"trace_id":"0123456789abcdef0123456789abcdef","score":"up"}`, 404, "trace_not_found"},
+		{"an unknown answer", `{"response_id":"chatcmpl-nope","score":"down"}`, 404, "trace_not_found"},
+		{"a body too large", `{"trace_id":"` + traceID + `","score":"up","comment":"` + strings.Repeat("x", maxFeedbackBody) + `"}`, 413, "request_too_large"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := r.feedback(c.body)
+			assert.Equal(t, c.status, resp.status, string(resp.body))
+			var e struct {
+				Error struct {
+					Type, Code, Message string
+				} `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(resp.body, &e), string(resp.body))
+			assert.Equal(t, c.code, e.Error.Code)
+			assert.Equal(t, "invalid_request_error", e.Error.Type)
+			assert.NotEmpty(t, e.Error.Message)
+		})
+	}
+	get := r.do(r.url, http.MethodGet, FeedbackPath, "")
+	assert.Equal(t, http.StatusMethodNotAllowed, get.status)
+	sc := r.scrape()
+	for _, v := range []string{"up", "down"} {
+		assert.Equal(t, 0.0, value(t, sc, "mlx_user_feedback_total", "value", v))
+	}
+}
+
+// Without a pipeline that takes feedback, the route says so.
+func TestFeedbackWithoutAPipeline(t *testing.T) {
+	r, _ := tracedRig(t)
+	traceID, _ := ask(t, r)
+	resp := r.feedback(`{"trace_id":"` + traceID + `","score":"up"}`)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.status)
+	assert.Contains(t, string(resp.body), "feedback_not_collected")
+}
+
+// A remote caller without a key is refused as on the API.
+func TestFeedbackIsAdmittedAsTheAPI(t *testing.T) {
+	r, _, _ := feedbackRig(t, withConfig(func(c *Config) {
+		c.APIKeys = []APIKey{{Name: "web", Key: "0123456789abcdef0123"}}
+		c.RequireKeyOnLoopback = true
+	}))
+	resp := r.feedback(`{"trace_id":"0123456789abcdef0123456789abcdef","score":"up"}`)
+	assert.Equal(t, http.StatusUnauthorized, resp.status)
+}
+
+// The index forgets the oldest traced request first, and its memory stays
+// bounded by max_traces.
+func TestFeedbackIndexIsBounded(t *testing.T) {
+	x := newFeedbackIndex(2)
+	var reqs []*tracedRequest
+	for i := range 3 {
+		tr := &tracedRequest{traceID: newTraceID(), spanID: newSpanID(), responseID: fmt.Sprintf("chatcmpl-%d", i)}
+		reqs = append(reqs, tr)
+		x.remember(tr)
+	}
+	_, outcome := x.vote(reqs[0].traceID, "", "up", 1)
+	assert.Equal(t, voteUnknown, outcome, "the oldest is forgotten")
+	_, outcome = x.vote([16]byte{}, "chatcmpl-0", "up", 1)
+	assert.Equal(t, voteUnknown, outcome)
+	_, outcome = x.vote([16]byte{}, "chatcmpl-2", "up", 1)
+	assert.Equal(t, voteRecorded, outcome)
+	assert.Len(t, x.byTrace, 2)
+	assert.Len(t, x.byResp, 2)
+}
+
+func TestVerdicts(t *testing.T) {
+	for raw, want := range map[string]string{`"up"`: "up", `"Down"`: "down", `true`: "up", `false`: "down",
+		`1`: "up", `0`: "down", `0.1`: "low", `0.5`: "mid", `0.9`: "high"} {
+		_, label, ok := verdictOf(json.RawMessage(raw))
+		assert.True(t, ok, raw)
+		assert.Equal(t, want, label, raw)
+	}
+	for _, raw := range []string{`null`, `-0.1`, `2`, `"meh"`, `{}`, `[]`} {
+		_, _, ok := verdictOf(json.RawMessage(raw))
+		assert.False(t, ok, raw)
+	}
+}
