@@ -107,6 +107,16 @@ func (e *proxyExtension) AttachLive(sink proxy.LiveSink) (detach func(context.Co
 	return p.AttachLive(sink), nil
 }
 
+// AttachFeedback hands the feedback people give (POST /v1/feedback) to
+// sink until the returned function is called.
+func (e *proxyExtension) AttachFeedback(sink proxy.FeedbackSink) (detach func(context.Context), err error) {
+	p, err := e.running()
+	if err != nil {
+		return nil, err
+	}
+	return p.AttachFeedback(sink), nil
+}
+
 // CountLiveDrops counts live records an exporter lost (the mlx_live
 // exporter's failed POSTs) in the proxy's mlx_live_records_dropped_total.
 func (e *proxyExtension) CountLiveDrops(reason string, n int) {

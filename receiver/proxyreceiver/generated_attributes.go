@@ -14,6 +14,17 @@ const (
 	attrMlxDurationSeconds     = "mlx.duration_seconds"
 )
 
+// The attributes of the feedback log records of metadata.yaml.
+const (
+	attrGenAiEvaluationName        = "gen_ai.evaluation.name"
+	attrGenAiEvaluationScoreValue  = "gen_ai.evaluation.score.value"
+	attrGenAiEvaluationScoreLabel  = "gen_ai.evaluation.score.label"
+	attrGenAiEvaluationExplanation = "gen_ai.evaluation.explanation"
+	attrGenAiRequestModel          = "gen_ai.request.model"
+	attrGenAiResponseId            = "gen_ai.response.id"
+	attrOpikTraceId                = "opik.trace_id"
+)
+
 // The attributes of the live log records of metadata.yaml.
 const (
 	attrEvent        = "event"

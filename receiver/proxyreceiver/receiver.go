@@ -20,6 +20,7 @@ type source interface {
 	AttachSpans(proxy.SpanSink) (detach func(context.Context), err error)
 	AttachAccessLog(proxy.AccessLogSink) (detach func(context.Context), err error)
 	AttachLive(proxy.LiveSink) (detach func(context.Context), err error)
+	AttachFeedback(proxy.FeedbackSink) (detach func(context.Context), err error)
 }
 
 // findSource looks the extension up among the running ones.
@@ -112,8 +113,8 @@ func (r *tracesReceiver) consume(ctx context.Context, spans []sdktrace.ReadOnlyS
 	return err
 }
 
-// logsReceiver feeds the proxy's access log, or its live stream, into a
-// logs pipeline.
+// logsReceiver feeds the proxy's access log, its feedback, or its live
+// stream into a logs pipeline.
 type logsReceiver struct {
 	attachment
 	next consumer.Logs
@@ -129,9 +130,14 @@ func newLogsReceiver(cfg *Config, set receiver.Settings, next consumer.Logs) (*l
 
 func (r *logsReceiver) Start(_ context.Context, host component.Host) error {
 	return r.attachTo(host, func(src source) (func(context.Context), error) {
-		if r.cfg.Records == RecordsLive {
+		switch r.cfg.Records {
+		case RecordsLive:
 			return src.AttachLive(func(ctx context.Context, recs []*proxy.LiveRecord) error {
 				return r.consume(ctx, liveToLogs(recs))
+			})
+		case RecordsFeedback:
+			return src.AttachFeedback(func(ctx context.Context, recs []*proxy.FeedbackRecord) error {
+				return r.consume(ctx, feedbackToLogs(recs))
 			})
 		}
 		return src.AttachAccessLog(func(ctx context.Context, recs []*proxy.AccessRecord) error {
