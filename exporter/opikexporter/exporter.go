@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 )
@@ -98,3 +99,4 @@ func (o *offExporter) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 func (o *offExporter) ConsumeTraces(context.Context, ptrace.Traces) error { return nil }
+func (o *offExporter) ConsumeLogs(context.Context, plog.Logs) error       { return nil }

@@ -15,6 +15,10 @@
 // (documentation.md, "What Opik shows"). A proxy span that continues a
 // client's trace gets a trace of its own too.
 //
+// In a logs pipeline it writes evaluation events that name their Opik
+// trace (opik.trace_id) as that trace's scores: feedback from people
+// (evaluations.go).
+//
 // Each half has the exporter helper's queue and retries around one push:
 // REST (traces, spans, scores in that order) and OTLP (core's otlp_http
 // exporter as a plain client). Neither holds up the other, or the
@@ -43,7 +47,8 @@ var componentType = component.MustNewType("opik")
 // NewFactory returns the factory of the opik exporter.
 func NewFactory() exporter.Factory {
 	return exporter.NewFactory(componentType, createDefaultConfig,
-		exporter.WithTraces(createTraces, component.StabilityLevelAlpha))
+		exporter.WithTraces(createTraces, component.StabilityLevelAlpha),
+		exporter.WithLogs(createLogs, component.StabilityLevelAlpha))
 }
 
 func createDefaultConfig() component.Config {
