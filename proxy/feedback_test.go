@@ -211,3 +211,26 @@ func TestVerdicts(t *testing.T) {
 		assert.False(t, ok, raw)
 	}
 }
+
+// A streamed answer carries its trace id in its headers too; a request
+// that opts out of tracing, and one refused before tracing is on, none.
+func TestTraceIDHeader(t *testing.T) {
+	r, spans, _ := feedbackRig(t)
+	resp := r.post("/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":8,"stream":true}`)
+	require.Equal(t, http.StatusOK, resp.status)
+	id := resp.header.Get(TraceIDHeader)
+	assert.Equal(t, spans.next(t, 1).SpanContext().TraceID().String(), id)
+
+	untraced := r.do(r.url, http.MethodPost, "/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":8}`, NoTraceHeader, "0")
+	require.Equal(t, http.StatusOK, untraced.status)
+	assert.Empty(t, untraced.header.Get(TraceIDHeader))
+
+	// A client's sampled traceparent keeps its trace id.
+	parent := "4bf92f3577b34da6a3ce929d0e0e4736"
+	cont := r.do(r.url, http.MethodPost, "/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":8}`,
+		"Traceparent", "00-"+parent+"-00f067aa0ba902b7-01")
+	assert.Equal(t, parent, cont.header.Get(TraceIDHeader))
+	unsampled := r.do(r.url, http.MethodPost, "/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":8}`,
+		"Traceparent", "00-"+parent+"-00f067aa0ba902b7-00")
+	assert.Empty(t, unsampled.header.Get(TraceIDHeader), "not sampled: no span, no id to give feedback on")
+}
