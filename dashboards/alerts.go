@@ -72,11 +72,12 @@ func alerts() *dashboard.DashboardBuilder {
 			Description("mlx_client_tokens_total: prompt and completion tokens by caller.").
 			WithTarget(q(`sum by (client, type) (rate(mlx_client_tokens_total{job="mlx-proxy"}[{R}])) * 60`, "{{client}} {{type}}"))).
 		WithPanel(ts("Telemetry not scored, kept or streamed (1 h)").Span(8).Unit("none").Min(0).
-			Description("Answers the scorer dropped (mlx_scoring_dropped_total: its queue was full), spans the proxy dropped (mlx_spans_dropped_total, MLXProxyTelemetryDropped), answers with no logprobs to score (mlx_confidence_unscored_total) and live stream records dropped (mlx_live_records_dropped_total).").
+			Description("Answers the scorer dropped (mlx_scoring_dropped_total: its queue was full), spans the proxy dropped (mlx_spans_dropped_total, MLXProxyTelemetryDropped), answers with no logprobs to score (mlx_confidence_unscored_total) live stream records dropped (mlx_live_records_dropped_total) and people's feedback that did not reach its pipeline (mlx_user_feedback_dropped_total).").
 			WithTarget(q(`sum(increase(mlx_scoring_dropped_total{job="mlx-proxy"}[1h]))`, "scoring dropped")).
 			WithTarget(q(`sum(increase(mlx_spans_dropped_total{job="mlx-proxy"}[1h]))`, "spans dropped")).
 			WithTarget(qe(`sum by (source) (increase(mlx_confidence_unscored_total{job="mlx-proxy"}[1h]))`, "unscored {{source}}", faultUnscored)).
-			WithTarget(q(`sum by (reason) (increase(mlx_live_records_dropped_total{job="mlx-proxy"}[1h]))`, "live {{reason}}"))).
+			WithTarget(q(`sum by (reason) (increase(mlx_live_records_dropped_total{job="mlx-proxy"}[1h]))`, "live {{reason}}")).
+			WithTarget(q(`sum(increase(mlx_user_feedback_dropped_total{job="mlx-proxy"}[1h]))`, "feedback dropped"))).
 		WithPanel(ts("Judge and Opik checks (1 h)").Span(8).Unit("none").Min(0).
 			Description("Judged traces whose text names a score or a chat special token (mlx_judge_injections_suspected_total: judged all the same), and the Opik exporter's read-backs of scored traces by result (mlx_opik_readbacks_total, on the collector's own :8888; MLXOpikScoresUnseen alerts on the scores missing).").
 			WithTarget(q(`sum(increase(mlx_judge_injections_suspected_total{{SUP}}[1h]))`, "injections suspected")).

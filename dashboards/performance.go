@@ -94,6 +94,9 @@ func performance() *dashboard.DashboardBuilder {
 			WithTarget(q(`sum by (name) (rate(mlx_judge_score_sum{{SUP}}[{R}])) / sum by (name) (rate(mlx_judge_score_count{{SUP}}[{R}]))`, "judge {{name}}")).
 			WithTarget(q(`1 - avg(mlx_hallucination_risk{{P}})`, "heuristic quality (1 - risk)")).
 			WithTarget(q(`avg(mlx_token_confidence_mean{{P}})`, "token confidence"))).
+		WithPanel(ts("Feedback from people / h by verdict").Span(12).Unit("none").Min(0).Stacking(stacked()).
+			Description("POST /v1/feedback (mlx_user_feedback_total): people's verdicts on traced answers, up or down (or low, mid, high for scores between 0 and 1), each answer once. In Opik, the trace's user_feedback score.").
+			WithTarget(q(`sum by (value) (increase(mlx_user_feedback_total{{P}}[1h]))`, "{{value}}"))).
 		WithPanel(ts("Judged traces / min by result").Span(6).Unit("none").Min(0).
 			Description("scored, skipped (judged already, or no question and answer), parse_failed, judge_error.").
 			WithTarget(q(`sum by (result) (rate(mlx_judge_traces_total{{SUP}}[{R}])) * 60`, "{{result}}"))).
