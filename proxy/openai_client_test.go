@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // The official Go client runs a streaming chat with tools through the
@@ -83,7 +85,14 @@ func testOpenAIClientStreamsToolCalls(t *testing.T, mode string) {
 	require.NoError(t, json.Unmarshal([]byte(call.Function.Arguments), &args), "arguments arrive whole: %q", call.Function.Arguments)
 	assert.Zero(t, acc.Usage.TotalTokens, "no usage chunk reached a client that did not ask for one")
 
-	sc := r.scrape()
+	// The request is accounted once its handler returns, which may be a
+	// moment after the client has read [DONE].
+	var sc *promtext.Scrape
+	require.Eventually(t, func() bool {
+		sc = r.scrape()
+		v, _ := sc.Value("mlx_requests_total", "streaming", "true", "kind", "chat")
+		return v == 1
+	}, 5*time.Second, 10*time.Millisecond, "the request accounted")
 	assert.Equal(t, 1.0, value(t, sc, "mlx_tool_calls_total", "tool", "get_weather", "type", "function"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_requests_total", "streaming", "true", "kind", "chat"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_finish_reason_total", "reason", "tool_calls"))
