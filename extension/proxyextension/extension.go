@@ -125,6 +125,12 @@ func (e *proxyExtension) CountLiveDrops(reason string, n int) {
 	}
 }
 
+// UpstreamWait is how long the proxy waits for the engine's answer to
+// begin (timeouts.upstream_response_header; 0: no limit).
+func (e *proxyExtension) UpstreamWait() time.Duration {
+	return e.cfg.UpstreamResponseHeaderTimeout
+}
+
 // InFlight is how many completion requests the proxy is serving (0 when
 // it is not running).
 func (e *proxyExtension) InFlight() int64 {

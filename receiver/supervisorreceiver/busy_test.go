@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // proxyHost offers an mlx_proxy extension that reports, as Unix
@@ -89,4 +91,34 @@ func TestBusyEngineStreamingThroughTheProxyIsNotRestarted(t *testing.T) {
 	// The stream stops: now it is hung.
 	close(stop)
 	require.Eventually(t, func() bool { return s.snap().crashes[ReasonHung] == 1 }, 10*time.Second, 10*time.Millisecond)
+}
+
+type waitingProxy struct {
+	extension.Extension
+	wait time.Duration
+}
+
+func (w waitingProxy) UpstreamWait() time.Duration { return w.wait }
+
+type waitingHost struct{ wait time.Duration }
+
+func (h waitingHost) GetExtensions() map[component.ID]component.Component {
+	return map[component.ID]component.Component{component.MustNewID("mlx_proxy"): waitingProxy{wait: h.wait}}
+}
+
+// A proxy that waits longer for an answer than busy_limit excuses is
+// warned about at start: the supervisor would restart an engine the proxy
+// still waits on.
+func TestBusyLimitShorterThanTheProxysWaitIsWarned(t *testing.T) {
+	for _, c := range []struct {
+		wait time.Duration
+		warn bool
+	}{{10 * time.Minute, false}, {30 * time.Minute, true}, {0, true}} {
+		core, logs := observer.New(zap.WarnLevel)
+		cfg := fastConfig(t, "http://127.0.0.1:1")
+		s := newSupervisor(cfg, zap.New(core))
+		require.NoError(t, s.start(context.Background(), waitingHost{wait: c.wait}))
+		require.NoError(t, s.shutdown(context.Background()))
+		assert.Equal(t, c.warn, logs.FilterMessageSnippet("busy_limit is shorter").Len() == 1, "proxy wait %s", c.wait)
+	}
 }

@@ -33,7 +33,10 @@ type logFollower struct {
 	st     *status
 	logger *zap.Logger
 
-	file  os.FileInfo // the file read last, to see a rotation
+	// f is the file being read, held open between polls so that a
+	// rotated file's last lines are still read (tail -F). off is how far.
+	f     *os.File
+	fi    os.FileInfo // f's, kept after close: a reopened same file goes on at off
 	off   int64
 	watch *threadWatch
 	tail  tailBuffer
@@ -42,11 +45,35 @@ type logFollower struct {
 	dying bool
 }
 
+// newLogFollower starts at the end of the file as it is now: deaths
+// written before the collector started are history, not news. A file
+// that appears later (the engine not started yet, or rotated away) is
+// read from its start.
 func newLogFollower(path string, st *status, logger *zap.Logger) *logFollower {
-	return &logFollower{path: path, st: st, logger: logger, watch: newThreadWatch()}
+	f := &logFollower{path: path, st: st, logger: logger, watch: newThreadWatch()}
+	if fh, fi := openRegular(path); fh != nil {
+		f.f, f.fi, f.off = fh, fi, fi.Size()
+	}
+	return f
+}
+
+// openRegular opens path for reading if it is a regular file. Without
+// blocking: a FIFO at the path would wait for a writer forever.
+func openRegular(path string) (*os.File, os.FileInfo) {
+	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil
+	}
+	fi, err := fh.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		fh.Close()
+		return nil, nil
+	}
+	return fh, fi
 }
 
 func (f *logFollower) run(ctx context.Context) {
+	defer f.close()
 	t := time.NewTicker(followInterval)
 	defer t.Stop()
 	for {
@@ -59,36 +86,61 @@ func (f *logFollower) run(ctx context.Context) {
 	}
 }
 
-// poll reads what was appended since the last poll. The first poll starts
-// at the end: deaths written before the collector started are history, not
-// news.
+func (f *logFollower) close() {
+	if f.f != nil {
+		f.f.Close()
+		f.f = nil
+	}
+}
+
+// poll reads what was appended since the last poll: the rest of the file
+// held open, then, if the path now names another file (rotated) or the
+// file shrank (truncated), the new one from its start.
 func (f *logFollower) poll() {
 	if f.dying {
 		f.dying = false
 		f.recordDeath()
 	}
-	// Without blocking: a FIFO at the path would wait for a writer forever.
-	fh, err := os.OpenFile(f.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return // not there yet, or rotated away and not yet recreated
+	if f.f != nil {
+		if fi, err := f.f.Stat(); err == nil && fi.Size() < f.off {
+			f.off = 0 // truncated in place
+		}
+		f.readRest()
 	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	cur, err := os.Stat(f.path)
+	if err != nil {
+		return // rotated away and not yet recreated: keep the old handle
+	}
+	if f.f != nil {
+		if held, err := f.f.Stat(); err == nil && os.SameFile(held, cur) {
+			return
+		}
+	}
+	fh, fi := openRegular(f.path)
+	if fh == nil {
 		return
 	}
-	switch {
-	case f.file == nil:
-		f.off = fi.Size()
-	case !os.SameFile(f.file, fi) || fi.Size() < f.off:
-		f.off = 0 // rotated or truncated: the new file from its start
+	f.close()
+	if f.fi == nil || !os.SameFile(f.fi, fi) {
+		f.off = 0
 	}
-	f.file = fi
+	f.f, f.fi = fh, fi
+	f.readRest()
+}
+
+// readRest reads the held file from off to its end, at most followMaxRead
+// (a log that grew by more is read from its last followMaxRead bytes,
+// which hold any traceback that matters now).
+func (f *logFollower) readRest() {
+	fi, err := f.f.Stat()
+	if err != nil {
+		return
+	}
 	from := max(f.off, fi.Size()-followMaxRead)
 	if fi.Size() <= from {
 		return
 	}
-	b, err := io.ReadAll(io.NewSectionReader(fh, from, fi.Size()-from))
+	b, err := io.ReadAll(io.NewSectionReader(f.f, from, fi.Size()-from))
 	if err != nil {
 		return
 	}

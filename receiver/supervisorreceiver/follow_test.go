@@ -80,3 +80,31 @@ func TestAttachModeCountsAThreadDeathFromTheLog(t *testing.T) {
 	assert.Equal(t, int64(1), s.snap().crashes[ReasonMetalGPUError], "each death once")
 	assert.Zero(t, s.snap().restarts, "attach mode restarts nothing")
 }
+
+// A log that appears after the collector started is read from its start,
+// and the last lines of a rotated file are read before the new one.
+func TestFollowerReadsALateFileAndARotatedTail(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "server.log")
+	st := newStatus()
+	f := newLogFollower(path, st, zaptest.NewLogger(t))
+	defer f.close()
+	f.poll() // no file yet
+	death := "Exception in thread Thread-1 (_generate):\nTraceback (most recent call last):\nRuntimeError: [METAL] Command buffer execution failed: Caused GPU Timeout Error\n"
+	require.NoError(t, os.WriteFile(path, []byte("early line\n"+death), 0o600))
+	f.poll()
+	f.poll() // the traceback is classified a poll after its first line
+	assert.Equal(t, int64(1), st.crashes[ReasonMetalGPUError], "a death in a file that appeared late")
+
+	// Lines written to the old file after the last poll, then rotation.
+	old, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = old.WriteString("Exception in thread Thread-1 (_generate):\nTraceback (most recent call last):\nRuntimeError: [metal::malloc] Attempting to allocate 1 bytes\n")
+	require.NoError(t, err)
+	old.Close()
+	require.NoError(t, os.Rename(path, path+".1"))
+	require.NoError(t, os.WriteFile(path, []byte("new file\n"), 0o600))
+	f.poll()
+	f.poll()
+	assert.Equal(t, int64(1), st.crashes[ReasonOOM], "the rotated file's last lines were read")
+}

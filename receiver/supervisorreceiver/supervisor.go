@@ -37,6 +37,9 @@ type answerSource interface{ LastEngineAnswer() time.Time }
 // inFlightSource is what it offers to tell a busy engine from a hung one.
 type inFlightSource interface{ InFlight() int64 }
 
+// waitSource says how long the proxy itself waits for an answer to begin.
+type waitSource interface{ UpstreamWait() time.Duration }
+
 func (s *supervisor) start(_ context.Context, host component.Host) error {
 	// The engine outlives the Start call: its context is the component's own.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -59,6 +62,12 @@ func (s *supervisor) start(_ context.Context, host component.Host) error {
 		}
 		if src, ok := ext.(inFlightSource); ok {
 			p.inFlight = src.InFlight
+		}
+		if src, ok := ext.(waitSource); ok && s.cfg.HealthCheck.HangAfter > 0 {
+			if w := src.UpstreamWait(); w == 0 || w > s.cfg.HealthCheck.BusyLimit {
+				s.logger.Warn("health_check.busy_limit is shorter than the proxy's wait for an answer (timeouts.upstream_response_header; 0 is no limit): an engine silent on one long non-streamed answer for longer is restarted as hung while the proxy still waits; raise busy_limit to match",
+					zap.Duration("busy_limit", s.cfg.HealthCheck.BusyLimit), zap.Duration("upstream_response_header", w))
+			}
 		}
 	}
 	if s.cfg.SpawnMode() {
