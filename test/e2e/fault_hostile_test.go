@@ -351,7 +351,7 @@ func TestFaultJunkModelNames(t *testing.T) {
 			require.Equal(t, http.StatusOK, resp.StatusCode)
 		}
 		sc := f.waitFor("mlx_proxy", 10*time.Second, "the real model's requests counted", func(sc *promtext.Scrape) bool {
-			v, _ := sc.Value("mlx_requests_total", "model", real, "streaming", "false", "kind", "chat")
+			v, _ := sc.Value("mlx_requests_total", "model", real, "streaming", "false", "kind", "chat", "origin", "user")
 			return v == 5
 		})
 		models := labelValues(sc, "mlx_requests_total", "model")

@@ -74,8 +74,8 @@ func TestProxyInFrontOfTheEngine(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
 	sc := s.waitFor("mlx_proxy", 10*time.Second, "three completions counted and scored", func(sc *promtext.Scrape) bool {
-		v1, _ := sc.Value("mlx_requests_total", "streaming", "true", "kind", "chat")
-		v2, _ := sc.Value("mlx_requests_total", "streaming", "false", "kind", "chat")
+		v1, _ := sc.Value("mlx_requests_total", "streaming", "true", "kind", "chat", "origin", "user")
+		v2, _ := sc.Value("mlx_requests_total", "streaming", "false", "kind", "chat", "origin", "user")
 		scored, _ := sc.Value("mlx_confidence_scored_total", "source", "injected")
 		risk, _ := sc.Value("mlx_hallucination_risk_histogram") // its count
 		return v1 == 1 && v2 == 2 && scored == 2 && risk == 3
