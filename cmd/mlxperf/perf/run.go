@@ -37,6 +37,7 @@ type Options struct {
 const (
 	PathDirect    = "direct"
 	PathNginx     = "nginx, no telemetry"
+	PathGoProxy   = "Go proxy, no telemetry"
 	PathProxy     = "mlx-otelcol"
 	PathProxyNoLP = "mlx-otelcol, injection off"
 )
@@ -101,9 +102,9 @@ func (o Options) configs(own ...string) []string {
 // ProxyURL is the shipped config's front door, with MLX_LISTEN_HOST=127.0.0.1.
 const ProxyURL = "http://127.0.0.1:8080"
 
-// RunProxy measures every cell on every path, and the chunk delays. Direct
-// and nginx are measured while the full collector runs (idle for them),
-// each cell on the three paths back to back; the collector with injection
+// RunProxy measures every cell on every path, and the chunk delays. Direct,
+// nginx and the Go proxy are measured while the full collector runs (idle
+// for them), each cell on the four paths back to back; the collector with injection
 // off runs after, on its own.
 func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 	dir, err := os.MkdirTemp("", "mlxperf-")
@@ -126,6 +127,11 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 		return nil, err
 	}
 	defer ng.Stop()
+	gp, err := StartGoProxy(up.URL())
+	if err != nil {
+		return nil, err
+	}
+	defer gp.Stop()
 	sink, err := StartSpanSink()
 	if err != nil {
 		return nil, err
@@ -148,8 +154,8 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 		paths := map[string]string{PathProxyNoLP: ProxyURL}
 		order := []string{PathProxyNoLP}
 		if inject {
-			paths = map[string]string{PathDirect: up.URL(), PathNginx: ng.URL(), PathProxy: ProxyURL}
-			order = []string{PathDirect, PathNginx, PathProxy}
+			paths = map[string]string{PathDirect: up.URL(), PathNginx: ng.URL(), PathGoProxy: gp.URL(), PathProxy: ProxyURL}
+			order = []string{PathDirect, PathNginx, PathGoProxy, PathProxy}
 		}
 		for _, cell := range Cells {
 			for _, name := range order {
