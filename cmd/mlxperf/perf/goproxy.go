@@ -1,7 +1,10 @@
 package perf
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -14,7 +17,8 @@ import (
 
 // The Go proxy is the floor a Go front door can reach: net/http's
 // httputil.ReverseProxy and nothing else (no telemetry, no parsing, no
-// pooled buffers), relaying every write at once (FlushInterval -1, as the
+// pooled buffers; the request body read whole, as any front door that
+// checks it must), relaying every write at once (FlushInterval -1, as the
 // proxy does) over kept-alive connections to the engine, with the proxy's
 // own transport settings. It runs as a process of its own, mlxperf started
 // again with -serve-goproxy, so that its CPU and memory are its own, as
@@ -41,8 +45,22 @@ func ServeGoProxy(listen, upstream string) error {
 			DisableCompression:  true,
 		},
 		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0),
 	}
-	return http.ListenAndServe(listen, rp)
+	// The request body is read whole first, as the proxy reads it (and
+	// nginx buffers it): streamed to the engine, its last read raced the
+	// answer's headers, which FlushInterval -1 flushes at once, and net/http
+	// then cut about one stream in a hundred ("use of closed network
+	// connection" on the engine's answer).
+	return http.ListenAndServe(listen, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		rp.ServeHTTP(w, r)
+	}))
 }
 
 // GoProxy is a running Go proxy in front of the upstream.
