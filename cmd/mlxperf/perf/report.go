@@ -13,7 +13,7 @@ var pathOrder = []string{PathDirect, PathNginx, PathGoProxy, PathProxy, PathProx
 // floor of a Go front door), and the throughput as a multiple of nginx's.
 func WriteProxyTable(w io.Writer, t ProxyTable) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\tpath\trps\tp50 ms\tp99 ms\trps / Go proxy\tp99 / Go proxy\trps / nginx\tfailed\tcollector RSS\t")
+	fmt.Fprintln(tw, "load\tpath\trps\tp50 ms\tp99 ms\trps / Go proxy\tp99 / Go proxy\trps / nginx\tfailed\tcollector RSS\tspans dropped\tunscored\t")
 	for _, cell := range Cells {
 		ng, gp := t[PathNginx][cell], t[PathGoProxy][cell]
 		for _, name := range pathOrder {
@@ -21,12 +21,13 @@ func WriteProxyTable(w io.Writer, t ProxyTable) {
 			if !ok {
 				continue
 			}
-			rss := ""
+			rss, spans, unscored := "", "", ""
 			if r.RSSKiB > 0 {
 				rss = mib(r.RSSKiB)
+				spans, unscored = share(r.Dropped.Spans, r.Requests), share(r.Dropped.Scoring, r.Requests)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.2f\t%s\t%s\t%s\t%d\t%s\t\n", cell, name, r.RPS, r.P50, r.P99,
-				ratio(r.RPS, gp.RPS), ratio(r.P99, gp.P99), ratio(r.RPS, ng.RPS), r.Failed, rss)
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.2f\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", cell, name, r.RPS, r.P50, r.P99,
+				ratio(r.RPS, gp.RPS), ratio(r.P99, gp.P99), ratio(r.RPS, ng.RPS), r.Failed, rss, spans, unscored)
 		}
 	}
 	_ = tw.Flush()
@@ -136,6 +137,14 @@ func WriteGoals(w io.Writer, goals []Goal) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", g.What, g.Measured, verdict)
 	}
 	_ = tw.Flush()
+}
+
+// share is n of requests as a percentage.
+func share(n float64, requests int) string {
+	if requests == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f %%", 100*n/float64(requests))
 }
 
 func ratio(a, b float64) string {

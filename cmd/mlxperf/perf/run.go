@@ -168,11 +168,16 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 					saved = make(chan error, 1)
 					go func() { saved <- saveCPUProfile(o.ProfileDir, prefix, cell, o.Cell) }()
 				}
+				var before Drops
+				if paths[name] == ProxyURL {
+					before = ReadDrops(client, ProxyURL)
+				}
 				r := Drive(client, paths[name], cell, o.Cell)
 				if paths[name] == ProxyURL {
 					if ps, err := ReadProc(col.Pid()); err == nil {
 						r.RSSKiB = ps.RSSKiB
 					}
+					r.Dropped = ReadDrops(client, ProxyURL).Sub(before)
 				}
 				if saved != nil {
 					if err := errors.Join(<-saved, saveAllocs(o.ProfileDir, prefix, cell)); err != nil {
@@ -183,7 +188,8 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 					table[name] = map[Cell]Result{}
 				}
 				table[name][cell] = r
-				log("%-28s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  failed %d", name, cell, r.RPS, r.P50, r.P99, r.Failed)
+				log("%-28s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  failed %d  dropped: scoring %.0f spans %.0f access %.0f",
+					name, cell, r.RPS, r.P50, r.P99, r.Failed, r.Dropped.Scoring, r.Dropped.Spans, r.Dropped.Access)
 				if r.FirstErr != nil {
 					log("  first error: %v", r.FirstErr)
 				}
