@@ -35,3 +35,7 @@ func decodeCompletion(b []byte, c *completionJSON) error {
 	*c = completionJSON{}
 	return unmarshal(fixed, c)
 }
+
+// decodePlain is decodeCompletion's first try alone, for valid UTF-8: a
+// body with Python's literals outside raw values is an error.
+func decodePlain(b []byte, c *completionJSON) error { return json.Unmarshal(b, c) }

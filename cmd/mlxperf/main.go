@@ -1,8 +1,10 @@
-// Command mlxperf is `make bench`'s runner: the proxy beside Debian's nginx
-// and beside no proxy, under the same load in one run, and the whole
-// distribution's footprint idle and under a realistic load (cmd/mlxperf/perf).
-// It prints tables of figures and judges them against issue 13's goals;
-// it is a benchmark and exits 0 whatever the figures are.
+// Command mlxperf is `make bench`'s runner: the proxy beside Debian's nginx,
+// beside a bare Go httputil.ReverseProxy (mlxperf itself, run again with
+// -serve-goproxy) and beside no proxy, under the same load in one run, and
+// the whole distribution's footprint idle and under a realistic load, with
+// the relays' CPU under the same load (cmd/mlxperf/perf). It prints tables
+// of figures and judges them against issue 32's goals; it is a benchmark
+// and exits 0 whatever the figures are.
 //
 //	mlxperf [-mode proxy,footprint] [-cell 3s] [-footprint 60s]
 package main
@@ -32,7 +34,16 @@ func main() {
 		o.Overlays = append(o.Overlays, v)
 		return nil
 	})
+	serveGo := flag.String(perf.GoProxyFlag, "", "`LISTEN=UPSTREAM`: be the Go proxy (mlxperf runs itself with it)")
 	flag.Parse()
+	if *serveGo != "" {
+		listen, upstream, _ := strings.Cut(*serveGo, "=")
+		if err := perf.ServeGoProxy(listen, upstream); err != nil {
+			fmt.Fprintln(os.Stderr, "mlxperf: the Go proxy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(o, *mode); err != nil {
 		fmt.Fprintln(os.Stderr, "mlxperf:", err)
 		os.Exit(1)
@@ -83,6 +94,10 @@ func run(o perf.Options, mode string) error {
 		perf.WriteFootprint(os.Stdout, *fp)
 		fmt.Println()
 	}
-	perf.WriteGoals(os.Stdout, perf.Goals(run.Table, run.Chunks, fp))
+	var size int64
+	if st, err := os.Stat(o.Collector); err == nil {
+		size = st.Size()
+	}
+	perf.WriteGoals(os.Stdout, perf.Goals(run.Table, run.Chunks, fp, size))
 	return nil
 }

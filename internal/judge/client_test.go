@@ -16,12 +16,19 @@ import (
 // The judge turns thinking off for its own requests, gives the answer
 // room, and reads the final content, not the reasoning.
 func TestClientTurnsThinkingOffAndReadsTheContent(t *testing.T) {
-	var got map[string]any
+	var (
+		got    map[string]any
+		header http.Header
+		status = http.StatusOK
+	)
 	reply := `{"id": "c", "object": "chat.completion", "model": "default_model", "created": 1, "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "{\"correctness\": 4}", "reasoning": "Let me think."}}]}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(b, &got)
+		header = r.Header
+		assert.Equal(t, "/v1/chat/completions", r.URL.Path)
 		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
 		_, _ = io.WriteString(w, reply)
 	}))
 	defer srv.Close()
@@ -31,10 +38,22 @@ func TestClientTurnsThinkingOffAndReadsTheContent(t *testing.T) {
 	assert.Equal(t, `{"correctness": 4}`, content)
 	assert.Equal(t, map[string]any{"enable_thinking": false}, got["chat_template_kwargs"])
 	assert.EqualValues(t, judgeMaxTokens, got["max_tokens"])
+	assert.Equal(t, map[string]any{"model": "default_model", "max_tokens": float64(judgeMaxTokens), "temperature": float64(0),
+		"messages": []any{map[string]any{"role": "user", "content": "grade this"}}, "chat_template_kwargs": map[string]any{"enable_thinking": false}}, got)
+	assert.Equal(t, "0", header.Get("X-Mlx-Trace"), "the judge's requests are not traced")
+	assert.Equal(t, "judge", header.Get("X-Mlx-Origin"))
+	assert.Equal(t, "Bearer k", header.Get("Authorization"))
+	assert.Equal(t, "OpenAI/Go 3.99.0", header.Get("User-Agent"), "as the access log has always shown the judge")
 
 	reply = `{"id": "c", "object": "chat.completion", "model": "default_model", "created": 1, "choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": null, "reasoning": "Let me think for ever"}}]}`
 	_, err = c.Ask(context.Background(), "grade this")
 	assert.ErrorContains(t, err, "ran out of tokens")
+
+	status = http.StatusBadRequest
+	_, err = c.Ask(context.Background(), "grade this")
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
 }
 
 // A judge at an endpoint of its own (OpenAI's API refuses unknown fields)

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
 )
 
@@ -281,7 +279,7 @@ func (l *Loop) write(ctx context.Context, p *Pass, groups []scoreGroup) {
 // would do again. Any other error (401 and 403 a key, 404 a model, 408 and
 // 429 load, 5xx, no answer) is the judge's state, not the trace's.
 func refusedTrace(err error) bool {
-	var apiErr *openai.Error
+	var apiErr *APIError
 	if !errors.As(err, &apiErr) {
 		return false
 	}

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
 )
 
@@ -50,7 +48,7 @@ func (j *fakeJudge) Ask(_ context.Context, prompt string) (string, error) {
 	case asksAbout(prompt, "fail"):
 		return "", errors.New("connection refused")
 	case asksAbout(prompt, "refuse me"):
-		return "", &openai.Error{StatusCode: 400}
+		return "", &APIError{StatusCode: 400}
 	}
 	return `{"correctness": 0.9, "helpfulness": 0.7, "hallucination_free": 1}`, nil
 }
@@ -317,7 +315,7 @@ func TestTheJudgesOwnRequestIsNotABusyProxy(t *testing.T) {
 // model) is the judge's state: no trace is remembered as failed.
 func TestAMisconfiguredJudgeForgetsNoTrace(t *testing.T) {
 	c := opikCand("t-auth", "q")
-	l := &Loop{Settings: settings(), Source: fakeSource{cands: []Candidate{c}}, Judge: errJudge{&openai.Error{StatusCode: 401}}}
+	l := &Loop{Settings: settings(), Source: fakeSource{cands: []Candidate{c}}, Judge: errJudge{&APIError{StatusCode: 401}}}
 	if p := l.Run(context.Background()); p.Count(ResultJudgeError) != 1 || !p.JudgeDown {
 		t.Fatalf("first pass: %+v", p.Judgements)
 	}

@@ -1,7 +1,7 @@
 package confidence
 
 import (
-	"bytes"
+	"sync"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
@@ -105,8 +105,9 @@ func Parse(raw []byte) *Logprobs {
 // Add appends the tokens of one more logprobs value: a stream sends one per
 // chunk, each covering the chunk's tokens.
 func (l *Logprobs) Add(raw []byte) {
-	// Size the candidate slice once: each candidate has a "logprob" key.
-	p := parser{b: raw, cands: make([]pendingCand, 0, bytes.Count(raw, []byte(`"logprob"`)))}
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.b = raw
 	i := jsonedit.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		if i < len(raw) && string(raw[i:]) != "null" {
@@ -151,6 +152,24 @@ func (l *Logprobs) Add(raw []byte) {
 		}
 		l.Tokens = append(l.Tokens, t.tok)
 	}
+}
+
+// parsers keeps the parser's scratch (pending tokens and candidates, the
+// string arena) from one Add to the next: everything Add returns is copied
+// out of it.
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// maxPooledCands: a parser that read a larger value (a long answer with
+// long top lists) is not kept.
+const maxPooledCands = 1 << 14
+
+func (p *parser) release() {
+	if cap(p.cands) > maxPooledCands {
+		return
+	}
+	clear(p.toks) // they point at the returned candidates
+	p.b, p.toks, p.cands, p.arena = nil, p.toks[:0], p.cands[:0], p.arena[:0]
+	parsers.Put(p)
 }
 
 // sortCandidates orders a token's list most likely first (insertion sort:

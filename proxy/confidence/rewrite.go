@@ -64,37 +64,65 @@ func InjectLogprobs(body []byte, topN int) ([]byte, bool, error) {
 // not one JSON object comes back with an error.
 func StripLogprobs(resp []byte) ([]byte, error) {
 	var buf [4]jsonedit.Edit
-	edits, err := stripEdits(resp, buf[:0])
+	edits, err := stripEdits(resp, buf[:0], nil)
 	if err != nil || len(edits) == 0 {
 		return resp, err
 	}
 	return jsonedit.Apply(resp, edits), nil
 }
 
+// StripLogprobsKeep is StripLogprobs that also returns, in the same pass,
+// what it took out: the "logprobs" value of each element of "choices" in
+// order (of duplicate keys the last, as in Python), a slice of resp, nil
+// for an element without one or that is not an object. The proxy scores
+// from these, so the answer is read once.
+func StripLogprobsKeep(resp []byte) (out []byte, logprobs [][]byte, err error) {
+	var buf [4]jsonedit.Edit
+	edits, err := stripEdits(resp, buf[:0], &logprobs)
+	if err != nil {
+		return resp, nil, err
+	}
+	if len(edits) == 0 {
+		return resp, logprobs, nil
+	}
+	return jsonedit.Apply(resp, edits), logprobs, nil
+}
+
 // AppendStripLogprobs appends StripLogprobs(resp) to dst (which must not
 // overlap resp): a stream chunk is rewritten into the relay's buffer.
 func AppendStripLogprobs(dst, resp []byte) ([]byte, error) {
 	var buf [4]jsonedit.Edit
-	edits, err := stripEdits(resp, buf[:0])
+	edits, err := stripEdits(resp, buf[:0], nil)
 	if err != nil {
 		return dst, err
 	}
 	return jsonedit.AppendApplied(dst, resp, edits), nil
 }
 
-// stripEdits are the edits of StripLogprobs, appended to edits.
-func stripEdits(resp []byte, edits []jsonedit.Edit) ([]jsonedit.Edit, error) {
+// stripEdits are the edits of StripLogprobs, appended to edits; with keep,
+// each choice's logprobs value too (StripLogprobsKeep).
+func stripEdits(resp []byte, edits []jsonedit.Edit, keep *[][]byte) ([]jsonedit.Edit, error) {
 	i := jsonedit.SkipSpace(resp, 0)
 	_, err := jsonedit.EachMember(resp, i, func(m jsonedit.Member) (int, error) {
 		if !jsonedit.KeyIs(resp, m, "choices") || m.VS >= len(resp) || resp[m.VS] != '[' {
 			return jsonedit.SkipValue(resp, m.VS)
 		}
 		edits = edits[:0] // of duplicate "choices" the last counts
+		if keep != nil {
+			*keep = (*keep)[:0]
+		}
 		return jsonedit.EachElem(resp, m.VS, func(cs int) (int, error) {
 			if cs >= len(resp) || resp[cs] != '{' {
+				if keep != nil {
+					*keep = append(*keep, nil)
+				}
 				return jsonedit.SkipValue(resp, cs)
 			}
-			return stripChoice(resp, cs, &edits)
+			end, lp, err := stripChoice(resp, cs, &edits)
+			if keep != nil {
+				*keep = append(*keep, lp)
+			}
+			return end, err
 		})
 	})
 	if err != nil {
@@ -103,8 +131,9 @@ func stripEdits(resp []byte, edits []jsonedit.Edit) ([]jsonedit.Edit, error) {
 	return edits, nil
 }
 
-// stripChoice adds the edits for one choice object at b[cs].
-func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, error) {
+// stripChoice adds the edits for one choice object at b[cs], and returns
+// its logprobs value (nil without one).
+func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, []byte, error) {
 	var buf [8]jsonedit.Member
 	ms := buf[:0]
 	k := -1 // the logprobs member; of duplicate keys the last counts, as in Python
@@ -118,7 +147,7 @@ func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, error) {
 		return ve, err
 	})
 	if err != nil || k < 0 {
-		return end, err
+		return end, nil, err
 	}
 	lp := ms[k]
 	v := b[lp.VS:lp.VE]
@@ -133,7 +162,7 @@ func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, error) {
 	default:
 		*edits = append(*edits, jsonedit.Removal(ms, k)) // the member and one separator
 	}
-	return end, nil
+	return end, v, nil
 }
 
 type lpKind uint8

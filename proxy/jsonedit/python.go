@@ -18,31 +18,35 @@ import (
 func NullPythonLiterals(b []byte) ([]byte, bool) {
 	var out []byte
 	last := 0
-	inString := false
 	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
+		var lit string
+		switch c := b[i]; c {
+		case '"':
+			// To the string's closing quote, a run at a time.
+			for i++; i < len(b); i++ {
+				q := bytes.IndexByte(b[i:], '"')
+				if q < 0 {
+					i = len(b)
+					break
+				}
+				if e := bytes.IndexByte(b[i:i+q], '\\'); e >= 0 {
+					i += e + 1 // the escaped byte; the loop steps past it
+					continue
+				}
+				i += q
+				break
 			}
 			continue
-		}
-		if c == '"' {
-			inString = true
-			continue
-		}
-		var lit string
-		switch {
-		case bytes.HasPrefix(b[i:], []byte("NaN")):
+		case 'N':
 			lit = "NaN"
-		case bytes.HasPrefix(b[i:], []byte("Infinity")):
+		case 'I':
 			lit = "Infinity"
-		case bytes.HasPrefix(b[i:], []byte("-Infinity")):
+		case '-':
 			lit = "-Infinity"
 		default:
+			continue
+		}
+		if !bytes.HasPrefix(b[i:], []byte(lit)) {
 			continue
 		}
 		out = append(out, b[last:i]...)

@@ -1,6 +1,7 @@
 package jsonedit
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -31,6 +32,7 @@ func TestNullPythonLiterals(t *testing.T) {
 func FuzzNullPythonLiterals(f *testing.F) {
 	f.Add([]byte(`{"a": NaN, "s": "NaN", "b": [-Infinity, Infinity]}`))
 	f.Add([]byte(`{"s": "\"NaN\\"}`))
+	f.Add([]byte(`{"s": "a\\\"b\\", "t": NaN, "u": "\\`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, changed := NullPythonLiterals(in)
 		if json.Valid(in) {
@@ -40,5 +42,51 @@ func FuzzNullPythonLiterals(f *testing.F) {
 		if !changed {
 			require.Equal(t, in, out)
 		}
+		want, wantChanged := nullPythonLiteralsByteByByte(in)
+		require.Equal(t, wantChanged, changed)
+		require.Equal(t, want, out)
 	})
+}
+
+// nullPythonLiteralsByteByByte is NullPythonLiterals as it was first
+// written, one byte at a time: the fast one must agree with it.
+func nullPythonLiteralsByteByByte(b []byte) ([]byte, bool) {
+	var out []byte
+	last := 0
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			continue
+		}
+		var lit string
+		switch {
+		case bytes.HasPrefix(b[i:], []byte("NaN")):
+			lit = "NaN"
+		case bytes.HasPrefix(b[i:], []byte("Infinity")):
+			lit = "Infinity"
+		case bytes.HasPrefix(b[i:], []byte("-Infinity")):
+			lit = "-Infinity"
+		default:
+			continue
+		}
+		out = append(out, b[last:i]...)
+		out = append(out, "null"...)
+		i += len(lit) - 1
+		last = i + 1
+	}
+	if out == nil {
+		return b, false
+	}
+	return append(out, b[last:]...), true
 }

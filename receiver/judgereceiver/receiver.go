@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openai/openai-go/v3/option"
-
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
@@ -131,7 +129,7 @@ func (l *judgeLoop) build(host component.Host) (*judge.Loop, error) {
 		}
 	}
 	endpoint := c.Judge.Endpoint
-	var viaProxy []option.RequestOption
+	var viaProxy []judge.Option
 	if endpoint == "" {
 		u, err := proxy.BaseURL()
 		if err != nil {
@@ -142,7 +140,7 @@ func (l *judgeLoop) build(host component.Host) (*judge.Loop, error) {
 			// The proxy's own listener, over loopback, with the
 			// operator's certificate for the LAN's name: this process
 			// talking to itself, where the name cannot match.
-			viaProxy = append(viaProxy, option.WithHTTPClient(&http.Client{Transport: &http.Transport{
+			viaProxy = append(viaProxy, judge.WithHTTPClient(&http.Client{Transport: &http.Transport{
 				TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback to ourselves
 			}}))
 		}

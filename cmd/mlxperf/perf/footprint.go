@@ -2,9 +2,11 @@ package perf
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,8 +20,13 @@ var OriginalAgents = struct{ Idle, Load Usage }{
 }
 
 // Footprint is the distribution's cost with the shipped config and the
-// simulated engine: idle, then under the realistic load.
-type Footprint struct{ Idle, Load Usage }
+// simulated engine: idle, then under the realistic load; and, under the
+// same load, the cost of nginx and of the Go proxy relaying it alone (the
+// whole process group for nginx: its master and workers).
+type Footprint struct{ Idle, Load, Nginx, GoProxy Usage }
+
+// engineHost is the shipped config's engine (MLX_ENGINE_PORT unset).
+const engineHost = "127.0.0.1:8081"
 
 // The realistic load: this many concurrent streamed chats, each of up to
 // footprintTokens tokens (the simulated model ends its answer sooner) at
@@ -66,36 +73,30 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 		return fp, err
 	}
 	log("footprint: %d streamed chats at a time (max_tokens %d, the engine at 40 tok/s) for %s", footprintStreams, footprintTokens, o.Footprint)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var failed int
-	var mu sync.Mutex
-	body := fmt.Sprintf(`{"messages":[{"role":"user","content":"Tell me about the sea"}],"max_tokens":%d,"stream":true}`, footprintTokens)
-	for range footprintStreams {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := post(client, ProxyURL+"/v1/chat/completions", body, true); err != nil {
-					mu.Lock()
-					failed++
-					mu.Unlock()
-					time.Sleep(100 * time.Millisecond)
-				}
-			}
-		}()
-	}
+	stop := streamChats(client, ProxyURL)
 	time.Sleep(2 * time.Second) // all streams under way
 	fp.Load, err = watchProfiled(o, col.Pid(), "load", log)
-	close(stop)
-	wg.Wait()
-	if failed > 0 {
+	if failed := stop(); failed > 0 {
 		log("footprint: %d chats failed under load", failed)
+	}
+	if err != nil {
+		return fp, err
+	}
+	// The same chats through the relays with no telemetry, in front of the
+	// same engine, while the collector idles: what relaying alone costs.
+	if fp.Nginx, err = relayFootprint(o, client, "nginx", log, func() (relay, error) {
+		ngDir := filepath.Join(dir, "nginx")
+		if err := os.MkdirAll(ngDir, 0o755); err != nil {
+			return nil, err
+		}
+		return StartNginx(o.Nginx, ngDir, engineHost)
+	}); err != nil {
+		return fp, err
+	}
+	if fp.GoProxy, err = relayFootprint(o, client, "the Go proxy", log, func() (relay, error) {
+		return StartGoProxy("http://" + engineHost)
+	}); err != nil {
+		return fp, err
 	}
 	log("footprint: spans exported %d, log records %d", sink.Spans(), sink.Records())
 	return fp, err
@@ -117,6 +118,62 @@ func watchProfiled(o Options, pid int, name string, log func(string, ...any)) (U
 		if perr := <-saved; perr != nil {
 			log("profile: %v", perr)
 		}
+	}
+	return u, err
+}
+
+// streamChats keeps footprintStreams streamed chats going through base
+// until the returned function is called; it returns how many failed.
+func streamChats(client *http.Client, base string) (stop func() int) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	body := fmt.Sprintf(`{"messages":[{"role":"user","content":"Tell me about the sea"}],"max_tokens":%d,"stream":true}`, footprintTokens)
+	for range footprintStreams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := post(client, base+"/v1/chat/completions", body, true); err != nil {
+					failed.Add(1)
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	return func() int {
+		close(done)
+		wg.Wait()
+		return int(failed.Load())
+	}
+}
+
+// relay is nginx or the Go proxy, running in a process group of its own.
+type relay interface {
+	URL() string
+	Pid() int
+	Stop()
+}
+
+// relayFootprint starts a relay in front of the collector's engine and
+// watches its process group for o.Footprint under the footprint's chats.
+func relayFootprint(o Options, client *http.Client, name string, log func(string, ...any), start func() (relay, error)) (Usage, error) {
+	r, err := start()
+	if err != nil {
+		return Usage{}, err
+	}
+	defer r.Stop()
+	log("footprint: the same chats through %s for %s", name, o.Footprint)
+	stop := streamChats(client, r.URL())
+	time.Sleep(2 * time.Second)
+	u, err := WatchGroup(r.Pid(), o.Footprint, time.Second)
+	if failed := stop(); failed > 0 {
+		log("footprint: %d chats failed through %s", failed, name)
 	}
 	return u, err
 }

@@ -40,6 +40,8 @@ type Result struct {
 	// RSSKiB is the collector's resident set right after the load (0 for
 	// the paths without it).
 	RSSKiB int64
+	// Dropped is what the collector's proxy shed during the load.
+	Dropped Drops
 }
 
 // NewClient is the load generator's client: keep-alive, as many idle

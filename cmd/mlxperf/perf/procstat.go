@@ -82,7 +82,16 @@ type Usage struct {
 
 // Watch samples pid every interval for d and sums its cost.
 func Watch(pid int, d, interval time.Duration) (Usage, error) {
-	first, err := ReadProc(pid)
+	return watch(func() (ProcSample, error) { return ReadProc(pid) }, d, interval)
+}
+
+// WatchGroup is Watch of every process of the process group pgid together.
+func WatchGroup(pgid int, d, interval time.Duration) (Usage, error) {
+	return watch(func() (ProcSample, error) { return ReadGroup(pgid) }, d, interval)
+}
+
+func watch(read func() (ProcSample, error), d, interval time.Duration) (Usage, error) {
+	first, err := read()
 	if err != nil {
 		return Usage{}, err
 	}
@@ -90,7 +99,7 @@ func Watch(pid int, d, interval time.Duration) (Usage, error) {
 	last := first
 	for end := first.At.Add(d); time.Now().Before(end); {
 		time.Sleep(min(interval, time.Until(end)))
-		s, err := ReadProc(pid)
+		s, err := read()
 		if err != nil {
 			return u, err
 		}
@@ -100,4 +109,54 @@ func Watch(pid int, d, interval time.Duration) (Usage, error) {
 	}
 	u.Cores = (last.CPU - first.CPU).Seconds() / last.At.Sub(first.At).Seconds()
 	return u, nil
+}
+
+// ReadGroup sums ReadProc over every process of the process group pgid
+// (nginx's master and its workers, started with Setpgid).
+func ReadGroup(pgid int) (ProcSample, error) {
+	s := ProcSample{At: time.Now()}
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return s, err
+	}
+	found := false
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || statPgrp(stat) != pgid {
+			continue
+		}
+		p, err := ReadProc(pid)
+		if err != nil {
+			continue // it ended meanwhile
+		}
+		found = true
+		s.CPU += p.CPU
+		s.RSSKiB += p.RSSKiB
+	}
+	if !found {
+		return s, fmt.Errorf("no process in group %d", pgid)
+	}
+	return s, nil
+}
+
+// statPgrp is the process group of a /proc/<pid>/stat line (field 5), -1
+// when it cannot be read.
+func statPgrp(stat []byte) int {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		return -1
+	}
+	return n
 }

@@ -37,6 +37,7 @@ type Options struct {
 const (
 	PathDirect    = "direct"
 	PathNginx     = "nginx, no telemetry"
+	PathGoProxy   = "Go proxy, no telemetry"
 	PathProxy     = "mlx-otelcol"
 	PathProxyNoLP = "mlx-otelcol, injection off"
 )
@@ -101,9 +102,9 @@ func (o Options) configs(own ...string) []string {
 // ProxyURL is the shipped config's front door, with MLX_LISTEN_HOST=127.0.0.1.
 const ProxyURL = "http://127.0.0.1:8080"
 
-// RunProxy measures every cell on every path, and the chunk delays. Direct
-// and nginx are measured while the full collector runs (idle for them),
-// each cell on the three paths back to back; the collector with injection
+// RunProxy measures every cell on every path, and the chunk delays. Direct,
+// nginx and the Go proxy are measured while the full collector runs (idle
+// for them), each cell on the four paths back to back; the collector with injection
 // off runs after, on its own.
 func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 	dir, err := os.MkdirTemp("", "mlxperf-")
@@ -126,6 +127,11 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 		return nil, err
 	}
 	defer ng.Stop()
+	gp, err := StartGoProxy(up.URL())
+	if err != nil {
+		return nil, err
+	}
+	defer gp.Stop()
 	sink, err := StartSpanSink()
 	if err != nil {
 		return nil, err
@@ -148,8 +154,8 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 		paths := map[string]string{PathProxyNoLP: ProxyURL}
 		order := []string{PathProxyNoLP}
 		if inject {
-			paths = map[string]string{PathDirect: up.URL(), PathNginx: ng.URL(), PathProxy: ProxyURL}
-			order = []string{PathDirect, PathNginx, PathProxy}
+			paths = map[string]string{PathDirect: up.URL(), PathNginx: ng.URL(), PathGoProxy: gp.URL(), PathProxy: ProxyURL}
+			order = []string{PathDirect, PathNginx, PathGoProxy, PathProxy}
 		}
 		for _, cell := range Cells {
 			for _, name := range order {
@@ -162,11 +168,16 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 					saved = make(chan error, 1)
 					go func() { saved <- saveCPUProfile(o.ProfileDir, prefix, cell, o.Cell) }()
 				}
+				var before Drops
+				if paths[name] == ProxyURL {
+					before = ReadDrops(client, ProxyURL)
+				}
 				r := Drive(client, paths[name], cell, o.Cell)
 				if paths[name] == ProxyURL {
 					if ps, err := ReadProc(col.Pid()); err == nil {
 						r.RSSKiB = ps.RSSKiB
 					}
+					r.Dropped = ReadDrops(client, ProxyURL).Sub(before)
 				}
 				if saved != nil {
 					if err := errors.Join(<-saved, saveAllocs(o.ProfileDir, prefix, cell)); err != nil {
@@ -177,7 +188,8 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 					table[name] = map[Cell]Result{}
 				}
 				table[name][cell] = r
-				log("%-28s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  failed %d", name, cell, r.RPS, r.P50, r.P99, r.Failed)
+				log("%-28s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  failed %d  dropped: scoring %.0f spans %.0f access %.0f",
+					name, cell, r.RPS, r.P50, r.P99, r.Failed, r.Dropped.Scoring, r.Dropped.Spans, r.Dropped.Access)
 				if r.FirstErr != nil {
 					log("  first error: %v", r.FirstErr)
 				}

@@ -150,8 +150,15 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "only completions here", http.StatusNotFound)
 		return
 	}
+	// The whole body is read, as mlx_lm reads Content-Length bytes: a
+	// relay that streams the request body (the Go proxy) would otherwise
+	// race the answer with its last write.
 	var req chatRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	b, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(b, &req)
+	}
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
