@@ -15,20 +15,20 @@ import (
 )
 
 // A burst of requests with large prompts within one batch interval: every
-// span reaches Jaeger. A batch of traces is bounded in spans
-// (send_batch_max_size in config/mlx.yaml), so one export stays under the
-// 4 MiB a gRPC server takes by default (Jaeger's OTLP receiver, and most
-// others); the shipped Jaeger config also takes more. Before, a batch of
-// the burst (64 spans of 100 KiB of prompt each, 6 MiB and more) was
-// refused whole, and every span in it was lost
-// (otelcol_exporter_send_failed_spans).
+// span reaches Jaeger. One batch of the burst (up to 128 spans, the bound
+// of config/mlx.yaml's batch/traces; here about 64 spans of some 200 KiB
+// each with their content) is more than the 4 MiB a gRPC server takes by
+// default, and a refused batch loses every span in it
+// (otelcol_exporter_send_failed_spans). The shipped Jaeger takes 64 MiB;
+// without that line this test fails.
 func TestABurstOfLargeSpansReachesJaeger(t *testing.T) {
 	j := startJaeger(t)
 	telemetry := freePort(t)
 	s := startCollector(t, collectorOptions{
-		configs: append(append([]string{}, demoConfigs...), telemetryOverlay(t, telemetry)),
-		sets:    traceSets(j, startOpik(t)),
-		env:     map[string]string{"MLXSIM_LOAD_DELAY": "0s"},
+		configs: append(append([]string{}, demoConfigs...), telemetryOverlay(t, telemetry),
+			engineOverlay(t, "--sim-prefill-tokens-per-second", "1000000", "--sim-decode-tokens-per-second", "100000")),
+		sets: append(traceSets(j, startOpik(t)), "service::telemetry::metrics::level=normal"),
+		env:  map[string]string{"MLXSIM_LOAD_DELAY": "0s"},
 	})
 	waitEngineReady(s)
 	url := s.proxyURL("/v1/chat/completions")
