@@ -198,7 +198,7 @@ func (c *callers) corsHeaders(h http.Header, r *http.Request) {
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Add("Vary", "Origin")
-	h.Set("Access-Control-Expose-Headers", "Retry-After, X-Mlx-Trace-Id")
+	h.Set("Access-Control-Expose-Headers", "Retry-After, "+TraceIDHeader+", "+SpanIDHeader)
 }
 
 // preflight answers OPTIONS: 204 with what an allowed origin may send.
