@@ -117,14 +117,22 @@ const (
 	verdictDown = "down"
 )
 
-// remember indexes a request whose span was made, while a pipeline takes
-// feedback.
+// remember indexes a traced request as it begins (its ids and start are
+// its span's: traceid.go), while a pipeline takes feedback.
 func (f *feedback) remember(rec *Record) {
-	if !f.outbox.attached() || !rec.spanCtx.IsValid() {
+	if !f.outbox.attached() || !rec.ids.trace.IsValid() {
 		return
 	}
-	f.index.remember(&tracedRequest{traceID: rec.spanCtx.TraceID(), spanID: rec.spanCtx.SpanID(),
-		start: rec.Start, responseID: rec.ResponseID, model: rec.Model})
+	rec.indexed = &tracedRequest{traceID: rec.ids.trace, spanID: rec.ids.span, start: rec.Start, model: rec.Model}
+	f.index.remember(rec.indexed)
+}
+
+// answered adds what is known of an indexed request once it ends: its
+// answer's id (which feedback may name) and model.
+func (f *feedback) answered(rec *Record) {
+	if rec.indexed != nil {
+		f.index.answered(rec.indexed, rec.ResponseID, rec.Model)
+	}
 }
 
 // feedbackBody is what a client sends.

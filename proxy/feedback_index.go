@@ -75,6 +75,24 @@ func (x *feedbackIndex) remember(t *tracedRequest) {
 	}
 }
 
+// answered gives an indexed request its answer's id and model, unless it
+// has been forgotten meanwhile.
+func (x *feedbackIndex) answered(t *tracedRequest, responseID, model string) {
+	if len(responseID) > maxIndexedResponseID {
+		responseID = ""
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.bySpan[t.key()] != t {
+		return
+	}
+	t.model = model
+	if responseID != "" && t.responseID == "" {
+		t.responseID = responseID
+		x.byResp[responseID] = t
+	}
+}
+
 // forget takes old out of the maps (the ring slot is reused by the caller).
 func (x *feedbackIndex) forget(old *tracedRequest) {
 	if x.bySpan[old.key()] == old {

@@ -311,3 +311,22 @@ func TestTraceIDHeader(t *testing.T) {
 		"Traceparent", "00-"+parent+"-00f067aa0ba902b7-00")
 	assert.Empty(t, unsampled.header.Get(TraceIDHeader), "not sampled: no span, no id to give feedback on")
 }
+
+// Feedback sent the moment the answer is read finds it: the request is
+// indexed when its ids are chosen, not when the proxy has accounted for it
+// (a moment after the client has its last bytes).
+func TestFeedbackRightAfterTheAnswer(t *testing.T) {
+	r, _, _ := feedbackRig(t)
+	// Feedback goes on another connection, as a page's often does: on the
+	// answer's own, the server reads it only once the answer's handler
+	// has returned.
+	other := &rig{t: t, url: r.url, client: testClient(t)}
+	for i := range 50 {
+		body := `{"messages":[{"role":"user","content":"Name a river."}],"max_tokens":8` + []string{`}`, `,"stream":true}`}[i%2]
+		resp := r.post("/v1/chat/completions", body)
+		require.Equal(t, http.StatusOK, resp.status)
+		fb := other.feedback(`{"trace_id":"` + resp.header.Get(TraceIDHeader) + `","span_id":"` + resp.header.Get(SpanIDHeader) + `","score":"up"}`)
+		require.Equal(t, http.StatusOK, fb.status, "request %d: %s", i, fb.body)
+		assert.Contains(t, string(fb.body), `"status":"recorded"`)
+	}
+}
