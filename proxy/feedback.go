@@ -50,7 +50,8 @@ type FeedbackConfig struct {
 	// MaxCommentBytes bounds a comment; a longer one is 400.
 	MaxCommentBytes int `mapstructure:"max_comment_bytes"`
 	// QueueSize is how many feedback records may wait for the logs
-	// pipeline; past it a record is dropped (mlx_user_feedback_dropped_total).
+	// pipeline; past it a record is dropped (mlx_user_feedback_dropped_total)
+	// and its client answered 503 with Retry-After, so that it retries.
 	QueueSize int `mapstructure:"queue_size"`
 }
 
@@ -191,7 +192,6 @@ func (p *Proxy) serveFeedback(w http.ResponseWriter, r *http.Request, who caller
 			fmt.Sprintf("this answer already has feedback (%s, %g); feedback is given once per answer", t.verdict, t.score))
 		return
 	case voteRecorded:
-		f.counted.WithLabelValues(label).Inc()
 		rec := &FeedbackRecord{Time: time.Now(), TraceID: t.traceID, SpanID: t.spanID,
 			OpikTraceID: opikid.Trace(t.traceID, t.spanID, t.start),
 			Name:        FeedbackScoreName, Score: score, Label: label,
@@ -199,7 +199,17 @@ func (p *Proxy) serveFeedback(w http.ResponseWriter, r *http.Request, who caller
 		if fb.Comment != nil && f.content {
 			rec.Comment = *fb.Comment
 		}
-		f.outbox.offer(rec)
+		if !f.outbox.offer(rec) {
+			// Dropped (counted in mlx_user_feedback_dropped_total): the
+			// answer keeps no verdict, so the client's retry is recorded.
+			f.index.unvote(t.key(), label, score)
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusServiceUnavailable, "server_error", "feedback_dropped",
+				"the feedback was not recorded: the pipeline that takes it is behind (feedback.queue_size) or stopping; retry shortly")
+			p.metrics.refusedOther(http.StatusServiceUnavailable)
+			return
+		}
+		f.counted.WithLabelValues(label).Inc()
 	}
 	body, _ := json.Marshal(map[string]any{
 		"object": "feedback", "trace_id": t.traceID.String(), "span_id": t.spanID.String(), "name": FeedbackScoreName,

@@ -93,6 +93,16 @@ func (x *feedbackIndex) answered(t *tracedRequest, responseID, model string) {
 	}
 }
 
+// unvote takes back the verdict vote recorded on the request of key, when
+// the record of it could not be handed over.
+func (x *feedbackIndex) unvote(key spanKey, verdict string, score float64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if t := x.bySpan[key]; t != nil && t.verdict == verdict && t.score == score {
+		t.verdict, t.score = "", 0
+	}
+}
+
 // forget takes old out of the maps (the ring slot is reused by the caller).
 func (x *feedbackIndex) forget(old *tracedRequest) {
 	if x.bySpan[old.key()] == old {

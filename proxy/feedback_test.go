@@ -330,3 +330,54 @@ func TestFeedbackRightAfterTheAnswer(t *testing.T) {
 		assert.Contains(t, string(fb.body), `"status":"recorded"`)
 	}
 }
+
+// Feedback the proxy cannot hand to the pipeline (its queue is full) is
+// not reported as recorded: 503 with Retry-After, counted as dropped and
+// not as feedback, and the answer takes the same or another verdict
+// again once the queue has room.
+func TestFeedbackDroppedIsNotRecorded(t *testing.T) {
+	r, _ := tracedRig(t, withConfig(func(c *Config) { c.Feedback.QueueSize = 1 }))
+	fs := &feedbackSink{}
+	release := make(chan struct{})
+	var once sync.Once
+	detachOnCleanup(t, r.proxy.AttachFeedback(func(ctx context.Context, recs []*FeedbackRecord) error {
+		select { // the pipeline is stuck until released
+		case <-release:
+		case <-ctx.Done():
+		}
+		return fs.consume(ctx, recs)
+	}))
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the detach
+
+	// One record with the stuck pipeline, one in the queue: of four,
+	// at least two are dropped.
+	var traces []string
+	var dropped []string
+	for range 4 {
+		traceID, _ := ask(t, r)
+		traces = append(traces, traceID)
+		resp := r.feedback(`{"trace_id":"` + traceID + `","score":"up"}`)
+		if resp.status == http.StatusOK {
+			assert.Contains(t, string(resp.body), `"status":"recorded"`)
+			continue
+		}
+		require.Equal(t, http.StatusServiceUnavailable, resp.status, string(resp.body))
+		assert.Equal(t, "1", resp.header.Get("Retry-After"))
+		assert.Equal(t, "feedback_dropped", errorOf(t, resp)["code"])
+		assert.Equal(t, "server_error", errorOf(t, resp)["type"])
+		dropped = append(dropped, traceID)
+	}
+	require.GreaterOrEqual(t, len(dropped), 2)
+	sc := r.scrape()
+	assert.Equal(t, float64(len(traces)-len(dropped)), value(t, sc, "mlx_user_feedback_total", "value", "up"), "only what was handed over")
+	assert.Equal(t, float64(len(dropped)), value(t, sc, "mlx_user_feedback_dropped_total"))
+
+	unblock()
+	require.Eventually(t, func() bool { return len(fs.records()) == len(traces)-len(dropped) }, 5*time.Second, time.Millisecond)
+	resp := r.feedback(`{"trace_id":"` + dropped[0] + `","score":"down"}`)
+	require.Equal(t, http.StatusOK, resp.status, "no verdict was kept: %s", resp.body)
+	assert.Contains(t, string(resp.body), `"status":"recorded"`)
+	require.Eventually(t, func() bool { return len(fs.records()) == len(traces)-len(dropped)+1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_user_feedback_total", "value", "down"))
+}
