@@ -209,6 +209,7 @@ func TestCORSIsTheProxys(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, pre.status)
 	assert.Equal(t, "http://localhost:3000", pre.header.Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, pre.header.Get("Access-Control-Allow-Headers"), "Authorization")
+	assert.NotContains(t, pre.header.Get("Access-Control-Allow-Headers"), OriginHeader, "a page is a user's: it may not claim an origin")
 	pre = r.do(r.url, http.MethodOptions, chatPath, "", "Origin", "https://evil.example")
 	assert.Equal(t, http.StatusForbidden, pre.status)
 
