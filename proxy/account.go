@@ -40,6 +40,9 @@ func (p *Proxy) refuse(rec *Record, status int) {
 
 func (p *Proxy) begin(rec *Record) {
 	p.active.Add(1)
+	// Indexed now, as its ids are known: the client may give feedback the
+	// moment it has its answer, before end has run.
+	p.feedback.remember(rec)
 	for _, r := range p.recorders {
 		r.Begin(rec)
 	}
@@ -65,9 +68,9 @@ func (p *Proxy) end(rec *Record) {
 		// Started here, finished by the scorer's worker (it takes it).
 		if rec.span = p.tracer.start(rec); rec.span != nil {
 			rec.spanCtx = rec.span.span.SpanContext()
-			p.feedback.remember(rec)
 		}
 	}
+	p.feedback.answered(rec)
 	for _, r := range p.recorders {
 		r.End(rec)
 	}

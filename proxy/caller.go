@@ -198,7 +198,7 @@ func (c *callers) corsHeaders(h http.Header, r *http.Request) {
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Add("Vary", "Origin")
-	h.Set("Access-Control-Expose-Headers", "Retry-After, X-Mlx-Trace-Id")
+	h.Set("Access-Control-Expose-Headers", "Retry-After, "+TraceIDHeader+", "+SpanIDHeader)
 }
 
 // preflight answers OPTIONS: 204 with what an allowed origin may send.
@@ -208,7 +208,9 @@ func (c *callers) preflight(w http.ResponseWriter, r *http.Request) {
 	c.corsHeaders(h, r)
 	if h.Get("Access-Control-Allow-Origin") != "" {
 		h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Traceparent, Tracestate, X-Session-Id, X-Mlx-Trace, X-Mlx-Origin")
+		// Not X-Mlx-Origin: a page is a user's, whatever it would claim
+		// (origin.go).
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Traceparent, Tracestate, X-Session-Id, X-Mlx-Trace")
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -20,15 +20,18 @@ import (
 )
 
 // Feedback from people: POST /v1/feedback on the proxy's port names a
-// traced answer (by the trace id of X-Mlx-Trace-Id, or the answer's id)
+// traced answer (by X-Mlx-Trace-Id and X-Mlx-Span-Id, by the trace id
+// alone when no other indexed answer shares it, or by the answer's id)
 // and gives it a verdict (thumbs, or a score 0-1) and maybe a comment. The
 // proxy counts it (mlx_user_feedback_total{value}) and hands a record to
 // the collector side (the mlx_proxy receiver, records: feedback), which
 // makes it a gen_ai.evaluation.result event; the opik exporter writes that
 // as the trace's `user_feedback` score. The caller is admitted as for the
-// API (caller.go). Feedback is idempotent per trace: the same verdict again
-// changes nothing, another one is refused (409), so the counter, the event
-// and Opik's score agree.
+// API (caller.go). Feedback is idempotent per answer: the same verdict
+// again changes nothing, another one is refused (409), so the counter, the
+// event and Opik's score agree. An agent framework puts every call of a
+// run in one trace (its traceparent): a trace id alone that names several
+// answers is refused (409 ambiguous_trace) rather than guessed.
 
 // FeedbackPath is the feedback route.
 const FeedbackPath = "/v1/feedback"
@@ -47,7 +50,8 @@ type FeedbackConfig struct {
 	// MaxCommentBytes bounds a comment; a longer one is 400.
 	MaxCommentBytes int `mapstructure:"max_comment_bytes"`
 	// QueueSize is how many feedback records may wait for the logs
-	// pipeline; past it a record is dropped (mlx_user_feedback_dropped_total).
+	// pipeline; past it a record is dropped (mlx_user_feedback_dropped_total)
+	// and its client answered 503 with Retry-After, so that it retries.
 	QueueSize int `mapstructure:"queue_size"`
 }
 
@@ -114,19 +118,28 @@ const (
 	verdictDown = "down"
 )
 
-// remember indexes a request whose span was made, while a pipeline takes
-// feedback.
+// remember indexes a traced request as it begins (its ids and start are
+// its span's: traceid.go), while a pipeline takes feedback.
 func (f *feedback) remember(rec *Record) {
-	if !f.outbox.attached() || !rec.spanCtx.IsValid() {
+	if !f.outbox.attached() || !rec.ids.trace.IsValid() {
 		return
 	}
-	f.index.remember(&tracedRequest{traceID: rec.spanCtx.TraceID(), spanID: rec.spanCtx.SpanID(),
-		start: rec.Start, responseID: rec.ResponseID, model: rec.Model})
+	rec.indexed = &tracedRequest{traceID: rec.ids.trace, spanID: rec.ids.span, start: rec.Start, model: rec.Model}
+	f.index.remember(rec.indexed)
+}
+
+// answered adds what is known of an indexed request once it ends: its
+// answer's id (which feedback may name) and model.
+func (f *feedback) answered(rec *Record) {
+	if rec.indexed != nil {
+		f.index.answered(rec.indexed, rec.ResponseID, rec.Model)
+	}
 }
 
 // feedbackBody is what a client sends.
 type feedbackBody struct {
 	TraceID    *string         `json:"trace_id"`
+	SpanID     *string         `json:"span_id"`
 	ResponseID *string         `json:"response_id"`
 	Score      json.RawMessage `json:"score"`
 	Comment    *string         `json:"comment"`
@@ -159,27 +172,26 @@ func (p *Proxy) serveFeedback(w http.ResponseWriter, r *http.Request, who caller
 		p.feedbackRefused(w, http.StatusBadRequest, "invalid_body", "", "the body could not be read")
 		return
 	}
-	fb, traceID, score, label, msg := f.parse(buf.Bytes())
+	fb, target, score, label, msg := f.parse(buf.Bytes())
 	if msg != nil {
 		p.feedbackRefused(w, http.StatusBadRequest, msg.code, msg.param, msg.text)
 		return
 	}
-	responseID := ""
-	if fb.ResponseID != nil {
-		responseID = *fb.ResponseID
-	}
-	t, outcome := f.index.vote(traceID, responseID, label, score)
+	t, outcome := f.index.vote(target, label, score)
 	switch outcome {
 	case voteUnknown:
 		p.feedbackRefused(w, http.StatusNotFound, "trace_not_found", "",
-			"no recent traced answer has this id: feedback names the trace id of X-Mlx-Trace-Id, or the answer's id, of one of the latest feedback.max_traces traced requests")
+			"no recent traced answer has this id: feedback names X-Mlx-Trace-Id (with X-Mlx-Span-Id), or the answer's id, of one of the latest feedback.max_traces traced requests")
+		return
+	case voteAmbiguous:
+		p.feedbackRefused(w, http.StatusConflict, "ambiguous_trace", "span_id",
+			"this trace id names more than one recent answer (the turns of one client trace): send span_id (X-Mlx-Span-Id) or response_id as well")
 		return
 	case voteConflict:
 		p.feedbackRefused(w, http.StatusConflict, "feedback_exists", "score",
 			fmt.Sprintf("this answer already has feedback (%s, %g); feedback is given once per answer", t.verdict, t.score))
 		return
 	case voteRecorded:
-		f.counted.WithLabelValues(label).Inc()
 		rec := &FeedbackRecord{Time: time.Now(), TraceID: t.traceID, SpanID: t.spanID,
 			OpikTraceID: opikid.Trace(t.traceID, t.spanID, t.start),
 			Name:        FeedbackScoreName, Score: score, Label: label,
@@ -187,10 +199,20 @@ func (p *Proxy) serveFeedback(w http.ResponseWriter, r *http.Request, who caller
 		if fb.Comment != nil && f.content {
 			rec.Comment = *fb.Comment
 		}
-		f.outbox.offer(rec)
+		if !f.outbox.offer(rec) {
+			// Dropped (counted in mlx_user_feedback_dropped_total): the
+			// answer keeps no verdict, so the client's retry is recorded.
+			f.index.unvote(t.key(), label, score)
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusServiceUnavailable, "server_error", "feedback_dropped",
+				"the feedback was not recorded: the pipeline that takes it is behind (feedback.queue_size) or stopping; retry shortly")
+			p.metrics.refusedOther(http.StatusServiceUnavailable)
+			return
+		}
+		f.counted.WithLabelValues(label).Inc()
 	}
 	body, _ := json.Marshal(map[string]any{
-		"object": "feedback", "trace_id": t.traceID.String(), "name": FeedbackScoreName,
+		"object": "feedback", "trace_id": t.traceID.String(), "span_id": t.spanID.String(), "name": FeedbackScoreName,
 		"score": score, "value": label, "status": outcome,
 	})
 	w.Header().Set("Content-Type", "application/json")
@@ -201,38 +223,53 @@ func (p *Proxy) serveFeedback(w http.ResponseWriter, r *http.Request, who caller
 // feedbackProblem is what is wrong with a feedback body.
 type feedbackProblem struct{ code, param, text string }
 
-// parse reads a feedback body: its trace id (zero when it names a
-// response id instead), its score and verdict.
-func (f *feedback) parse(body []byte) (fb feedbackBody, traceID trace.TraceID, score float64, label string, problem *feedbackProblem) {
-	bad := func(code, param, text string) *feedbackProblem { return &feedbackProblem{code, param, text} }
-	if err := json.Unmarshal(body, &fb); err != nil || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-		return fb, traceID, 0, "", bad("invalid_json", "", `the body must be a JSON object: {"trace_id" or "response_id", "score", "comment"}`)
+// parse reads a feedback body: the answer it names, its score and
+// verdict.
+func (f *feedback) parse(body []byte) (fb feedbackBody, target feedbackTarget, score float64, label string, problem *feedbackProblem) {
+	fail := func(code, param, text string) (feedbackBody, feedbackTarget, float64, string, *feedbackProblem) {
+		return fb, feedbackTarget{}, 0, "", &feedbackProblem{code, param, text}
 	}
-	switch {
-	case fb.TraceID != nil:
-		id, err := hex.DecodeString(strings.TrimSpace(*fb.TraceID))
-		if err != nil || len(id) != len(traceID) {
-			return fb, traceID, 0, "", bad("invalid_trace_id", "trace_id", "trace_id must be 32 hexadecimal digits, as X-Mlx-Trace-Id gives it")
+	if err := json.Unmarshal(body, &fb); err != nil || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		return fail("invalid_json", "", `the body must be a JSON object: {"trace_id" (and "span_id") or "response_id", "score", "comment"}`)
+	}
+	if fb.TraceID == nil && fb.ResponseID == nil {
+		// A span id alone names nothing: it is unique within its trace.
+		return fail("missing_id", "trace_id", "name the answer: trace_id and span_id (X-Mlx-Trace-Id, X-Mlx-Span-Id) or response_id (the answer's id, chatcmpl-…)")
+	}
+	if fb.TraceID != nil {
+		if !hexID(*fb.TraceID, target.traceID[:]) {
+			return fail("invalid_trace_id", "trace_id", "trace_id must be 32 hexadecimal digits, not all zeros, as X-Mlx-Trace-Id gives it")
 		}
-		copy(traceID[:], id)
-		if !traceID.IsValid() {
-			return fb, traceID, 0, "", bad("invalid_trace_id", "trace_id", "trace_id must not be all zeros")
+	}
+	if fb.SpanID != nil {
+		if !hexID(*fb.SpanID, target.spanID[:]) {
+			return fail("invalid_span_id", "span_id", "span_id must be 16 hexadecimal digits, not all zeros, as X-Mlx-Span-Id gives it")
 		}
-	case fb.ResponseID != nil:
+	}
+	if fb.ResponseID != nil {
 		if *fb.ResponseID == "" {
-			return fb, traceID, 0, "", bad("invalid_response_id", "response_id", "response_id must not be empty")
+			return fail("invalid_response_id", "response_id", "response_id must not be empty")
 		}
-	default:
-		return fb, traceID, 0, "", bad("missing_id", "trace_id", "name the answer: trace_id (X-Mlx-Trace-Id) or response_id (the answer's id, chatcmpl-…)")
+		target.responseID = *fb.ResponseID
 	}
 	score, label, ok := verdictOf(fb.Score)
 	if !ok {
-		return fb, traceID, 0, "", bad("invalid_score", "score", `score must be "up" or "down", true or false, or a number from 0 to 1`)
+		return fail("invalid_score", "score", `score must be "up" or "down", true or false, or a number from 0 to 1`)
 	}
 	if fb.Comment != nil && (len(*fb.Comment) > f.cfg.MaxCommentBytes || !utf8.ValidString(*fb.Comment)) {
-		return fb, traceID, 0, "", bad("invalid_comment", "comment", fmt.Sprintf("comment must be UTF-8 text of at most %d bytes", f.cfg.MaxCommentBytes))
+		return fail("invalid_comment", "comment", fmt.Sprintf("comment must be UTF-8 text of at most %d bytes", f.cfg.MaxCommentBytes))
 	}
-	return fb, traceID, score, label, nil
+	return fb, target, score, label, nil
+}
+
+// hexID decodes s (hex digits, len(dst) bytes, not all zero) into dst.
+func hexID(s string, dst []byte) bool {
+	id, err := hex.DecodeString(strings.TrimSpace(s))
+	if err != nil || len(id) != len(dst) {
+		return false
+	}
+	copy(dst, id)
+	return !bytes.Equal(id, make([]byte, len(id)))
 }
 
 // verdictOf reads a score: "up"/"down" (any case), true/false, or a

@@ -202,11 +202,14 @@ func TestCORSIsTheProxys(t *testing.T) {
 	assert.Equal(t, http.StatusOK, ok.status)
 	assert.Equal(t, "http://localhost:3000", ok.header.Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, ok.header.Values("Vary"), "Origin")
+	assert.Equal(t, "Retry-After, X-Mlx-Trace-Id, X-Mlx-Span-Id", ok.header.Get("Access-Control-Expose-Headers"),
+		"a page reads the ids it gives feedback with")
 
 	pre := r.do(r.url, http.MethodOptions, chatPath, "", "Origin", "http://localhost:3000", "Access-Control-Request-Method", "POST")
 	assert.Equal(t, http.StatusNoContent, pre.status)
 	assert.Equal(t, "http://localhost:3000", pre.header.Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, pre.header.Get("Access-Control-Allow-Headers"), "Authorization")
+	assert.NotContains(t, pre.header.Get("Access-Control-Allow-Headers"), OriginHeader, "a page is a user's: it may not claim an origin")
 	pre = r.do(r.url, http.MethodOptions, chatPath, "", "Origin", "https://evil.example")
 	assert.Equal(t, http.StatusForbidden, pre.status)
 

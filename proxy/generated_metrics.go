@@ -125,7 +125,7 @@ const (
 	metricMlxProxyConnectionsRefusedTotal     = "mlx_proxy_connections_refused_total"
 	metricMlxProxyConnectionsRefusedTotalHelp = "Client connections the proxy closed as soon as it accepted them, by the bound they met: max_connections or max_connections_per_client."
 	metricMlxUserFeedbackTotal                = "mlx_user_feedback_total"
-	metricMlxUserFeedbackTotalHelp            = "Feedback from people on answers (POST /v1/feedback), by verdict; each trace is counted once."
+	metricMlxUserFeedbackTotalHelp            = "Feedback from people on answers (POST /v1/feedback), by verdict; each answer is counted once."
 	metricMlxUserFeedbackDroppedTotal         = "mlx_user_feedback_dropped_total"
 	metricMlxUserFeedbackDroppedTotalHelp     = "Feedback records dropped before the collector's logs pipeline took them (the queue was full, or the pipeline refused them)."
 )

@@ -23,6 +23,13 @@ import (
 //     whatever it says, so it cannot take its traffic out of the user
 //     SLOs. A keyed caller that claims "judge" is still counted under its
 //     key's name in mlx_client_requests_total: what it hides is visible.
+//   - A request relayed by a reverse proxy (it carries Forwarded or
+//     X-Forwarded-For) is "user" whatever it says: a reverse proxy on
+//     this machine makes remote users loopback clients, and one that adds
+//     the API key makes them keyed ones. The proxy's own tools call it
+//     directly.
+//   - A browser page is always "user": CORS does not let a page send
+//     OriginHeader (caller.go, preflight).
 //   - Counters and histograms of requests carry the origin as a label;
 //     the "last answer" gauges and the scorer take "user" only, and only
 //     a "user" request gets logprobs injected (nothing else is scored).
@@ -63,7 +70,7 @@ func newOrigins(extra []string) origins {
 // caller may claim one, else "user".
 func (o origins) of(r *http.Request, who caller) string {
 	v := r.Header.Get(OriginHeader)
-	if v == "" || who.client == "" || who.client == ClientAnonymous {
+	if v == "" || who.client == "" || who.client == ClientAnonymous || relayed(r) {
 		return OriginUser
 	}
 	v = strings.ToLower(strings.TrimSpace(v))
@@ -71,6 +78,11 @@ func (o origins) of(r *http.Request, who caller) string {
 		return OriginUser
 	}
 	return v
+}
+
+// relayed: r came through a reverse proxy, which says whom it relays.
+func relayed(r *http.Request) bool {
+	return len(r.Header.Values("Forwarded")) > 0 || len(r.Header.Values("X-Forwarded-For")) > 0
 }
 
 // validateOrigins checks traffic_origins.

@@ -19,23 +19,30 @@ func TestOriginRules(t *testing.T) {
 	o := newOrigins([]string{"ci"})
 	for _, c := range []struct {
 		name, header, client, want string
+		forwarded                  []string // a header a reverse proxy adds
 	}{
-		{"no header", "", ClientLocal, OriginUser},
-		{"loopback judge", "judge", ClientLocal, OriginJudge},
-		{"loopback probe", "probe", ClientLocal, OriginProbe},
-		{"keyed bench", "bench", "ci-runner", OriginBench},
-		{"configured origin", "ci", ClientLocal, "ci"},
-		{"case and spaces", "  Judge ", ClientLocal, OriginJudge},
-		{"unknown value is a user", "admin", ClientLocal, OriginUser},
-		{"a client's string never mints a value", "judge2", "key", OriginUser},
-		{"anonymous remote may not claim", "judge", ClientAnonymous, OriginUser},
-		{"caller not known", "judge", "", OriginUser},
-		{"explicit user", "user", ClientLocal, OriginUser},
+		{"no header", "", ClientLocal, OriginUser, nil},
+		{"loopback judge", "judge", ClientLocal, OriginJudge, nil},
+		{"loopback probe", "probe", ClientLocal, OriginProbe, nil},
+		{"keyed bench", "bench", "ci-runner", OriginBench, nil},
+		{"configured origin", "ci", ClientLocal, "ci", nil},
+		{"case and spaces", "  Judge ", ClientLocal, OriginJudge, nil},
+		{"unknown value is a user", "admin", ClientLocal, OriginUser, nil},
+		{"a client's string never mints a value", "judge2", "key", OriginUser, nil},
+		{"anonymous remote may not claim", "judge", ClientAnonymous, OriginUser, nil},
+		{"caller not known", "judge", "", OriginUser, nil},
+		{"explicit user", "user", ClientLocal, OriginUser, nil},
+		{"relayed by a local reverse proxy", "judge", ClientLocal, OriginUser, []string{"X-Forwarded-For", "203.0.113.7"}},
+		{"relayed, Forwarded", "probe", ClientLocal, OriginUser, []string{"Forwarded", "for=203.0.113.7"}},
+		{"relayed with a key", "bench", "ci-runner", OriginUser, []string{"X-Forwarded-For", "127.0.0.1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 			if c.header != "" {
 				r.Header.Set(OriginHeader, c.header)
+			}
+			if c.forwarded != nil {
+				r.Header.Set(c.forwarded[0], c.forwarded[1])
 			}
 			assert.Equal(t, c.want, o.of(r, caller{client: c.client}))
 		})

@@ -102,16 +102,19 @@ func (o *outbox[T]) attach(consume func(context.Context, []T) error) (detach fun
 	}
 }
 
-// offer buffers item for the consumer, or drops and counts it.
-func (o *outbox[T]) offer(item T) {
+// offer buffers item for the consumer, or drops and counts it; it says
+// whether item was buffered.
+func (o *outbox[T]) offer(item T) bool {
 	if o.consumer.Load() == nil {
 		o.drop(dropNoPipeline, 1)
-		return
+		return false
 	}
 	select {
 	case o.ch <- item:
+		return true
 	default:
 		o.drop(dropQueueFull, 1)
+		return false
 	}
 }
 

@@ -158,6 +158,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := p.newRecord(r, start)
 	if rec != nil && rec.ids.trace.IsValid() {
 		w.Header().Set(TraceIDHeader, rec.ids.trace.String())
+		w.Header().Set(SpanIDHeader, rec.ids.span.String())
 	}
 	var who caller
 	if p.access.attached() {

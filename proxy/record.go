@@ -181,6 +181,9 @@ type Record struct {
 	request requestBody
 	span    *pendingSpan
 	spanCtx trace.SpanContext
+	// indexed is the request as feedback finds it (feedback_index.go),
+	// from begin; nil when feedback is not taken or it is untraced.
+	indexed *tracedRequest
 	// live is the request's live stream, nil while no pipeline takes it.
 	live *liveStream
 }

@@ -107,9 +107,10 @@ func (p *Proxy) onResponse(res *http.Response) error {
 		return p.rewriteAnswer(res, rec)
 	}
 	if isEventStream(res) {
-		if rec.UsageInjected || rec.restoreModel != nil {
-			// The client's stream will be shorter than the engine's, or
-			// its model name longer.
+		if rec.UsageInjected || rec.restoreModel != nil || rec.LogprobsSource == SourceStreamed {
+			// The client's stream will be shorter than the engine's (no
+			// usage chunk, no logprobs in its chunks), or its model name
+			// longer.
 			res.Header.Del("Content-Length")
 			res.ContentLength = -1
 		}

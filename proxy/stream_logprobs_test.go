@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +154,28 @@ func TestStreamedLogprobsOfOpenAIStyleAndUnreadableChunks(t *testing.T) {
 	assert.Equal(t, 1.0, value(t, sc, "mlx_confidence_scored_total", "source", SourceStreamed))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_confidence_unscored_total", "source", SourceStreamed))
 	assert.True(t, r.proxy.streamLogprobs.due(time.Now()), "an unread stream says nothing of the engine")
+}
+
+// An engine that frames its stream with a Content-Length: the chunks the
+// client gets are shorter (their logprobs are taken out), so the engine's
+// length is not passed on, and the client reads the whole stream.
+func TestStrippedStreamHasNoContentLength(t *testing.T) {
+	chunk := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":{"content":[{"token":"Hi","logprob":-0.5,"bytes":[72,105],"top_logprobs":[]}]},"finish_reason":null}]}` + "\n\n"
+	unasked := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}` + "\n\n"
+	last := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}` + "\n\n"
+	stream := chunk + last + "data: [DONE]\n\n"
+	up := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(len(stream)))
+		_, _ = w.Write([]byte(stream))
+	}
+	r := rigWithUpstream(t, up, nil)
+	// The client asks for usage itself: the proxy adds nothing else.
+	got := r.post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}], "stream": true, "stream_options": {"include_usage": true}}`)
+	require.Equal(t, http.StatusOK, got.status)
+	assert.Equal(t, unasked+last+"data: [DONE]\n\n", string(got.body))
+	assert.Empty(t, got.header.Get("Content-Length"))
+	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_confidence_scored_total", "source", SourceStreamed))
 }
 
 // FuzzAppendStripped holds what the client may rely on for any event:

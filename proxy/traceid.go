@@ -9,14 +9,20 @@ import (
 )
 
 // A request's span ids are chosen when it arrives, not when its span is
-// made (as it ends): the client gets the trace id in TraceIDHeader with
-// the answer's headers, so that it can give feedback on the answer
-// (feedback.go) or find it in Jaeger and Opik. The tracer's id generator
+// made (as it ends): the client gets them in TraceIDHeader and
+// SpanIDHeader with the answer's headers, so that it can give feedback on
+// the answer (feedback.go) or find it in Jaeger and Opik. The tracer's id generator
 // takes the ids the request carries in its context.
 
 // TraceIDHeader is the answer's header with the request's trace id (32
 // hex digits), when the request is traced.
 const TraceIDHeader = "X-Mlx-Trace-Id"
+
+// SpanIDHeader is the answer's header with the request's span id (16 hex
+// digits), beside TraceIDHeader. The trace id is the client's own when it
+// sent a traceparent, so the turns of an agent's run share it: the span
+// id tells them apart.
+const SpanIDHeader = "X-Mlx-Span-Id"
 
 // requestIDs are a request's trace and span ids, chosen on arrival.
 type requestIDs struct {
