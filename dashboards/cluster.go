@@ -23,13 +23,13 @@ func cluster() *dashboard.DashboardBuilder {
 		WithPanel(stat("Tokens out (5m)").Span(3).Unit("none").
 			WithTarget(q(`sum(increase(mlx_tokens_completion_total{{P}}[5m])) or vector(0)`, "tokens"))).
 		WithPanel(stat("TTFT p95 (5m)").Span(3).Unit("s").
-			Description("Users' requests (origin=\"user\"), as the latency SLO counts them.").
+			Description("Users' requests (origin=~\"user|\"; series from before the origin label have none), as the latency SLO counts them.").
 			Thresholds(thresholds("green", at(5, "orange"), at(10, "red"))).
-			WithTarget(q(`histogram_quantile(0.95, sum by (le) (rate(mlx_ttft_seconds_bucket{{P}, origin="user"}[5m])))`, "p95"))).
+			WithTarget(q(`histogram_quantile(0.95, sum by (le) (rate(mlx_ttft_seconds_bucket{{P}, origin=~"user|"}[5m])))`, "p95"))).
 		WithPanel(stat("Error ratio (5m)").Span(3).Unit("percentunit").
-			Description("Users' requests (origin=\"user\"): the judge's, probes' and benchmarks' are apart.").
+			Description("Users' requests (origin=~\"user|\"; series from before the origin label have none): the judge's, probes' and benchmarks' are apart.").
 			Thresholds(thresholds("green", at(0.005, "orange"), at(0.05, "red"))).
-			WithTarget(q(`(sum(rate(mlx_error_total{{P}, origin="user"}[5m])) or vector(0)) / sum(rate(mlx_requests_total{{P}, origin="user"}[5m]))`, "errors"))).
+			WithTarget(q(`(sum(rate(mlx_error_total{{P}, origin=~"user|"}[5m])) or vector(0)) / sum(rate(mlx_requests_total{{P}, origin=~"user|"}[5m]))`, "errors"))).
 		WithPanel(stat("Firing alerts").Span(3).Unit("none").
 			Thresholds(thresholds("green", at(1, "orange"), at(3, "red"))).
 			WithTarget(q(`count(ALERTS{alertstate="firing"}) or vector(0)`, "firing"))).

@@ -542,3 +542,21 @@ func TestDashboardsLoadIntoTheSDKTypes(t *testing.T) {
 		}
 	}
 }
+
+// userOnly matches a selector of users' traffic that misses the series
+// recorded before the proxy added the origin label: users' panels select
+// origin=~"user|" (the empty alternative is the label's absence).
+var userOnly = regexp.MustCompile(`origin\s*=\s*"user"`)
+
+// Panels of users' traffic keep the series recorded before the origin label.
+func TestUserPanelsKeepPreOriginSeries(t *testing.T) {
+	qs, err := promqlnames.LoadDashboardQueries(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if userOnly.MatchString(q.Expr) {
+			t.Errorf(`%s: %s selects origin="user", which misses series recorded before the origin label; select origin=~"user|"`, q.Key(), q.Expr)
+		}
+	}
+}

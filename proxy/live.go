@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,6 +104,13 @@ type live struct {
 	// (livesession.go).
 	conts continuations
 
+	// modelWhy is why modelID is what it is; the first attach of a
+	// pipeline logs it (sayModel), a warning when modelFallback (no card
+	// gave a base_model: the served name).
+	modelWhy      string
+	modelFallback bool
+	sayModel      sync.Once
+
 	mu         sync.Mutex
 	stopStatus context.CancelFunc
 	statusDone chan struct{}
@@ -112,17 +121,48 @@ type live struct {
 // the served model's card (an mlx-community conversion names the model it
 // was made from), else the served name.
 func (c Config) liveModelID() string {
+	id, _, _ := c.liveModel()
+	return id
+}
+
+// liveModel is liveModelID with why it is that id, for the log; fallback
+// is true when a card was looked for and gave nothing (the served name).
+func (c Config) liveModel() (id, why string, fallback bool) {
 	if c.Live.ModelID != "" {
-		return c.Live.ModelID
+		return c.Live.ModelID, "live.model_id (MLX_LIVE_MODEL_NAME) sets it", false
 	}
 	ref := c.ModelConfig
 	if ref == "" {
 		ref = c.Model
 	}
-	if m := modelconfig.BaseModel(ref, c.HFHubCache); m != "" {
-		return m
+	card := modelconfig.ReadCard(ref, c.HFHubCache)
+	switch {
+	case card.BaseModel != "":
+		return card.BaseModel, "the base_model of " + card.README, false
+	case card.Config == "":
+		why = "no config.json found for " + ref + " (model_config, or the Hugging Face cache), so no model card; set MLX_LIVE_MODEL_NAME"
+	case card.README == "":
+		// mlx_lm's own download never fetches README.md.
+		why = "no README.md beside " + card.Config + ": mlx_lm does not download it; `hf download " +
+			cardRepo(ref, c.Model) + " README.md` or set MLX_LIVE_MODEL_NAME"
+	default:
+		why = card.README + " names no base_model; set MLX_LIVE_MODEL_NAME"
 	}
-	return c.modelLabel()
+	return c.modelLabel(), "the served name: " + why, true
+}
+
+// cardRepo is the Hugging Face repo a card can be fetched from: ref when
+// it is a repo id rather than a path, else the served model when it is
+// one.
+func cardRepo(ref, served string) string {
+	for _, r := range []string{ref, served} {
+		if strings.Count(r, "/") == 1 && !filepath.IsAbs(r) && !strings.HasPrefix(r, ".") {
+			if _, err := os.Stat(r); err != nil {
+				return r
+			}
+		}
+	}
+	return "<repo>"
 }
 
 func newLive(cfg LiveConfig, servedModel string, content bool, box *outbox[*LiveRecord]) *live {

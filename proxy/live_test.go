@@ -13,6 +13,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // liveSink collects live records.
@@ -294,6 +297,48 @@ func TestLiveModelIDFromTheModelCard(t *testing.T) {
 	assert.Equal(t, "Qwen/Qwen3-4B", c.liveModelID())
 	c.Live.ModelID = "my-catalog-name"
 	assert.Equal(t, "my-catalog-name", c.liveModelID())
+}
+
+// When a live pipeline first attaches, the proxy says once which model.id
+// the records carry and why: a model fetched by mlx_lm alone has no
+// README.md (its download skips it), so model.id silently fell back to the
+// served name before.
+func TestLiveSaysOnceWhichModelIDAndWhy(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type": "qwen3"}`), 0o600))
+	for _, tc := range []struct {
+		name   string
+		setup  func(c *Config)
+		level  zapcore.Level
+		id     string
+		reason string
+	}{
+		{"no card", func(*Config) {}, zapcore.WarnLevel, "mlx-community/Qwen3-4B-4bit",
+			"the served name: no README.md beside " + filepath.Join(dir, "config.json") + ": mlx_lm does not download it; `hf download mlx-community/Qwen3-4B-4bit README.md` or set MLX_LIVE_MODEL_NAME"},
+		{"card", func(*Config) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("---\nbase_model: Qwen/Qwen3-4B\n---\n"), 0o600))
+		}, zapcore.InfoLevel, "Qwen/Qwen3-4B", "the base_model of " + filepath.Join(dir, "README.md")},
+		{"set", func(c *Config) { c.Live.ModelID = "my-catalog-name" }, zapcore.InfoLevel, "my-catalog-name",
+			"live.model_id (MLX_LIVE_MODEL_NAME) sets it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Model, cfg.ModelConfig = "mlx-community/Qwen3-4B-4bit", dir
+			tc.setup(&cfg)
+			core, logs := observer.New(zapcore.DebugLevel)
+			p, err := New(cfg, zap.New(core))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+			sink := func(context.Context, []*LiveRecord) error { return nil }
+			p.AttachLive(sink)(context.Background())
+			detachOnCleanup(t, p.AttachLive(sink)) // a second attach says nothing more
+			said := logs.FilterMessage("Live stream model.id").All()
+			require.Len(t, said, 1)
+			assert.Equal(t, tc.level, said[0].Level)
+			assert.Equal(t, tc.id, said[0].ContextMap()["model.id"])
+			assert.Equal(t, tc.reason, said[0].ContextMap()["why"])
+		})
+	}
 }
 
 // Two people holding the same conversation (the body's user) are kept

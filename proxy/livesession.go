@@ -33,37 +33,53 @@ const maxContinuations = 1024
 type digest [sha256.Size]byte
 
 // continuations maps a conversation, as its next request will send it, to
-// its panel.
+// its panel. Each put is numbered: order keeps every put's digest and
+// number, and an eviction forgets a conversation only when its number is
+// the one remembered now, so the stale entry of one taken and put again
+// does not forget the live one early.
 type continuations struct {
 	mu    sync.Mutex
-	panel map[digest]string
-	order []digest // oldest first
+	panel map[digest]continuation
+	order []orderedDigest // oldest first
+	seq   uint64
+}
+
+type continuation struct {
+	id  string
+	seq uint64
+}
+
+type orderedDigest struct {
+	d   digest
+	seq uint64
 }
 
 // take returns the panel the conversation d continues, and forgets it.
 func (c *continuations) take(d digest) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	id, ok := c.panel[d]
+	e, ok := c.panel[d]
 	if ok {
 		delete(c.panel, d)
 	}
-	return id, ok
+	return e.id, ok
 }
 
-// put remembers that conversation d continues panel id.
+// put remembers that conversation d continues panel id, as the newest.
 func (c *continuations) put(d digest, id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.panel == nil {
-		c.panel = map[digest]string{}
+		c.panel = map[digest]continuation{}
 	}
-	if _, ok := c.panel[d]; !ok {
-		c.order = append(c.order, d)
-	}
-	c.panel[d] = id
+	c.seq++
+	c.panel[d] = continuation{id: id, seq: c.seq}
+	c.order = append(c.order, orderedDigest{d: d, seq: c.seq})
 	for len(c.order) > maxContinuations {
-		delete(c.panel, c.order[0]) // a no-op for one taken already
+		o := c.order[0]
+		if e, ok := c.panel[o.d]; ok && e.seq == o.seq {
+			delete(c.panel, o.d) // else taken, or put again since
+		}
 		c.order = c.order[1:]
 	}
 }

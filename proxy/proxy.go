@@ -99,13 +99,15 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		cfg.Live.Topology = hf.Topology()
 	}
 	liveWarn := &everyMinute{}
-	p.live = newLive(cfg.Live, cfg.liveModelID(), cfg.Traces.outputsShown(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
+	liveID, liveWhy, liveFallback := cfg.liveModel()
+	p.live = newLive(cfg.Live, liveID, cfg.Traces.outputsShown(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
 		func(reason string, n int) {
 			p.metrics.liveDropped.WithLabelValues(reason).Add(float64(n))
 			if liveWarn.due() {
 				log.Warn("Live stream records dropped (counted in mlx_live_records_dropped_total)", zap.String("reason", reason))
 			}
 		}, log))
+	p.live.modelWhy, p.live.modelFallback = liveWhy, liveFallback
 	p.scorer = newScorer(cfg, newQualityMetrics(p.metrics.Registry, cfg.modelLabel()), p.metrics.models, log)
 	p.scorer.onPanic, p.tracer.onPanic, p.live.onPanic = p.reporter(), p.reporter(), p.reporter()
 	p.recorders = []Recorder{p.metrics, p.scorer}

@@ -133,6 +133,13 @@ type LiveSink func(ctx context.Context, records []*LiveRecord) error
 // completion requests make live records, and status records go out.
 func (p *Proxy) AttachLive(sink LiveSink) (detach func(context.Context)) {
 	detach = p.live.outbox.attach(sink)
+	p.live.sayModel.Do(func() {
+		say := p.log.Info
+		if p.live.modelFallback {
+			say = p.log.Warn
+		}
+		say("Live stream model.id", zap.String("model.id", p.live.modelID), zap.String("why", p.live.modelWhy))
+	})
 	p.live.status() // the receiver shows model and topology at once
 	return detach
 }

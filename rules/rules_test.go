@@ -457,3 +457,15 @@ func TestOriginalSeveritiesAndDurations(t *testing.T) {
 		}
 	}
 }
+
+// Rules on users' traffic keep the series recorded before the proxy added
+// the origin label: they select origin=~"user|" (the empty alternative is
+// the label's absence), never origin="user".
+func TestUserSelectorsKeepPreOriginSeries(t *testing.T) {
+	userOnly := regexp.MustCompile(`origin\s*=\s*"user"`)
+	for _, r := range loadRules(t) {
+		if userOnly.MatchString(r.Expr) {
+			t.Errorf(`%s (%s): selects origin="user", which misses series recorded before the origin label; select origin=~"user|"`, r.Name(), r.File)
+		}
+	}
+}

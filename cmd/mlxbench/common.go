@@ -62,7 +62,7 @@ func newCommon(name, defaultLabel string, stderr io.Writer) *common {
 	fs.StringVar(&c.outDir, "out-dir", "bench-reports", `where reports go ("" = write none)`)
 	fs.BoolVar(&c.html, "html", false, "also write the HTML report with plots beside the JSON")
 	fs.BoolVar(&c.noTrace, "no-trace", false, "send X-Mlx-Trace: 0 (default 1: the proxy traces every request)")
-	fs.StringVar(&c.origin, "origin", "bench", `X-Mlx-Origin: the proxy counts the run under origin=<this> and scores only "user" ("" = send none)`)
+	fs.StringVar(&c.origin, "origin", "bench", `X-Mlx-Origin: the proxy counts the run under origin=<this> and scores only "user" ("" = send none; overhead defaults to user)`)
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "per-request limit, from send to last byte")
 	fs.IntVar(&c.maxTokens, "max-tokens", 256, "max_tokens of each request")
 	fs.Float64Var(&c.temperature, "temperature", 0, "sampling temperature")

@@ -21,6 +21,11 @@ func runOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	noStream := fs.Bool("no-stream", false, "send non-streamed requests (then only latency is compared)")
 	c.maxTokens = 64
 	fs.Lookup("max-tokens").DefValue = "64"
+	// Overhead is the proxy as a user meets it: as origin user its requests
+	// are scored (logprobs injected), which a bench request never is. They
+	// count in the users' series (and SLOs) like any user's.
+	c.origin = "user"
+	fs.Lookup("origin").DefValue = "user"
 	if err := c.parse(args); err != nil {
 		return 2
 	}

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"io"
 	"math"
 	"net"
+	"net/http"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,4 +74,77 @@ func TestOverheadThroughTheProxy(t *testing.T) {
 			t.Fatalf("headers %v", h)
 		}
 	}
+}
+
+// overhead measures the proxy as a user meets it: its requests go out as
+// origin user (scored, logprobs injected), where the other subcommands
+// default to bench; --origin still overrides it.
+func TestOverheadDefaultsToUserOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "user"},
+		{[]string{"--origin", "bench"}, "bench"},
+	} {
+		sim := startSim(t, mlxsim.Options{PrefillTPS: 2000, DecodeTPS: 2000})
+		via := startProxy(t, sim.URL[:len(sim.URL)-len("/v1")])
+		args := append([]string{"overhead", "--base-url", via, "--direct", sim.URL,
+			"--max-requests", "4", "--settle", "0", "--max-tokens", "4"}, tc.args...)
+		res := runCmd(t, context.Background(), append(args, quiet(t.TempDir())...)...)
+		if res.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", tc.args, res.code, res.stderr)
+		}
+		seen := 0
+		for _, h := range sim.completionHeaders() {
+			if o := h.Get(proxy.OriginHeader); o != "" {
+				seen++
+				if o != tc.want {
+					t.Errorf("%v: %s %q, want %q", tc.args, proxy.OriginHeader, o, tc.want)
+				}
+			}
+		}
+		if seen == 0 {
+			t.Errorf("%v: no request carried %s", tc.args, proxy.OriginHeader)
+		}
+		// The proxy counted its share under that origin.
+		m := getMetrics(t, strings.TrimSuffix(via, "/v1")+"/metrics")
+		counted := regexp.MustCompile(`(?m)^mlx_requests_total\{[^}]*origin="` + tc.want + `"[^}]*\} [1-9]`)
+		if !counted.MatchString(m) {
+			t.Errorf("%v: the proxy counted no origin=%q request:\n%s", tc.args, tc.want, m)
+		}
+	}
+}
+
+// The other subcommands keep origin bench: a load run stays out of the
+// users' SLOs.
+func TestLoadDefaultsToBenchOrigin(t *testing.T) {
+	sim := startSim(t, mlxsim.Options{PrefillTPS: 2000, DecodeTPS: 2000})
+	res := runCmd(t, context.Background(), append([]string{"load", "--base-url", sim.URL, "--sustain", "1", "--max-requests", "2", "--settle", "0", "--max-tokens", "4"}, quiet(t.TempDir())...)...)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	hs := sim.completionHeaders()
+	if len(hs) == 0 {
+		t.Fatal("no request reached the engine")
+	}
+	for _, h := range hs {
+		if o := h.Get(proxy.OriginHeader); o != "bench" {
+			t.Errorf("%s %q, want bench", proxy.OriginHeader, o)
+		}
+	}
+}
+
+func getMetrics(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -2,6 +2,7 @@ package opikexporter
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -110,7 +111,12 @@ func scoreOf(lr plog.LogRecord, project, source, category string) (opikapi.Score
 	if r, ok := at.Get(attrEvalReason); ok {
 		reason = r.AsString()
 		if len(reason) > maxScoreReasonLen {
-			reason = reason[:maxScoreReasonLen]
+			// Back off to a rune's start: never half a rune (invalid UTF-8).
+			n := maxScoreReasonLen
+			for n > 0 && !utf8.RuneStart(reason[n]) {
+				n--
+			}
+			reason = reason[:n]
 		}
 	}
 	return opikapi.Score{ID: id.Str(), ProjectName: project, Name: name.Str(), Value: round3(v),

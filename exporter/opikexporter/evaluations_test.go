@@ -2,8 +2,10 @@ package opikexporter
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,4 +81,26 @@ func TestEvaluationScoresOfOtherComponents(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, "sdk", got[0].Source, "not a person's")
 	assert.Equal(t, 0.8, got[0].Value)
+}
+
+// A reason past maxScoreReasonLen is cut at a rune's start: a multi-byte
+// rune across the limit is left out whole, never halved into invalid UTF-8.
+func TestScoreReasonCutAtARuneStart(t *testing.T) {
+	for _, pad := range []int{1, 2, 3} { // the limit falls 1, 2 or 3 bytes into a 4-byte rune
+		reason := strings.Repeat("a", maxScoreReasonLen-pad) + strings.Repeat("😀", 4)
+		ld := plog.NewLogs()
+		evaluation(ld, "mlx.proxy.feedback", "trace", "user_feedback", 1, reason)
+		s, ok := scoreOf(ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0), "p", sourcePerson, feedbackCategory)
+		require.True(t, ok)
+		assert.True(t, utf8.ValidString(s.Reason), "pad %d: the reason's tail is %q", pad, s.Reason[len(s.Reason)-4:])
+		assert.LessOrEqual(t, len(s.Reason), maxScoreReasonLen)
+		assert.Equal(t, maxScoreReasonLen-pad, len(s.Reason), "pad %d: the whole ASCII prefix, no part of the rune", pad)
+	}
+	// At the limit exactly, nothing is cut.
+	reason := strings.Repeat("a", maxScoreReasonLen-4) + "😀"
+	ld := plog.NewLogs()
+	evaluation(ld, "mlx.proxy.feedback", "trace", "user_feedback", 1, reason)
+	s, ok := scoreOf(ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0), "p", sourcePerson, feedbackCategory)
+	require.True(t, ok)
+	assert.True(t, reason == s.Reason, "a reason of maxScoreReasonLen bytes was cut to %d", len(s.Reason))
 }

@@ -20,16 +20,41 @@ const maxCard = 64 << 10
 // mlx-community conversion names the model it was made from there (the
 // id VeloBenchmark's emitter stamps as model.id, seed 004).
 func BaseModel(ref, hubCache string) string {
+	return ReadCard(ref, hubCache).BaseModel
+}
+
+// Card is what ReadCard found of a model's card, so that a caller can say
+// why there is no base_model.
+type Card struct {
+	// Config is the config.json the card is looked for beside ("" when
+	// ref's config.json is not found).
+	Config string
+	// README is the card's path, when there is one.
+	README string
+	// BaseModel is its base_model ("" when none).
+	BaseModel string
+}
+
+// ReadCard reads ref's model card as BaseModel does. mlx_lm's own
+// download (mlx_lm/utils.py, _download's allow_patterns: *.json,
+// model*.safetensors, *.py, tokenizer.model, *.tiktoken, tiktoken.model,
+// *.txt, *.jsonl, *.jinja) never fetches README.md, so a model that only
+// mlx_lm fetched has no card: Config set, README "".
+func ReadCard(ref, hubCache string) Card {
 	path, err := Locate(ref, hubCache)
 	if err != nil {
-		return ""
+		return Card{}
 	}
-	f, err := os.Open(filepath.Join(filepath.Dir(path), "README.md"))
+	c := Card{Config: path}
+	readme := filepath.Join(filepath.Dir(path), "README.md")
+	f, err := os.Open(readme)
 	if err != nil {
-		return ""
+		return c
 	}
 	defer f.Close()
-	return baseModelOf(io.LimitReader(f, maxCard))
+	c.README = readme
+	c.BaseModel = baseModelOf(io.LimitReader(f, maxCard))
+	return c
 }
 
 // baseModelOf reads base_model from a card's front matter.

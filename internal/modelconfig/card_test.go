@@ -45,3 +45,17 @@ func TestBaseModelBesideTheConfig(t *testing.T) {
 	assert.Equal(t, "Qwen/Qwen3-4B", BaseModel("mlx-community/Qwen3-4B-4bit", hub))
 	assert.Equal(t, "", BaseModel("nobody/nothing", hub))
 }
+
+// ReadCard says what it found: no config.json, a config.json with no
+// README.md beside it (what mlx_lm's own download leaves), or the card.
+func TestReadCardSaysWhatItFound(t *testing.T) {
+	assert.Equal(t, Card{}, ReadCard("nobody/nothing", t.TempDir()))
+	dir := t.TempDir()
+	cfg, _ := os.ReadFile(filepath.Join("testdata", "qwen3-4b-4bit.json"))
+	assert.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o600))
+	assert.Equal(t, Card{Config: filepath.Join(dir, "config.json")}, ReadCard(dir, ""))
+	assert.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("# no front matter\n"), 0o600))
+	assert.Equal(t, Card{Config: filepath.Join(dir, "config.json"), README: filepath.Join(dir, "README.md")}, ReadCard(dir, ""))
+	assert.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("---\nbase_model: Qwen/Qwen3-4B\n---\n"), 0o600))
+	assert.Equal(t, "Qwen/Qwen3-4B", ReadCard(dir, "").BaseModel)
+}
