@@ -70,6 +70,11 @@ func collectorEnv(dir, mlxsim string, sink *SpanSink) []string {
 		"MLX_JAEGER_OTLP=" + sink.Addr(),
 		"MLX_VLOGS_URL=" + sink.LogsURL(),
 		"MLX_JAEGER_QUERY=http://127.0.0.1:1",
+		// The fast engine streams logprobs in its chunks, so every stream
+		// is scored from them; the shipped config's 5 % destreaming is for
+		// mlx_lm, which streams none (config/mlx.yaml), and would turn some
+		// measured streams into non-streamed requests upstream.
+		"MLX_LOGPROBS_STREAM_SAMPLE=0",
 	}
 }
 
