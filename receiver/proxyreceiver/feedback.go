@@ -15,13 +15,7 @@ const evaluationEvent = "gen_ai.evaluation.result"
 // event each, in the judged request's trace context, with the Opik trace
 // the opik exporter writes the score on.
 func feedbackToLogs(recs []*proxy.FeedbackRecord) plog.Logs {
-	ld := plog.NewLogs()
-	rl := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr(attrServiceName, proxy.ServiceName)
-	sl := rl.ScopeLogs().AppendEmpty()
-	sl.Scope().SetName(proxy.FeedbackLogger)
-	lrs := sl.LogRecords()
-	lrs.EnsureCapacity(len(recs))
+	ld, lrs := newProxyLogs(proxy.FeedbackLogger, len(recs))
 	for _, f := range recs {
 		lr := lrs.AppendEmpty()
 		ts := pcommon.NewTimestampFromTime(f.Time)

@@ -17,13 +17,7 @@ const LiveScope = "mlx.proxy.live"
 // (it reads no other type), the chunk as a JSON string body, the time in
 // time_unix_nano.
 func liveToLogs(recs []*proxy.LiveRecord) plog.Logs {
-	ld := plog.NewLogs()
-	rl := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr(attrServiceName, proxy.ServiceName)
-	sl := rl.ScopeLogs().AppendEmpty()
-	sl.Scope().SetName(LiveScope)
-	lrs := sl.LogRecords()
-	lrs.EnsureCapacity(len(recs))
+	ld, lrs := newProxyLogs(LiveScope, len(recs))
 	for _, r := range recs {
 		lr := lrs.AppendEmpty()
 		ts := pcommon.NewTimestampFromTime(r.Time)

@@ -11,13 +11,7 @@ import (
 // the logger name the original used (mlx.proxy.http), with the request's
 // trace and span ids. Attribute keys are OTel's HTTP semantic conventions.
 func accessToLogs(recs []*proxy.AccessRecord) plog.Logs {
-	ld := plog.NewLogs()
-	rl := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr(attrServiceName, proxy.ServiceName)
-	sl := rl.ScopeLogs().AppendEmpty()
-	sl.Scope().SetName(proxy.AccessLogger)
-	lrs := sl.LogRecords()
-	lrs.EnsureCapacity(len(recs))
+	ld, lrs := newProxyLogs(proxy.AccessLogger, len(recs))
 	for _, a := range recs {
 		lr := lrs.AppendEmpty()
 		lr.SetTimestamp(pcommon.NewTimestampFromTime(a.End))
@@ -55,4 +49,17 @@ func protocolVersion(proto string) string {
 		return proto[len(prefix):]
 	}
 	return proto
+}
+
+// newProxyLogs is the envelope of the proxy's log records: one resource
+// (service.name of the proxy) and one scope, with room for n records.
+func newProxyLogs(scope string, n int) (plog.Logs, plog.LogRecordSlice) {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr(attrServiceName, proxy.ServiceName)
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.Scope().SetName(scope)
+	lrs := sl.LogRecords()
+	lrs.EnsureCapacity(n)
+	return ld, lrs
 }
