@@ -101,22 +101,32 @@ func TestProbesOfAWedgedEngineDoNotPileUp(t *testing.T) {
 	assert.Equal(t, int64(1), total.Load(), "probes sent")
 }
 
-// Requests in flight through the proxy are progress, streamed or not: a
-// silent engine whose probes fail while a user's non-streamed request is
-// in flight is not restarted; once none is, it is hung.
-func TestInFlightRequestsAreProgress(t *testing.T) {
+// hungWithARequestWaiting starts a supervisor (hang_after 300 ms, then
+// tune) whose engine was ready and then goes silent while the proxy has
+// one request in flight; n is that count.
+func hungWithARequestWaiting(t *testing.T, tune func(*Config)) (*supervisor, *atomic.Int64) {
+	t.Helper()
 	var loaded, hung atomic.Bool
 	loaded.Store(true)
 	srv := engineAPI(t, &loaded, &hung)
 	cfg := fastConfig(t, srv.URL, "sleep", "300")
 	cfg.HealthCheck.HangAfter = 300 * time.Millisecond
-	var n atomic.Int64
+	tune(cfg)
+	n := &atomic.Int64{}
 	s := newSupervisor(cfg, zaptest.NewLogger(t))
-	require.NoError(t, s.start(context.Background(), proxyHost{inFlight: &n}))
+	require.NoError(t, s.start(context.Background(), proxyHost{inFlight: n}))
 	t.Cleanup(func() { _ = s.shutdown(context.Background()) })
 	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
 	n.Store(1)
 	hung.Store(true)
+	return s, n
+}
+
+// Requests in flight through the proxy are progress, streamed or not: a
+// silent engine whose probes fail while a user's non-streamed request is
+// in flight is not restarted; once none is, it is hung.
+func TestInFlightRequestsAreProgress(t *testing.T) {
+	s, n := hungWithARequestWaiting(t, func(*Config) {})
 	require.Eventually(t, func() bool { return s.snap().checks["fail"] >= 8 }, 10*time.Second, 10*time.Millisecond)
 	assert.Zero(t, s.snap().crashes[ReasonHung], "killed an engine with a request in flight")
 	n.Store(0)
@@ -127,19 +137,8 @@ func TestInFlightRequestsAreProgress(t *testing.T) {
 // generation thread under steady load always has requests waiting, and
 // /health answers all the same (reference D7).
 func TestBusyLimitEndsTheExcuse(t *testing.T) {
-	var loaded, hung atomic.Bool
-	loaded.Store(true)
-	srv := engineAPI(t, &loaded, &hung)
-	cfg := fastConfig(t, srv.URL, "sleep", "300")
-	cfg.HealthCheck.HangAfter = 300 * time.Millisecond
-	cfg.HealthCheck.BusyLimit = 1500 * time.Millisecond
-	var n atomic.Int64
-	s := newSupervisor(cfg, zaptest.NewLogger(t))
-	require.NoError(t, s.start(context.Background(), proxyHost{inFlight: &n}))
-	t.Cleanup(func() { _ = s.shutdown(context.Background()) })
-	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
-	n.Store(1)
-	hung.Store(true)
+	s, _ := hungWithARequestWaiting(t, func(c *Config) { c.HealthCheck.BusyLimit = 1500 * time.Millisecond })
+	cfg := s.cfg
 	began := time.Now()
 	require.Eventually(t, func() bool { return s.snap().crashes[ReasonHung] == 1 }, 10*time.Second, 10*time.Millisecond,
 		"a silent engine with a request always waiting is hung after busy_limit")
