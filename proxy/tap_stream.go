@@ -216,7 +216,10 @@ func (t *streamTap) finish(err error) {
 		return
 	}
 	switch {
-	case err == io.EOF && t.rec.SawDone:
+	case t.rec.SawDone && (err == io.EOF || t.ctx.Err() != nil):
+		// The engine finished its answer. A client that closes as soon as
+		// it reads [DONE] (the openai clients do) cancels the read that
+		// would have seen the engine's EOF: its answer is still whole.
 		t.rec.Outcome = OutcomeComplete
 	case t.ctx.Err() != nil:
 		t.rec.Outcome = OutcomeClientGone
