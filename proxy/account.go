@@ -67,7 +67,7 @@ func (p *Proxy) end(rec *Record) {
 	if rec.traced {
 		// Started here, finished by the scorer's worker (it takes it).
 		if rec.span = p.tracer.start(rec); rec.span != nil {
-			rec.spanCtx = rec.span.span.SpanContext()
+			rec.spanCtx = rec.span.span.Context
 		}
 	}
 	p.feedback.answered(rec)

@@ -68,7 +68,7 @@ func TestFeedbackOnATrace(t *testing.T) {
 	traceID, _ := ask(t, r)
 	require.Len(t, traceID, 32, "the answer carries its trace id")
 	span := spans.next(t, 1)
-	assert.Equal(t, span.SpanContext().TraceID().String(), traceID)
+	assert.Equal(t, span.Context.TraceID().String(), traceID)
 
 	body := `{"trace_id":"` + traceID + `","score":"up","comment":"spot on"}`
 	resp := r.feedback(body)
@@ -83,9 +83,9 @@ func TestFeedbackOnATrace(t *testing.T) {
 	recs := fs.records()
 	require.Len(t, recs, 1, "one record, however often it is sent")
 	rec := recs[0]
-	assert.Equal(t, span.SpanContext().TraceID(), rec.TraceID)
-	assert.Equal(t, span.SpanContext().SpanID(), rec.SpanID)
-	assert.Equal(t, opikid.Trace(rec.TraceID, rec.SpanID, span.StartTime()), rec.OpikTraceID)
+	assert.Equal(t, span.Context.TraceID(), rec.TraceID)
+	assert.Equal(t, span.Context.SpanID(), rec.SpanID)
+	assert.Equal(t, opikid.Trace(rec.TraceID, rec.SpanID, span.Start), rec.OpikTraceID)
 	assert.Equal(t, FeedbackScoreName, rec.Name)
 	assert.Equal(t, 1.0, rec.Score)
 	assert.Equal(t, "up", rec.Label)
@@ -293,7 +293,7 @@ func TestTraceIDHeader(t *testing.T) {
 	resp := r.post("/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":8,"stream":true}`)
 	require.Equal(t, http.StatusOK, resp.status)
 	id := resp.header.Get(TraceIDHeader)
-	span := spans.next(t, 1).SpanContext()
+	span := spans.next(t, 1).Context
 	assert.Equal(t, span.TraceID().String(), id)
 	assert.Equal(t, span.SpanID().String(), resp.header.Get(SpanIDHeader))
 

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/zap"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/ringhosts"
@@ -86,7 +85,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg), allow: newAllowlist(cfg),
 		callers: newCallers(cfg.Access), origins: newOrigins(cfg.TrafficOrigins), models: newModelsCache(cfg.ModelsCacheTTL)}
 	p.tracer = newTracer(cfg.Traces, u.Host,
-		newOutbox[sdktrace.ReadOnlySpan]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
+		newOutbox[*Span]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
 	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
 	p.feedback = &feedback{cfg: cfg.Feedback, index: newFeedbackIndex(cfg.Feedback.MaxTraces),
 		outbox:  newOutbox[*FeedbackRecord]("feedback", cfg.Feedback.QueueSize, countAll(p.metrics.feedbackDropped), log),

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -112,7 +111,7 @@ const telemetryFlushTimeout = 2 * time.Second
 // SpanSink takes the proxy's ended spans, in batches, from one goroutine.
 // A sink that returns an error or blocks loses spans (counted in
 // mlx_spans_dropped_total), never a request.
-type SpanSink func(ctx context.Context, spans []sdktrace.ReadOnlySpan) error
+type SpanSink func(ctx context.Context, spans []*Span) error
 
 // AccessLogSink takes the proxy's access log records, likewise.
 type AccessLogSink func(ctx context.Context, records []*AccessRecord) error

@@ -150,7 +150,7 @@ func outputMessage(b *attrs, c int, o *outputFacts, hideText bool) {
 func (ps *pendingSpan) metadata(h *heuristics.Result, sc *confidence.Score) string {
 	f := &ps.f
 	m := spanMetadata{Node: ps.t.node, GenerationSeconds: round4(f.end.Sub(f.start).Seconds())}
-	if sc := ps.span.SpanContext(); sc.IsValid() {
+	if sc := ps.span.Context; sc.IsValid() {
 		m.OtelTraceID, m.OtelSpanID = sc.TraceID().String(), sc.SpanID().String()
 	}
 	if ttft, ok := f.ttft(); ok {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -59,4 +60,30 @@ func TestMayHoldSecret(t *testing.T) {
 	} {
 		assert.Equal(t, want, mayHoldSecret([]byte(b)), b)
 	}
+}
+
+// FuzzMayHoldSecret holds the one-pass scan to the plain reading of its
+// rule: some key, in any case, quoted or quoted with escaped quotes.
+func FuzzMayHoldSecret(f *testing.F) {
+	for _, s := range []string{`{"max_tokens": 1}`, `{"Api_Key": "x"}`, `{"a": {"client_secret": 1}}`, `{"tokens": [1]}`,
+		`{"TOKEN": 1}`, `{"arguments": "{\"Password\": 1}"}`, `"token\"`, `\"token"`, `"x-api-key`, `""token"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lb := make([]byte, len(b)) // ASCII lower case, as the rule reads keys
+		for i, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			lb[i] = c
+		}
+		want := false
+		for _, k := range []string{"api_key", "apikey", "api-key", "x-api-key", "authorization", "access_token", "token",
+			"password", "secret", "client_secret"} {
+			want = want || bytes.Contains(lb, []byte(`"`+k+`"`)) || bytes.Contains(lb, []byte(`\"`+k+`\"`))
+		}
+		if got := mayHoldSecret(b); got != want {
+			t.Fatalf("mayHoldSecret(%q) = %v, want %v", b, got, want)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -205,43 +206,57 @@ func redactTree(v any) any {
 	return v
 }
 
-// secretKeys are the names secretMember takes, quoted as JSON keys, lower
-// case: a body that spells none of them, in any case, holds no secret
-// member (a key written with escapes, "tok\u0065n", is not an accident to
-// guard against).
-var secretKeys = func() [][]byte {
-	var ks [][]byte
-	for _, k := range []string{"api_key", "apikey", "api-key", "x-api-key", "authorization", "access_token", "token",
-		"password", "secret", "client_secret"} {
-		// As a key, and as a key inside a JSON string (a tool call's
-		// arguments are JSON text: {\"api_key\": ...}).
-		ks = append(ks, []byte(`"`+k+`"`), []byte(`\"`+k+`\"`))
-	}
-	return ks
-}()
-
-// mayHoldSecret: b spells, in any case, a credential-like key.
-func mayHoldSecret(b []byte) bool {
-	for _, k := range secretKeys {
-		if containsFold(b, k) {
-			return true
-		}
-	}
-	return false
+// secretKeys are the names secretMember takes, lower case. A body holds
+// a secret member only where one of them is spelled, in any case, as a
+// JSON key: "key", or "key\" inside a JSON string (a tool call's
+// arguments are JSON text: {\"api_key\": ...}). A key written with
+// escapes, "tok\u0065n", is not an accident to guard against.
+var secretKeys = [][]byte{
+	[]byte("api_key"), []byte("apikey"), []byte("api-key"), []byte("x-api-key"), []byte("authorization"),
+	[]byte("access_token"), []byte("token"), []byte("password"), []byte("secret"), []byte("client_secret"),
 }
 
-// containsFold is bytes.Contains ignoring ASCII case; word is lower case.
-func containsFold(b, word []byte) bool {
-	for i := 0; i+len(word) <= len(b); i++ {
-		j := 0
-		for j < len(word) && lower(b[i+j]) == word[j] {
-			j++
+// mayHoldSecret: b spells, in any case, a credential-like key. One pass
+// over b's quotes (a span checks every request body it shows): at each
+// quote, is one of secretKeys next, closed by a quote, or by an escaped
+// quote when it was opened by one?
+func mayHoldSecret(b []byte) bool {
+	for i := 0; ; {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return false
 		}
-		if j == len(word) {
-			return true
+		i += q + 1
+		escaped := i >= 2 && b[i-2] == '\\'
+		for _, k := range secretKeys {
+			if hasPrefixFold(b[i:], k) && closesKey(b[i+len(k):], escaped) {
+				return true
+			}
 		}
 	}
-	return false
+}
+
+// closesKey: rest starts with the quote that ends a key, or with an
+// escaped one when the key began with one.
+func closesKey(rest []byte, escaped bool) bool {
+	if len(rest) > 0 && rest[0] == '"' {
+		return true
+	}
+	return escaped && len(rest) > 1 && rest[0] == '\\' && rest[1] == '"'
+}
+
+// hasPrefixFold is bytes.HasPrefix ignoring ASCII case; word is lower
+// case.
+func hasPrefixFold(b, word []byte) bool {
+	if len(b) < len(word) {
+		return false
+	}
+	for j, c := range word {
+		if lower(b[j]) != c {
+			return false
+		}
+	}
+	return true
 }
 
 func lower(c byte) byte {

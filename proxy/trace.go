@@ -13,13 +13,11 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Tracing: one span per completion request, named as the original named it
-// and built with the OpenTelemetry SDK. The span is started when the
+// and written as plain data (spandata.go) with the OpenTelemetry API's
+// types. The span is started when the
 // request ends (with the request's arrival as its start time, so the IDs
 // are known to the access log), given its attributes off the request path
 // by the scorer's worker (after scoring, so the scores are on it), and
@@ -143,15 +141,14 @@ func optedOut(r *http.Request) bool {
 // write it.
 const redacted = "__REDACTED__"
 
-// tracer makes the proxy's spans.
+// tracer makes the proxy's spans (spandata.go).
 type tracer struct {
-	cfg      TraceConfig
-	node     string
-	provider *sdktrace.TracerProvider
-	tracer   trace.Tracer
-	outbox   *outbox[sdktrace.ReadOnlySpan]
-	server   []attribute.KeyValue // server.address, server.port of the engine
-	onPanic  panicReporter
+	cfg     TraceConfig
+	node    string
+	source  *SpanSource
+	outbox  *outbox[*Span]
+	server  []attribute.KeyValue // server.address, server.port of the engine
+	onPanic panicReporter
 
 	// The worker that finishes the spans the scorer does not (requests
 	// that are not scored): a queue of QueueSize, full is dropped.
@@ -162,33 +159,20 @@ type tracer struct {
 	done     chan struct{} // closed when the worker has ended; nil when not running
 }
 
-func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[sdktrace.ReadOnlySpan]) *tracer {
+func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[*Span]) *tracer {
 	node := cfg.Node
 	if node == "" {
 		node, _ = os.Hostname()
 	}
 	host, _ := os.Hostname()
-	res := resource.NewSchemaless(
+	// A set: sorted by key, as the SDK's resource gave them.
+	res := attribute.NewSet(
 		attribute.String(attrServiceName, ServiceName),
 		attribute.String(attrHostName, host),
 		attribute.String(attrServiceInstanceId, node+":proxy"),
 		attribute.String(attrMlxNodeName, node),
 	)
-	limits := sdktrace.NewSpanLimits()
-	// Content is bounded by MaxContentBytes; the count bounds a long
-	// conversation's message attributes.
-	limits.AttributeCountLimit = maxSpanAttributes
-	limits.AttributeValueLengthLimit = -1
-	tp := sdktrace.NewTracerProvider(
-		// A client's sampled flag is honoured; a request without a
-		// traceparent is always traced.
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())),
-		sdktrace.WithSpanProcessor(spanOutbox{box}),
-		sdktrace.WithRawSpanLimits(limits),
-		sdktrace.WithResource(res),
-		sdktrace.WithIDGenerator(presetIDs{}),
-	)
-	t := &tracer{cfg: cfg, node: node, provider: tp, tracer: tp.Tracer(TracerName), outbox: box,
+	t := &tracer{cfg: cfg, node: node, source: &SpanSource{Resource: res.ToSlice(), Scope: TracerName}, outbox: box,
 		unscored: make(chan *pendingSpan, max(cfg.QueueSize, 1))}
 	if h, p, ok := splitHostPort(upstreamHost); ok {
 		t.server = []attribute.KeyValue{attribute.String(attrServerAddress, h), attribute.Int(attrServerPort, p)}
@@ -311,16 +295,3 @@ func headerSessionOf(ctx context.Context) string {
 	return s
 }
 
-// spanOutbox is the span processor that puts ended spans into the outbox.
-type spanOutbox struct {
-	box *outbox[sdktrace.ReadOnlySpan]
-}
-
-func (s spanOutbox) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
-func (s spanOutbox) OnEnd(span sdktrace.ReadOnlySpan) {
-	if span.SpanContext().IsSampled() {
-		s.box.offer(span)
-	}
-}
-func (s spanOutbox) Shutdown(context.Context) error   { return nil }
-func (s spanOutbox) ForceFlush(context.Context) error { return nil }

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
@@ -25,12 +24,12 @@ import (
 // spanSink collects what the proxy hands to the collector side.
 type spanSink struct {
 	mu     sync.Mutex
-	spans  []sdktrace.ReadOnlySpan
+	spans  []*Span
 	access []*AccessRecord
 	got    time.Time // when the last span arrived
 }
 
-func (s *spanSink) spansSink(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (s *spanSink) spansSink(_ context.Context, spans []*Span) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.spans = append(s.spans, spans...)
@@ -51,7 +50,23 @@ func tracedRig(t *testing.T, opts ...rigOption) (*rig, *spanSink) {
 	sink := &spanSink{}
 	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
 	detachOnCleanup(t, r.proxy.AttachAccessLog(sink.accessSink))
+	t.Cleanup(func() { sink.checkKeysUnique(t) })
 	return r, sink
+}
+
+// checkKeysUnique fails the test when a span has an attribute key twice:
+// the proxy writes its spans without the SDK, which kept the last of
+// duplicates (spandata.go), so every traced test holds each key to once.
+func (s *spanSink) checkKeysUnique(t *testing.T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, span := range s.spans {
+		seen := map[attribute.Key]bool{}
+		for _, kv := range span.Attributes {
+			assert.False(t, seen[kv.Key], "attribute %s twice on a span", kv.Key)
+			seen[kv.Key] = true
+		}
+	}
 }
 
 func detachOnCleanup(t *testing.T, detach func(context.Context)) {
@@ -59,9 +74,9 @@ func detachOnCleanup(t *testing.T, detach func(context.Context)) {
 }
 
 // next waits for the n-th span (1-based) and returns it.
-func (s *spanSink) next(t *testing.T, n int) sdktrace.ReadOnlySpan {
+func (s *spanSink) next(t *testing.T, n int) *Span {
 	t.Helper()
-	var span sdktrace.ReadOnlySpan
+	var span *Span
 	require.Eventually(t, func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -81,9 +96,9 @@ func (s *spanSink) count() int {
 }
 
 // attrsOf is a span's attributes by key.
-func attrsOf(span sdktrace.ReadOnlySpan) map[string]attribute.Value {
+func attrsOf(span *Span) map[string]attribute.Value {
 	m := map[string]attribute.Value{}
-	for _, kv := range span.Attributes() {
+	for _, kv := range span.Attributes {
 		m[string(kv.Key)] = kv.Value
 	}
 	return m
@@ -144,11 +159,11 @@ func TestSpanOfANonStreamedChat(t *testing.T) {
 	a := attrsOf(span)
 	requireKeys(t, a, everySpanKeys, answerKeys, scoredKeys)
 
-	assert.Equal(t, SpanName, span.Name())
-	assert.Equal(t, trace.SpanKindServer, span.SpanKind())
-	assert.Equal(t, TracerName, span.InstrumentationScope().Name)
-	assert.Equal(t, codes.Unset, span.Status().Code)
-	assert.False(t, span.Parent().IsValid(), "a root span")
+	assert.Equal(t, SpanName, span.Name)
+	assert.Equal(t, trace.SpanKindServer, span.Kind)
+	assert.Equal(t, TracerName, span.Source.Scope)
+	assert.Equal(t, codes.Unset, span.Status)
+	assert.False(t, span.Parent.IsValid(), "a root span")
 	assert.Equal(t, "injected", a["mlx.logprobs_source"].AsString())
 	assert.Equal(t, "LLM", a["openinference.span.kind"].AsString())
 	assert.Equal(t, "chat", a["gen_ai.operation.name"].AsString())
@@ -168,7 +183,7 @@ func TestSpanOfANonStreamedChat(t *testing.T) {
 	assert.Equal(t, "system", a["llm.input_messages.0.message.role"].AsString())
 	assert.Equal(t, "Say hello", a["llm.input_messages.1.message.content"].AsString())
 	assert.NotContains(t, a, "gen_ai.response.time_to_first_chunk", "streams only")
-	assert.Empty(t, span.Events(), "no first-token event without a stream")
+	assert.Empty(t, span.Events, "no first-token event without a stream")
 
 	// The answer on the span is the one the client got.
 	var answer struct {
@@ -205,13 +220,13 @@ func TestSpanOfANonStreamedChat(t *testing.T) {
 		"logprobs_source", "scored_tokens", "confidence_mean", "confidence_std", "token_margin_mean"} {
 		assert.Contains(t, meta, k)
 	}
-	assert.Equal(t, span.SpanContext().TraceID().String(), meta["otel_trace_id"])
-	assert.Equal(t, span.SpanContext().SpanID().String(), meta["otel_span_id"])
+	assert.Equal(t, span.Context.TraceID().String(), meta["otel_trace_id"])
+	assert.Equal(t, span.Context.SpanID().String(), meta["otel_span_id"])
 
 	// The span lasts what the request lasted, not until scoring ended.
-	assert.False(t, span.StartTime().Before(before))
-	assert.InDelta(t, a["mlx.gen_seconds"].AsFloat64(), span.EndTime().Sub(span.StartTime()).Seconds(), 1e-9)
-	assert.True(t, span.EndTime().Before(sink.got))
+	assert.False(t, span.Start.Before(before))
+	assert.InDelta(t, a["mlx.gen_seconds"].AsFloat64(), span.End.Sub(span.Start).Seconds(), 1e-9)
+	assert.True(t, span.End.Before(sink.got))
 	assert.Equal(t, ServiceName, resourceValue(span, "service.name"))
 
 	// No header value, the key included, is anywhere on the span.
@@ -220,10 +235,7 @@ func TestSpanOfANonStreamedChat(t *testing.T) {
 	}
 }
 
-func resourceValue(span sdktrace.ReadOnlySpan, key string) string {
-	v, _ := span.Resource().Set().Value(attribute.Key(key))
-	return v.AsString()
-}
+func resourceValue(span *Span, key string) string { return span.Source.Value(key) }
 
 func TestSpanOfAStream(t *testing.T) {
 	r, sink := tracedRig(t)
@@ -235,11 +247,11 @@ func TestSpanOfAStream(t *testing.T) {
 	assert.True(t, a["mlx.streaming"].AsBool())
 	assert.True(t, a["gen_ai.request.stream"].AsBool())
 	assert.NotContains(t, a, "mlx.logprobs_source", "streams are not scored without destreaming")
-	require.Len(t, span.Events(), 1)
-	ev := span.Events()[0]
+	require.Len(t, span.Events, 1)
+	ev := span.Events[0]
 	assert.Equal(t, eventFirstTokenStreamEvent, ev.Name)
 	ttfc := a["gen_ai.response.time_to_first_chunk"].AsFloat64()
-	assert.InDelta(t, ev.Time.Sub(span.StartTime()).Seconds(), ttfc, 1e-9)
+	assert.InDelta(t, ev.Time.Sub(span.Start).Seconds(), ttfc, 1e-9)
 	assert.LessOrEqual(t, a["mlx.ttft_seconds"].AsFloat64(), a["mlx.gen_seconds"].AsFloat64())
 	assert.Equal(t, streamOf(t, resp, false).Content, a["llm.output_messages.0.message.content"].AsString())
 	assert.Equal(t, a["llm.token_count.completion"], a["gen_ai.usage.output_tokens"])
@@ -254,7 +266,7 @@ func TestSpanOfADestreamedStream(t *testing.T) {
 	assert.Equal(t, "destreamed", a["mlx.logprobs_source"].AsString())
 	assert.True(t, a["mlx.streaming"].AsBool(), "the client asked for a stream")
 	assert.NotContains(t, a, "gen_ai.response.time_to_first_chunk", "the answer came whole")
-	assert.Empty(t, sink.next(t, 1).Events())
+	assert.Empty(t, sink.next(t, 1).Events)
 }
 
 func TestSpanOfAToolCall(t *testing.T) {
@@ -311,10 +323,10 @@ func TestSpanOfAnEngineError(t *testing.T) {
 	span := sink.next(t, 1)
 	a := attrsOf(span)
 	requireKeys(t, a, everySpanKeys)
-	assert.Equal(t, codes.Error, span.Status().Code)
+	assert.Equal(t, codes.Error, span.Status)
 	assert.Equal(t, "404", a["error.type"].AsString())
-	require.Len(t, span.Events(), 1, "the error as an exception event too")
-	ev := span.Events()[0]
+	require.Len(t, span.Events, 1, "the error as an exception event too")
+	ev := span.Events[0]
 	assert.Equal(t, "exception", ev.Name)
 	evAttrs := map[string]string{}
 	for _, kv := range ev.Attributes {
@@ -331,7 +343,7 @@ func TestSpanOfTheProxysOwnErrors(t *testing.T) {
 	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
 	require.Equal(t, http.StatusServiceUnavailable, r.post("/v1/chat/completions", chatBody).status)
 	span := sink.next(t, 1)
-	assert.Equal(t, codes.Error, span.Status().Code)
+	assert.Equal(t, codes.Error, span.Status)
 	assert.Equal(t, "unavailable", attrsOf(span)["error.type"].AsString())
 	assert.Equal(t, int64(503), attrsOf(span)["http.response.status_code"].AsInt64())
 }
@@ -355,7 +367,7 @@ func TestSpanOfAClientAbortMidStream(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	span := sink.next(t, 1)
-	assert.Equal(t, codes.Error, span.Status().Code)
+	assert.Equal(t, codes.Error, span.Status)
 	assert.Equal(t, "client_gone", attrsOf(span)["error.type"].AsString())
 }
 
@@ -368,7 +380,7 @@ func TestNoSpanWhenTheClientSaysSo(t *testing.T) {
 	settle(r.proxy)
 	time.Sleep(2 * batchLinger)
 	assert.Equal(t, 1, sink.count(), "only the second request has a span")
-	assert.True(t, span.SpanContext().IsValid())
+	assert.True(t, span.Context.IsValid())
 	sc := r.scrape()
 	assert.Equal(t, 2.0, value(t, sc, "mlx_requests_total", "streaming", "false", "kind", "chat"), "both are counted")
 	// The access log has both, the untraced one without IDs.
@@ -376,8 +388,8 @@ func TestNoSpanWhenTheClientSaysSo(t *testing.T) {
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	assert.False(t, sink.access[0].TraceID.IsValid())
-	assert.Equal(t, span.SpanContext().TraceID(), sink.access[1].TraceID)
-	assert.Equal(t, span.SpanContext().SpanID(), sink.access[1].SpanID)
+	assert.Equal(t, span.Context.TraceID(), sink.access[1].TraceID)
+	assert.Equal(t, span.Context.SpanID(), sink.access[1].SpanID)
 	assert.Equal(t, "/v1/chat/completions", sink.access[1].Path)
 	assert.Equal(t, http.StatusOK, sink.access[1].Status)
 	assert.Len(t, sink.access, 2, "scrapes of /metrics are not logged")
@@ -442,22 +454,22 @@ func TestAClientTraceIsContinued(t *testing.T) {
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	r.do(r.url, http.MethodPost, "/v1/chat/completions", chatBody, "traceparent", tp)
 	span := sink.next(t, 1)
-	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", span.SpanContext().TraceID().String())
-	assert.Equal(t, "00f067aa0ba902b7", span.Parent().SpanID().String())
-	assert.True(t, span.Parent().IsRemote())
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", span.Context.TraceID().String())
+	assert.Equal(t, "00f067aa0ba902b7", span.Parent.SpanID().String())
+	assert.True(t, span.Parent.IsRemote())
 
 	// A client that says "not sampled" is not traced.
 	r.do(r.url, http.MethodPost, "/v1/chat/completions", chatBody, "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
 	r.post("/v1/chat/completions", chatBody)
 	second := sink.next(t, 2)
-	assert.NotEqual(t, span.SpanContext().TraceID(), second.SpanContext().TraceID())
+	assert.NotEqual(t, span.Context.TraceID(), second.Context.TraceID())
 }
 
 // A pipeline that does not take spans loses spans, never requests.
 func TestSpansAreDroppedNotWaitedFor(t *testing.T) {
 	r := newRig(t, withConfig(func(c *Config) { c.Traces.QueueSize = 2 }))
 	release := make(chan struct{})
-	detachOnCleanup(t, r.proxy.AttachSpans(func(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+	detachOnCleanup(t, r.proxy.AttachSpans(func(ctx context.Context, _ []*Span) error {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -495,8 +507,8 @@ func TestContentBudget(t *testing.T) {
 // finish off the request path: attributes, end, hand-over), for a chat
 // request with tools and a 300-byte answer.
 func BenchmarkSpan(b *testing.B) {
-	box := newOutbox[sdktrace.ReadOnlySpan]("spans", 1024, countAll(prometheus.NewCounter(prometheus.CounterOpts{Name: "dropped"})), nil)
-	box.attach(func(context.Context, []sdktrace.ReadOnlySpan) error { return nil })
+	box := newOutbox[*Span]("spans", 1024, countAll(prometheus.NewCounter(prometheus.CounterOpts{Name: "dropped"})), nil)
+	box.attach(func(context.Context, []*Span) error { return nil })
 	tr := newTracer(DefaultConfig().Traces, "127.0.0.1:8081", box)
 	body := []byte(toolBody)
 	p := &Proxy{cfg: DefaultConfig()}
@@ -597,7 +609,7 @@ func TestALongConversationKeepsItsErrorType(t *testing.T) {
 	assert.Equal(t, "500", a["error.type"].AsString())
 	assert.True(t, a["mlx.content_truncated"].AsBool())
 	assert.LessOrEqual(t, len(a), maxSpanAttributes)
-	assert.Zero(t, span.DroppedAttributes(), "the proxy cut, not the SDK")
+	assert.LessOrEqual(t, len(span.Attributes), maxSpanAttributes, "each key once")
 }
 
 func TestSecretsInTheBodyStayOffTheSpan(t *testing.T) {
@@ -614,7 +626,7 @@ func TestSecretsInTheBodyStayOffTheSpan(t *testing.T) {
 // With capture off, a pending span keeps none of the request's content.
 func TestCaptureOffKeepsNoContent(t *testing.T) {
 	tr := newTracer(TraceConfig{CaptureContent: false, MaxContentBytes: 1 << 10, QueueSize: 1}, "127.0.0.1:1",
-		newOutbox[sdktrace.ReadOnlySpan]("spans", 1, countAll(prometheus.NewCounter(prometheus.CounterOpts{Name: "d"})), nil))
+		newOutbox[*Span]("spans", 1, countAll(prometheus.NewCounter(prometheus.CounterOpts{Name: "d"})), nil))
 	body := []byte(toolBody)
 	pb, err := parseBody(body)
 	require.NoError(t, err)

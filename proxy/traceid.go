@@ -47,8 +47,8 @@ func assignIDs(parent context.Context) (context.Context, requestIDs) {
 	return context.WithValue(parent, requestIDsKey{}, ids), ids
 }
 
-// presetIDs is the tracer's id generator: the ids assignIDs put in the
-// context, else new ones (a span started without them).
+// presetIDs gives a span its ids (newSpanContext): the ids assignIDs put
+// in the context, else new ones (a span started without them).
 type presetIDs struct{}
 
 func (presetIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {

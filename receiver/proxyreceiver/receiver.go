@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
 )
@@ -105,7 +104,7 @@ func (r *tracesReceiver) Start(_ context.Context, host component.Host) error {
 	return r.attachTo(host, func(src source) (func(context.Context), error) { return src.AttachSpans(r.consume) })
 }
 
-func (r *tracesReceiver) consume(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+func (r *tracesReceiver) consume(ctx context.Context, spans []*proxy.Span) error {
 	td := spansToTraces(spans)
 	ctx = r.obs.StartTracesOp(ctx)
 	err := r.next.ConsumeTraces(ctx, td)

@@ -5,83 +5,61 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy"
 )
 
-// spansToTraces turns the SDK's ended spans into pdata, one ResourceSpans
-// per resource and one ScopeSpans per scope, as an OTLP exporter would.
-// Written here because the SDK's own converter (otlptrace's tracetransform)
-// is internal and targets the protobuf types, not pdata.
-func spansToTraces(spans []sdktrace.ReadOnlySpan) ptrace.Traces {
+// spansToTraces turns the proxy's ended spans into pdata: one
+// ResourceSpans and one ScopeSpans per source (a proxy has one), as an
+// OTLP exporter would write them.
+func spansToTraces(spans []*proxy.Span) ptrace.Traces {
 	td := ptrace.NewTraces()
-	type scopeKey struct {
-		res   *resource.Resource
-		scope instrumentation.Scope
-	}
-	resources := map[*resource.Resource]ptrace.ResourceSpans{}
-	scopes := map[scopeKey]ptrace.SpanSlice{}
+	scopes := map[*proxy.SpanSource]ptrace.SpanSlice{}
 	for _, s := range spans {
-		res := s.Resource()
-		rs, ok := resources[res]
+		ss, ok := scopes[s.Source]
 		if !ok {
-			rs = td.ResourceSpans().AppendEmpty()
-			if res != nil {
-				rs.SetSchemaUrl(res.SchemaURL())
-				putAttributes(rs.Resource().Attributes(), res.Attributes())
-			}
-			resources[res] = rs
-		}
-		key := scopeKey{res, s.InstrumentationScope()}
-		ss, ok := scopes[key]
-		if !ok {
+			rs := td.ResourceSpans().AppendEmpty()
 			sc := rs.ScopeSpans().AppendEmpty()
-			sc.Scope().SetName(key.scope.Name)
-			sc.Scope().SetVersion(key.scope.Version)
-			sc.SetSchemaUrl(key.scope.SchemaURL)
+			if s.Source != nil {
+				putAttributes(rs.Resource().Attributes(), s.Source.Resource)
+				sc.Scope().SetName(s.Source.Scope)
+			}
 			ss = sc.Spans()
-			scopes[key] = ss
+			ss.EnsureCapacity(len(spans))
+			scopes[s.Source] = ss
 		}
 		putSpan(ss.AppendEmpty(), s)
 	}
 	return td
 }
 
-func putSpan(out ptrace.Span, s sdktrace.ReadOnlySpan) {
-	sc := s.SpanContext()
+func putSpan(out ptrace.Span, s *proxy.Span) {
+	sc := s.Context
 	out.SetTraceID(pcommon.TraceID(sc.TraceID()))
 	out.SetSpanID(pcommon.SpanID(sc.SpanID()))
-	out.TraceState().FromRaw(sc.TraceState().String())
-	if p := s.Parent(); p.IsValid() {
-		out.SetParentSpanID(pcommon.SpanID(p.SpanID()))
+	if ts := sc.TraceState(); ts.Len() > 0 {
+		out.TraceState().FromRaw(ts.String())
+	}
+	if s.Parent.IsValid() {
+		out.SetParentSpanID(pcommon.SpanID(s.Parent.SpanID()))
 	}
 	out.SetFlags(uint32(sc.TraceFlags()))
-	out.SetName(s.Name())
-	out.SetKind(spanKind(s.SpanKind()))
-	out.SetStartTimestamp(pcommon.NewTimestampFromTime(s.StartTime()))
-	out.SetEndTimestamp(pcommon.NewTimestampFromTime(s.EndTime()))
-	putAttributes(out.Attributes(), s.Attributes())
-	out.SetDroppedAttributesCount(uint32(max(s.DroppedAttributes(), 0)))
-	for _, e := range s.Events() {
+	out.SetName(s.Name)
+	out.SetKind(spanKind(s.Kind))
+	out.SetStartTimestamp(pcommon.NewTimestampFromTime(s.Start))
+	out.SetEndTimestamp(pcommon.NewTimestampFromTime(s.End))
+	putAttributes(out.Attributes(), s.Attributes)
+	for _, e := range s.Events {
 		ev := out.Events().AppendEmpty()
 		ev.SetName(e.Name)
 		ev.SetTimestamp(pcommon.NewTimestampFromTime(e.Time))
 		putAttributes(ev.Attributes(), e.Attributes)
-		ev.SetDroppedAttributesCount(uint32(max(e.DroppedAttributeCount, 0)))
 	}
-	out.SetDroppedEventsCount(uint32(max(s.DroppedEvents(), 0)))
-	for _, l := range s.Links() {
-		ln := out.Links().AppendEmpty()
-		ln.SetTraceID(pcommon.TraceID(l.SpanContext.TraceID()))
-		ln.SetSpanID(pcommon.SpanID(l.SpanContext.SpanID()))
-		putAttributes(ln.Attributes(), l.Attributes)
-	}
-	switch st := s.Status(); st.Code {
+	switch s.Status {
 	case codes.Error:
 		out.Status().SetCode(ptrace.StatusCodeError)
-		out.Status().SetMessage(st.Description)
+		out.Status().SetMessage(s.StatusMessage)
 	case codes.Ok:
 		out.Status().SetCode(ptrace.StatusCodeOk)
 	}
