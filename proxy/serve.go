@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )

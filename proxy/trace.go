@@ -294,4 +294,3 @@ func headerSessionOf(ctx context.Context) string {
 	s, _ := ctx.Value(sessionKey{}).(string)
 	return s
 }
-
