@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +43,8 @@ type streamTap struct {
 	// kept: the logprobs values taken out of the event being read, one
 	// per choice (slices of pending), when they were taken out.
 	kept [][]byte
+	// model is the member restoreModel writes, made once.
+	model []byte
 
 	// The engine stall watch (stall.go): fired when the engine sent
 	// nothing for stallAfter.
@@ -182,9 +186,22 @@ func (t *streamTap) event(ev sse.Event, now time.Time) {
 		t.rec.ChunksUnread++
 	}
 	if t.rec.restoreModel != nil {
-		restored := restoreModel(t.out[at:], t.rec.restoreModel)
-		t.out = append(t.out[:at], restored...)
+		t.restoreModel(at)
 	}
+}
+
+// restoreModel is restoreModel on the event at out[at:], in place: every
+// chunk echoes the name, and a copy of each would cost an allocation.
+func (t *streamTap) restoreModel(at int) {
+	i := bytes.Index(t.out[at:], echoedDefault)
+	if i < 0 {
+		return
+	}
+	if t.model == nil {
+		t.model = append([]byte(`"model": `), t.rec.restoreModel...)
+	}
+	i += at
+	t.out = slices.Replace(t.out, i, i+len(echoedDefault), t.model...)
 }
 
 // observe reads one chunk into the record and says whether the client
