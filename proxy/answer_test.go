@@ -67,5 +67,9 @@ func recordAnswerCases() map[string][]byte {
 		"literal outside":  []byte(`{"id": "a", "created": NaN, "choices": [` + choice(0, withLiterals) + `]}`),
 		"not utf-8":        answer(choice(0, "{\"content\": [{\"token\": \"\xff\", \"logprob\": NaN}]}")),
 		"two choices keys": []byte(`{"choices": [` + choice(0, legacy) + `], "id": "a", "choices": [` + choice(0, top) + `]}`),
+		// The strip pass pairs brackets by depth; decoding counts braces
+		// and ends at a NUL: it does not read these.
+		"brackets unpaired": answer(choice(0, `{"content": [}]`)),
+		"nul":               answer(choice(0, "{\"content\": \"\x00\"}")),
 	}
 }

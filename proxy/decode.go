@@ -39,3 +39,94 @@ func decodeCompletion(b []byte, c *completionJSON) error {
 // decodePlain is decodeCompletion's first try alone, for valid UTF-8: a
 // body with Python's literals outside raw values is an error.
 func decodePlain(b []byte, c *completionJSON) error { return json.Unmarshal(b, c) }
+
+// decodeStripped decodes into c what decoding engine, an answer or a chunk,
+// gives, from client (engine with its logprobs taken out, the bytes the
+// client gets) and kept (the logprobs values taken out, one per choice,
+// confidence.StripLogprobsKeep): the logprobs are most of the bytes, and
+// decoding them only copies them (goccy copies a raw value twice). Each
+// choice's Logprobs is then its kept value, a slice of engine, Python's
+// NaN and Infinity included, as decoding engine keeps them. It is false
+// where the two could differ: engine is not valid UTF-8, a literal outside
+// the logprobs or as one, choices that do not line up, logprobs edited
+// rather than removed (the legacy and OpenAI layouts), a value decoding
+// would not read whole (keptAsDecoded).
+func decodeStripped(c *completionJSON, engine, client []byte, kept [][]byte) bool {
+	if !keptAsDecoded(kept) || !utf8.Valid(engine) || decodePlain(client, c) != nil || len(c.Choices) != len(kept) {
+		return false
+	}
+	for i := range c.Choices {
+		// A "logprobs" left in the client's bytes (a layout that is edited,
+		// not removed; a key in other case, which decoding matches too):
+		// the engine's bytes say which counts.
+		if len(c.Choices[i].Logprobs) != 0 {
+			return false
+		}
+		c.Choices[i].Logprobs = kept[i]
+	}
+	return true
+}
+
+// keptAsDecoded: decoding the engine's bytes reads every kept value as
+// that same raw value. The strip pass's scanner matches brackets by depth
+// and takes any byte in a string; goccy skips a raw object by counting its
+// braces alone and ends at a NUL byte (its end of input), so an object
+// whose brackets do not pair by kind, or that holds a NUL, ends elsewhere
+// there or fails the whole decoding. Values that are not objects or null
+// (Python's NaN as the value, say) are left to decoding as well.
+func keptAsDecoded(kept [][]byte) bool {
+	for _, v := range kept {
+		if len(v) == 0 || string(v) == "null" {
+			continue
+		}
+		if v[0] != '{' || !bracesEndAt(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxKeptDepth is far below goccy's nesting limit (10,000): a value
+// nested deeper is left to decoding, which says whether it reads it.
+const maxKeptDepth = 1000
+
+// bracesEndAt: the object opening v closes at v's last byte, its braces
+// counted as goccy counts them, with no NUL byte and no deeper nesting
+// than maxKeptDepth.
+func bracesEndAt(v []byte) bool {
+	braces, depth := 0, 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case 0:
+			return false
+		case '{':
+			braces++
+			depth++
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '}':
+			braces--
+			depth--
+			if braces == 0 {
+				return i == len(v)-1
+			}
+		case '"':
+			for i++; i < len(v) && v[i] != '"'; i++ {
+				switch v[i] {
+				case 0:
+					return false
+				case '\\':
+					if i++; i < len(v) && v[i] == 0 {
+						return false
+					}
+				}
+			}
+		}
+		if depth > maxKeptDepth {
+			return false
+		}
+	}
+	return false
+}

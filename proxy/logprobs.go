@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -129,43 +128,19 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 
 // recordAnswer records a non-streamed answer. With the injected logprobs
 // taken out (kept: each choice's, from the same pass), it decodes the
-// client's answer, a fraction of the engine's, and gives each choice the
-// logprobs kept for it: what decoding the engine's answer gives, which
-// keeps them as raw bytes, Python's NaN and Infinity included. Where the
-// two could differ (a body that is not valid UTF-8, a literal outside the
-// logprobs or as one, choices that do not line up, logprobs edited rather
-// than removed: the legacy and OpenAI layouts) it decodes the engine's
-// answer.
+// client's answer, a fraction of the engine's, with the logprobs kept
+// (decodeStripped); where that could differ from decoding the engine's
+// answer, it decodes the engine's answer.
 func recordAnswer(rec *Record, body, out []byte, kept [][]byte) {
 	var c completionJSON
-	if kept != nil && objectsOrNull(kept) && utf8.Valid(body) && decodePlain(out, &c) == nil && len(c.Choices) == len(kept) {
-		ok := true
-		for i := range c.Choices {
-			// A "logprobs" left in the client's answer (a layout that is
-			// edited, not removed; a key in other case, which decoding
-			// matches too): the engine's answer says which counts.
-			ok = ok && len(c.Choices[i].Logprobs) == 0
-			c.Choices[i].Logprobs = kept[i]
-		}
-		if ok {
-			rec.applyResponse(&c)
-			return
-		}
+	if kept != nil && decodeStripped(&c, body, out, kept) {
+		rec.applyResponse(&c)
+		return
 	}
 	c = completionJSON{}
 	if decodeCompletion(body, &c) == nil {
 		rec.applyResponse(&c)
 	}
-}
-
-// objectsOrNull: every value is absent, null or an object.
-func objectsOrNull(values [][]byte) bool {
-	for _, v := range values {
-		if len(v) > 0 && v[0] != '{' && string(v) != "null" {
-			return false
-		}
-	}
-	return true
 }
 
 // readAnswerBody reads the whole answer into one buffer sized by the engine's

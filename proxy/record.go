@@ -186,6 +186,9 @@ type Record struct {
 	indexed *tracedRequest
 	// live is the request's live stream, nil while no pipeline takes it.
 	live *liveStream
+	// logprobsArena holds the logprobs values of a stream's chunks, which
+	// the stream tap reads from its buffer (response.go, applyChunk).
+	logprobsArena byteArena
 }
 
 // answeredWithReasoning: a choice of the answer carries reasoning text.
@@ -287,10 +290,14 @@ const (
 // tokens with top-5 lists); past it the rest is not scored.
 const maxLogprobsBytes = 16 << 20
 
-// addLogprobs keeps one logprobs value of the choice.
-func (c *Choice) addLogprobs(raw json.RawMessage) {
+// addLogprobs keeps one logprobs value of the choice; with a, a copy of
+// it in a (raw is a slice of a buffer that is reused).
+func (c *Choice) addLogprobs(raw json.RawMessage, a *byteArena) {
 	if len(raw) == 0 || isNull(raw) || c.logprobsBytes+len(raw) > maxLogprobsBytes {
 		return
+	}
+	if a != nil {
+		raw = a.copy(raw)
 	}
 	c.logprobsBytes += len(raw)
 	c.Logprobs = append(c.Logprobs, raw)

@@ -16,6 +16,9 @@ type completionJSON struct {
 	Model   string       `json:"model"`
 	Choices []choiceJSON `json:"choices"`
 	Usage   *usageJSON   `json:"usage"`
+	// logprobsLent: the choices' Logprobs are slices of the stream tap's
+	// buffer (decodeStripped), which the record copies to keep.
+	logprobsLent bool
 }
 
 type choiceJSON struct {
@@ -74,6 +77,10 @@ func (u *usageJSON) toUsage() *Usage {
 
 // applyChunk adds one streamed chunk to the record. now is when it arrived.
 func (r *Record) applyChunk(c *completionJSON, now time.Time) {
+	var arena *byteArena
+	if c.logprobsLent {
+		arena = &r.logprobsArena
+	}
 	output := false
 	defer func() {
 		if output {
@@ -116,7 +123,7 @@ func (r *Record) applyChunk(c *completionJSON, now time.Time) {
 			ch.FinishReason = *cj.FinishReason
 		}
 		// Engines that stream logprobs send them per chunk.
-		ch.addLogprobs(cj.Logprobs)
+		ch.addLogprobs(cj.Logprobs, arena)
 	}
 }
 
@@ -162,7 +169,7 @@ func (r *Record) applyResponse(c *completionJSON) {
 		if cj.FinishReason != nil {
 			ch.FinishReason = *cj.FinishReason
 		}
-		ch.addLogprobs(cj.Logprobs)
+		ch.addLogprobs(cj.Logprobs, nil)
 	}
 }
 

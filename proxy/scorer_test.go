@@ -16,7 +16,7 @@ func finishedRecord(text string, logprobs string) *Record {
 	ch := rec.choice(0)
 	ch.appendText(text)
 	if logprobs != "" {
-		ch.addLogprobs(json.RawMessage(logprobs))
+		ch.addLogprobs(json.RawMessage(logprobs), nil)
 		rec.LogprobsSource = SourceInjected
 	}
 	return rec

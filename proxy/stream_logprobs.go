@@ -96,21 +96,24 @@ var logprobsKey = []byte(`"logprobs"`)
 // the logprobs the proxy asked for. ok is false when they could not be
 // taken out (the event has several data lines, or its data is not one
 // JSON object): dst then gets the event as it is. data is the event's
-// data as appended (it aliases dst).
-func appendStripped(dst []byte, ev sse.Event) (out, data []byte, ok bool) {
+// data as appended (it aliases dst). kept, in keep's memory, holds what
+// was taken out, each choice's logprobs value (slices of ev.Data,
+// confidence.StripLogprobsKeep); it is empty when nothing was.
+func appendStripped(dst []byte, ev sse.Event, keep [][]byte) (out, data []byte, kept [][]byte, ok bool) {
+	keep = keep[:0]
 	if !bytes.Contains(ev.Data, logprobsKey) {
-		return append(dst, ev.Raw...), ev.Data, true
+		return append(dst, ev.Raw...), ev.Data, keep, true
 	}
 	if ev.DataAt < 0 {
-		return append(dst, ev.Raw...), ev.Data, false
+		return append(dst, ev.Raw...), ev.Data, keep, false
 	}
 	at := len(dst)
 	dst = append(dst, ev.Raw[:ev.DataAt]...)
 	start := len(dst)
-	dst, err := confidence.AppendStripLogprobs(dst, ev.Data)
+	dst, kept, err := confidence.AppendStripLogprobsKeep(dst, ev.Data, keep)
 	if err != nil {
-		return append(dst[:at], ev.Raw...), ev.Data, false
+		return append(dst[:at], ev.Raw...), ev.Data, kept[:0], false
 	}
 	data = dst[start:len(dst):len(dst)]
-	return append(dst, ev.Raw[ev.DataAt+len(ev.Data):]...), data, true
+	return append(dst, ev.Raw[ev.DataAt+len(ev.Data):]...), data, kept, true
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -75,7 +76,7 @@ func TestStreamedChunkWithLogprobsIsTheChunkWithoutThemPlusOneMember(t *testing.
 		assert.Regexp(t, `"finish_reason": [^,]+, "logprobs": \{"content": \[\{"id": `, with[i], "generate_response's order")
 		ev, _, ok := sse.Next([]byte(with[i]))
 		require.True(t, ok)
-		out, _, ok := appendStripped(nil, ev)
+		out, _, _, ok := appendStripped(nil, ev, nil)
 		require.True(t, ok)
 		assert.Equal(t, normalize([]byte(without[i])), normalize(out))
 	}
@@ -196,7 +197,7 @@ func FuzzAppendStripped(f *testing.F) {
 			return
 		}
 		in, after := in[:n], in[n:] // a lone CR ends an event only with a byte after it
-		out, data, _ := appendStripped([]byte("prefix"), ev)
+		out, data, _, _ := appendStripped([]byte("prefix"), ev, nil)
 		if !bytes.HasPrefix(out, []byte("prefix")) {
 			t.Fatal("what was there before is gone")
 		}
@@ -217,11 +218,42 @@ func FuzzAppendStripped(f *testing.F) {
 		if !ok || n2 != len(out) {
 			t.Fatalf("the stripped event is no event: %q", out)
 		}
-		again, _, _ := appendStripped(nil, ev2)
+		again, _, _, _ := appendStripped(nil, ev2, nil)
 		if !bytes.Equal(again, out) {
 			t.Fatalf("not idempotent: %q -> %q -> %q", in, out, again)
 		}
 		checkOnlyLogprobsGone(t, ev.Data, data)
+	})
+}
+
+// A stream's chunks with the logprobs the proxy asked for are read from
+// what the client gets and the logprobs taken out (decodeStripped); the
+// record is what decoding each engine chunk makes of it.
+func FuzzScoredStreamRecordsAsDecoded(f *testing.F) {
+	f.Add([]byte(benchLogprobsChunk + benchPlainChunk + "data: [DONE]\n\n"))
+	for _, body := range recordAnswerCases() {
+		f.Add([]byte("data: " + string(body) + "\n\n"))
+	}
+	f.Add([]byte("data: {\"choices\": [{\"logprobs\": {\"a\": [}]}, \"delta\": {\"content\": \"x\"}}]}\n\n"))
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		now := time.Unix(1, 0)
+		got := &Record{LogprobsSource: SourceStreamed}
+		tap := newStreamTap(context.Background(), io.NopCloser(bytes.NewReader(stream)), got, false)
+		tap.take(stream, now)
+		want := &Record{LogprobsSource: SourceStreamed}
+		for rest := stream; ; {
+			ev, n, ok := sse.Next(rest)
+			if !ok {
+				break
+			}
+			rest = rest[n:]
+			var c completionJSON
+			if ev.HasData && !ev.IsDone() && decodeCompletion(ev.Data, &c) == nil {
+				want.applyChunk(&c, now)
+			}
+		}
+		got.logprobsArena, got.ChunksUnread, got.SawDone = byteArena{}, 0, false
+		require.Equal(t, want, got)
 	})
 }
 

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +40,11 @@ type streamTap struct {
 	outPos  int
 	err     error // the upstream's final error (io.EOF at the clean end)
 	decoded completionJSON
+	// kept: the logprobs values taken out of the event being read, one
+	// per choice (slices of pending), when they were taken out.
+	kept [][]byte
+	// model is the member restoreModel writes, made once.
+	model []byte
 
 	// The engine stall watch (stall.go): fired when the engine sent
 	// nothing for stallAfter.
@@ -142,57 +149,76 @@ func (t *streamTap) split(now time.Time) {
 		if !ok {
 			break
 		}
-		if t.observe(ev, now) {
-			t.forward(ev, now)
-		}
+		t.event(ev, now)
 		rest = rest[n:]
 	}
 	t.pending = append(t.pending[:0], rest...)
 	t.scanned = 0
 }
 
-// forward appends an event to what the client gets: without the logprobs
-// the proxy asked for, with the model name the client sent; and gives its
-// data to the live stream.
-func (t *streamTap) forward(ev sse.Event, now time.Time) {
+// event reads one event into the record and appends it to what the client
+// gets: without the logprobs the proxy asked for, with the model name the
+// client sent; and gives its data to the live stream.
+func (t *streamTap) event(ev sse.Event, now time.Time) {
 	if !ev.HasData {
 		t.out = append(t.out, ev.Raw...) // keepalive comments and the like
 		return
 	}
-	at, data := len(t.out), ev.Data
+	at, data, stripped := len(t.out), ev.Data, true
 	if t.stripLogprobs {
-		var ok bool
-		if t.out, data, ok = appendStripped(t.out, ev); !ok {
-			t.rec.ChunksUnread++
-		}
+		// Taken out first: the record reads the client's chunk, without
+		// the logprobs that are most of the engine's, and the logprobs
+		// from this same pass (observe).
+		t.out, data, t.kept, stripped = appendStripped(t.out, ev, t.kept)
 	} else {
 		t.out = append(t.out, ev.Raw...)
 	}
-	if !ev.IsDone() {
+	if ev.IsDone() {
+		t.rec.SawDone = true
+	} else {
+		if !t.observe(ev, data, now) {
+			t.out = t.out[:at]
+			return
+		}
 		t.rec.live.chunk(data, t.rec.ResponseID, now) // before data's bytes move
 	}
+	if !stripped {
+		t.rec.ChunksUnread++
+	}
 	if t.rec.restoreModel != nil {
-		restored := restoreModel(t.out[at:], t.rec.restoreModel)
-		t.out = append(t.out[:at], restored...)
+		t.restoreModel(at)
 	}
 }
 
-// observe reads one event into the record and says whether the client
-// gets it.
-func (t *streamTap) observe(ev sse.Event, now time.Time) (forward bool) {
-	if !ev.HasData {
-		return true // keepalive comments and the like pass as they are
+// restoreModel is restoreModel on the event at out[at:], in place: every
+// chunk echoes the name, and a copy of each would cost an allocation.
+func (t *streamTap) restoreModel(at int) {
+	i := bytes.Index(t.out[at:], echoedDefault)
+	if i < 0 {
+		return
 	}
-	if ev.IsDone() {
-		t.rec.SawDone = true
-		return true
+	if t.model == nil {
+		t.model = append([]byte(`"model": `), t.rec.restoreModel...)
 	}
+	i += at
+	t.out = slices.Replace(t.out, i, i+len(echoedDefault), t.model...)
+}
+
+// observe reads one chunk into the record and says whether the client
+// gets it. client is the chunk's data as the client gets it; with the
+// logprobs taken out of it, t.kept holds them.
+func (t *streamTap) observe(ev sse.Event, client []byte, now time.Time) (forward bool) {
 	t.decoded = completionJSON{}
-	if decodeCompletion(ev.Data, &t.decoded) != nil {
-		if t.stripLogprobs {
-			t.rec.ChunksUnread++
+	if len(t.kept) > 0 && decodeStripped(&t.decoded, ev.Data, client, t.kept) {
+		t.decoded.logprobsLent = true // slices of pending: the record copies them
+	} else {
+		t.decoded = completionJSON{}
+		if decodeCompletion(ev.Data, &t.decoded) != nil {
+			if t.stripLogprobs {
+				t.rec.ChunksUnread++
+			}
+			return true
 		}
-		return true
 	}
 	t.rec.applyChunk(&t.decoded, now)
 	return !(t.strip && t.decoded.isUsageChunk())

@@ -91,8 +91,22 @@ func StripLogprobsKeep(resp []byte) (out []byte, logprobs [][]byte, err error) {
 // AppendStripLogprobs appends StripLogprobs(resp) to dst (which must not
 // overlap resp): a stream chunk is rewritten into the relay's buffer.
 func AppendStripLogprobs(dst, resp []byte) ([]byte, error) {
+	return appendStrip(dst, resp, nil)
+}
+
+// AppendStripLogprobsKeep is AppendStripLogprobs that also returns what it
+// took out, as StripLogprobsKeep does, in keep's memory (reset first): the
+// stream tap scores a chunk from these and decodes only what the client
+// gets.
+func AppendStripLogprobsKeep(dst, resp []byte, keep [][]byte) (out []byte, logprobs [][]byte, err error) {
+	keep = keep[:0]
+	out, err = appendStrip(dst, resp, &keep)
+	return out, keep, err
+}
+
+func appendStrip(dst, resp []byte, keep *[][]byte) ([]byte, error) {
 	var buf [4]jsonedit.Edit
-	edits, err := stripEdits(resp, buf[:0], nil)
+	edits, err := stripEdits(resp, buf[:0], keep)
 	if err != nil {
 		return dst, err
 	}

@@ -91,3 +91,15 @@ func FuzzBoundaries(f *testing.F) {
 		}
 	})
 }
+
+// indexLineEnd is bytes.IndexAny(b, "\r\n").
+func FuzzIndexLineEnd(f *testing.F) {
+	for _, s := range []string{"", "a", "\n", "\r", "ab\r\ncd", "ab\ncd\r", "data: x\r"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := indexLineEnd(b), bytes.IndexAny(b, "\r\n"); got != want {
+			t.Fatalf("%q: %d, want %d", b, got, want)
+		}
+	})
+}

@@ -95,7 +95,7 @@ func Next(b []byte) (ev Event, n int, ok bool) {
 // terminator is certain yet.
 func lineEnd(b []byte, pos int) (end, term int, complete bool) {
 	rest := b[pos:]
-	i := bytes.IndexAny(rest, "\r\n")
+	i := indexLineEnd(rest)
 	if i < 0 {
 		return 0, 0, false
 	}
@@ -111,6 +111,23 @@ func lineEnd(b []byte, pos int) (end, term int, complete bool) {
 		return end, 2, true
 	}
 	return end, 1, true
+}
+
+// indexLineEnd is bytes.IndexAny(b, "\r\n"), which tests a byte at a time
+// (a chunk's data line is its whole length): a vectorised search for LF,
+// then one for CR before it.
+func indexLineEnd(b []byte) int {
+	lf := bytes.IndexByte(b, '\n')
+	if lf < 0 {
+		lf = len(b)
+	}
+	if cr := bytes.IndexByte(b[:lf], '\r'); cr >= 0 {
+		return cr
+	}
+	if lf == len(b) {
+		return -1
+	}
+	return lf
 }
 
 // field splits a non-comment line into its name and value, and says
