@@ -40,3 +40,5 @@ func TestSpanMetadataIsTheMapItReplaced(t *testing.T) {
 	_, err = json.Marshal(&spanMetadata{Perplexity: ptr(math.Inf(1))})
 	assert.Error(t, err, "an infinite perplexity cannot be written: metadata() leaves it out")
 }
+
+func ptr[T any](v T) *T { return &v }

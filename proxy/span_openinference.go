@@ -149,35 +149,35 @@ func outputMessage(b *attrs, c int, o *outputFacts, hideText bool) {
 // judge loop puts them on its evaluation events.
 func (ps *pendingSpan) metadata(h *heuristics.Result, sc *confidence.Score) string {
 	f := &ps.f
-	m := spanMetadata{Node: ps.t.node, GenerationSeconds: round4(f.end.Sub(f.start).Seconds())}
+	m := &spanMetadata{Node: ps.t.node, GenerationSeconds: round4(f.end.Sub(f.start).Seconds())}
 	if sc := ps.span.Context; sc.IsValid() {
 		m.OtelTraceID, m.OtelSpanID = sc.TraceID().String(), sc.SpanID().String()
 	}
 	if ttft, ok := f.ttft(); ok {
-		m.TTFTSeconds = ptr(round4(ttft))
+		m.TTFTSeconds = m.float(round4(ttft))
 	}
 	if h != nil {
-		m.HallucinationRisk, m.HallucinationFlagged = ptr(h.Risk), ptr(h.Flagged)
+		m.HallucinationRisk, m.HallucinationFlagged = m.float(h.Risk), &h.Flagged
 	}
 	if sc != nil && sc.OK {
 		m.LogprobsSource = f.source
-		m.ScoredTokens = ptr(sc.Tokens)
-		m.Perplexity = ptr(round4(sc.Perplexity))
-		m.ConfidenceMean = ptr(round4(sc.ConfidenceMean))
-		m.ConfidenceMin = ptr(round4(sc.ConfidenceMin))
-		m.ConfidenceStd = ptr(round4(sc.ConfidenceStd))
-		m.LowConfidenceTokenRatio = ptr(round4(sc.LowConfidenceRatio))
+		m.ScoredTokens = &sc.Tokens
+		m.Perplexity = m.float(round4(sc.Perplexity))
+		m.ConfidenceMean = m.float(round4(sc.ConfidenceMean))
+		m.ConfidenceMin = m.float(round4(sc.ConfidenceMin))
+		m.ConfidenceStd = m.float(round4(sc.ConfidenceStd))
+		m.LowConfidenceTokenRatio = m.float(round4(sc.LowConfidenceRatio))
 		if sc.HasEntropy() {
-			m.TokenEntropyNats = ptr(round4(sc.EntropyMean))
+			m.TokenEntropyNats = m.float(round4(sc.EntropyMean))
 		}
 		if sc.HasMargin() {
-			m.TokenMarginMean = ptr(round4(sc.MarginMean))
+			m.TokenMarginMean = m.float(round4(sc.MarginMean))
 		}
 	}
-	b, err := json.Marshal(&m)
+	b, err := json.Marshal(m)
 	if err != nil { // an infinite perplexity
 		m.Perplexity = nil
-		b, _ = json.Marshal(&m)
+		b, _ = json.Marshal(m)
 	}
 	return string(b)
 }
@@ -202,9 +202,19 @@ type spanMetadata struct {
 	TokenEntropyNats        *float64 `json:"token_entropy_nats,omitempty"`
 	TokenMarginMean         *float64 `json:"token_margin_mean,omitempty"`
 	TTFTSeconds             *float64 `json:"ttft_seconds,omitempty"`
+
+	// floats holds the values the pointers above point at: one allocation
+	// for the whole, not one per value.
+	floats  [10]float64
+	nFloats int
 }
 
-func ptr[T any](v T) *T { return &v }
+// float returns a pointer to v, kept in m.
+func (m *spanMetadata) float(v float64) *float64 {
+	m.floats[m.nFloats] = v
+	m.nFloats++
+	return &m.floats[m.nFloats-1]
+}
 
 // maxParamsBytes bounds llm.invocation_parameters.
 const maxParamsBytes = 8 << 10
