@@ -150,56 +150,16 @@ func (p *parser) fastContent(i int) (int, bool) {
 // fastEntry reads one generated token's entry at b[i] ('{'), as content
 // does in parse_shapes.go.
 func (p *parser) fastEntry(i int) (int, bool) {
-	b := p.b
-	if i >= len(b) || b[i] != '{' {
-		return 0, false
-	}
 	mark := len(p.cands)
 	t := pendingTok{tok: Token{Outer: Candidate{ID: -1}}}
-	var seen uint8
-	hasLP, hasTop, dropped := false, false, false
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		i++
-	} else {
-		for {
-			key, vs, ok := p.fastKey(i, false)
-			if !ok || (key != keyOther && seen&(1<<key) != 0) {
-				return 0, false
-			}
-			seen |= 1 << key
-			if key == keyTopLogprobs {
-				hasTop = true
-				i, dropped, ok = p.fastTopList(vs)
-			} else {
-				var lp bool
-				i, lp, ok = p.fastMember(&t.tok.Outer, &t.outer, key, vs)
-				hasLP = hasLP || lp
-			}
-			if !ok {
-				return 0, false
-			}
-			var more bool
-			if i, more, ok = next(b, i, '}'); !ok {
-				return 0, false
-			}
-			if !more {
-				break
-			}
-		}
-	}
-	if !hasLP {
-		t.tok.Flags |= NoOuterLogprob
+	end, f, ok := p.fastFields(i, &t.tok.Outer, &t.outer, true)
+	if !ok {
+		return 0, false
 	}
 	t.cand = [2]int{mark, len(p.cands)}
-	if !hasTop || mark == len(p.cands) {
-		t.tok.Flags |= NoTopList
-	}
-	if dropped {
-		t.tok.Flags |= DroppedCandidates
-	}
+	t.tok.Flags = f.flags(mark == len(p.cands))
 	p.toks = append(p.toks, t)
-	return i, true
+	return end, true
 }
 
 // fastTopList reads a "top_logprobs" list at b[i] ('['); dropped reports
@@ -214,49 +174,66 @@ func (p *parser) fastTopList(i int) (end int, dropped, ok bool) {
 		return i + 1, false, true
 	}
 	for {
-		if i >= len(b) || b[i] != '{' {
+		c := pendingCand{c: Candidate{ID: -1}}
+		var f entryFound
+		if i, f, ok = p.fastFields(i, &c.c, &c.refs, false); !ok {
 			return 0, false, false
 		}
-		c := pendingCand{c: Candidate{ID: -1}}
-		var seen uint8
-		hasLP := false
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			i++
-		} else {
-			for {
-				key, vs, ok := p.fastKey(i, false)
-				if !ok || (key != keyOther && seen&(1<<key) != 0) {
-					return 0, false, false
-				}
-				seen |= 1 << key
-				if key == keyTopLogprobs {
-					key = keyOther // a list in a list is skipped
-				}
-				var lp, more bool
-				if i, lp, ok = p.fastMember(&c.c, &c.refs, key, vs); !ok {
-					return 0, false, false
-				}
-				hasLP = hasLP || lp
-				if i, more, ok = next(b, i, '}'); !ok {
-					return 0, false, false
-				}
-				if !more {
-					break
-				}
-			}
-		}
-		if hasLP {
+		if f.logprob {
 			p.cands = append(p.cands, c)
 		} else {
 			dropped = true
 		}
-		var more, ok bool
+		var more bool
 		if i, more, ok = next(b, i, ']'); !ok {
 			return 0, false, false
 		}
 		if !more {
 			return i, dropped, true
+		}
+	}
+}
+
+// fastFields reads the members of an entry (with its top list) or of a
+// candidate (where a "top_logprobs" is skipped) at b[i] ('{') into c.
+func (p *parser) fastFields(i int, c *Candidate, r *textRefs, entry bool) (end int, f entryFound, ok bool) {
+	b := p.b
+	if i >= len(b) || b[i] != '{' {
+		return 0, f, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, f, true
+	}
+	var seen uint8
+	for {
+		key, vs, ok := p.fastKey(i, false)
+		if !ok || (key != keyOther && seen&(1<<key) != 0) {
+			return 0, f, false
+		}
+		seen |= 1 << key
+		switch {
+		case key == keyTopLogprobs && entry:
+			f.topList = true
+			var dropped bool
+			i, dropped, ok = p.fastTopList(vs)
+			f.dropped = f.dropped || dropped
+		case key == keyTopLogprobs:
+			i, _, ok = p.fastMember(c, r, keyOther, vs)
+		default:
+			var lp bool
+			i, lp, ok = p.fastMember(c, r, key, vs)
+			f.logprob = f.logprob || lp
+		}
+		if !ok {
+			return 0, f, false
+		}
+		var more bool
+		if i, more, ok = next(b, i, '}'); !ok {
+			return 0, f, false
+		}
+		if !more {
+			return i, f, true
 		}
 	}
 }
@@ -356,7 +333,7 @@ func unescape(s []byte) int {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		return 2
 	case 'u':
-		if r, ok := hex4(s); ok && !utf16.IsSurrogate(r) {
+		if r, ok := jsonedit.Hex4(s); ok && !utf16.IsSurrogate(r) {
 			return 6
 		}
 	}
@@ -377,32 +354,10 @@ func appendEscaped(dst, e []byte) []byte {
 	case 't':
 		return append(dst, '\t')
 	case 'u':
-		r, _ := hex4(e)
+		r, _ := jsonedit.Hex4(e)
 		return utf8.AppendRune(dst, r)
 	}
 	return append(dst, e[1])
-}
-
-// hex4 reads the escape \uXXXX at the start of s.
-func hex4(s []byte) (rune, bool) {
-	if len(s) < 6 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[2:6] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r*16 + rune(c)
-	}
-	return r, true
 }
 
 // fastBytes copies OpenAI's "bytes" at b[i] ([72, 105]) into the arena:
