@@ -111,7 +111,17 @@ func checkFastNumber(t *testing.T, s string) {
 		}
 		return
 	}
-	if end != len(s) || !wantOK || math.Float64bits(f) != math.Float64bits(want) {
+	if end < len(s) {
+		// Read in part: before a byte that is no delimiter ("00", "1-")
+		// the entry's reader finds no comma or bracket and falls back;
+		// before one ("0 5", "1]") the generic scanner's scalar ends there
+		// too, and must read the same.
+		if !strings.ContainsRune(" \t\n\r,:[]{}\"", rune(s[end])) {
+			return
+		}
+		want, wantOK = jsonedit.Number([]byte(s[:end]))
+	}
+	if !wantOK || math.Float64bits(f) != math.Float64bits(want) {
 		t.Errorf("%q: fast %v (to %d), Number %v %v", s, f, end, want, wantOK)
 	}
 }
