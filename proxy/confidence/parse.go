@@ -104,7 +104,12 @@ func Parse(raw []byte) *Logprobs {
 
 // Add appends the tokens of one more logprobs value: a stream sends one per
 // chunk, each covering the chunk's tokens.
-func (l *Logprobs) Add(raw []byte) {
+func (l *Logprobs) Add(raw []byte) { l.add(raw, true) }
+
+// add is Add, with the fast path (parse_fast.go) tried first when fast;
+// it reports whether the fast path read the value (tests hold the two
+// paths to the same results, and the real layouts to the fast one).
+func (l *Logprobs) add(raw []byte, fast bool) (fastRead bool) {
 	p := parsers.Get().(*parser)
 	defer p.release()
 	p.b = raw
@@ -113,17 +118,24 @@ func (l *Logprobs) Add(raw []byte) {
 		if i < len(raw) && string(raw[i:]) != "null" {
 			l.Truncated = true
 		}
-		return
+		return false
 	}
-	shape, err := p.object(i)
-	if err != nil {
-		l.Truncated = true
+	var shape Shape
+	if fast {
+		shape, fastRead = p.fastObject(i)
+	}
+	if !fastRead {
+		p.toks, p.cands, p.arena = p.toks[:0], p.cands[:0], p.arena[:0]
+		var err error
+		if shape, err = p.object(i); err != nil {
+			l.Truncated = true
+		}
 	}
 	if len(p.toks) == 0 {
 		if l.Shape == ShapeUnknown {
 			l.Shape = shape
 		}
-		return
+		return fastRead
 	}
 	if l.Shape == ShapeUnknown {
 		l.Shape = shape
@@ -152,6 +164,7 @@ func (l *Logprobs) Add(raw []byte) {
 		}
 		l.Tokens = append(l.Tokens, t.tok)
 	}
+	return fastRead
 }
 
 // parsers keeps the parser's scratch (pending tokens and candidates, the

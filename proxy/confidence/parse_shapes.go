@@ -105,13 +105,13 @@ func (p *parser) content(vs int) (int, error) {
 		}
 		mark, arenaMark := len(p.cands), len(p.arena)
 		t := pendingTok{tok: Token{Outer: Candidate{ID: -1}}}
-		hasLP, hasTop, dropped := false, false, false
+		var f entryFound
 		ee, err := jsonedit.EachMember(p.b, es, func(m jsonedit.Member) (int, error) {
 			if jsonedit.KeyIs(p.b, m, "top_logprobs") {
 				if m.VS >= len(p.b) || p.b[m.VS] != '[' {
 					return jsonedit.SkipValue(p.b, m.VS)
 				}
-				hasTop = true
+				f.topList = true
 				return jsonedit.EachElem(p.b, m.VS, func(cs int) (int, error) {
 					c := pendingCand{c: Candidate{ID: -1}}
 					ce, ok, err := p.field(&c.c, &c.refs, cs)
@@ -119,14 +119,14 @@ func (p *parser) content(vs int) (int, error) {
 						if ok {
 							p.cands = append(p.cands, c)
 						} else {
-							dropped = true
+							f.dropped = true
 						}
 					}
 					return ce, err
 				})
 			}
 			ve, lp, err := p.member(&t.tok.Outer, &t.outer, m)
-			hasLP = hasLP || lp
+			f.logprob = f.logprob || lp
 			return ve, err
 		})
 		if err != nil {
@@ -134,19 +134,33 @@ func (p *parser) content(vs int) (int, error) {
 			p.cands, p.arena = p.cands[:mark], p.arena[:arenaMark]
 			return ee, err
 		}
-		if !hasLP {
-			t.tok.Flags |= NoOuterLogprob
-		}
 		t.cand = [2]int{mark, len(p.cands)}
-		if !hasTop || mark == len(p.cands) {
-			t.tok.Flags |= NoTopList
-		}
-		if dropped {
-			t.tok.Flags |= DroppedCandidates
-		}
+		t.tok.Flags = f.flags(mark == len(p.cands))
 		p.toks = append(p.toks, t)
 		return ee, nil
 	})
+}
+
+// entryFound is what a content entry held, for its flags.
+type entryFound struct {
+	logprob bool // a usable logprob of its own
+	topList bool // a "top_logprobs" list
+	dropped bool // candidates without a usable logprob
+}
+
+// flags are the entry's Flags; noCands: no candidate was kept.
+func (f entryFound) flags(noCands bool) Flags {
+	var fl Flags
+	if !f.logprob {
+		fl |= NoOuterLogprob
+	}
+	if !f.topList || noCands {
+		fl |= NoTopList
+	}
+	if f.dropped {
+		fl |= DroppedCandidates
+	}
+	return fl
 }
 
 // field reads one candidate object; ok when it had a usable logprob.

@@ -148,9 +148,10 @@ func margin(lp1, lp2 float64) float64 {
 // every tail token is at most as likely as the list's last, H ≥ h − ln m.
 func entropy(cs []Candidate) (h, bound, mass float64) {
 	// log-sum-exp from the largest, for precision with tiny masses.
+	// The first term is exp(top − top) = exp(0), exactly 1: not computed.
 	top := min(cs[0].Logprob, 0)
-	var sum float64
-	for i := range cs {
+	sum := 1.0
+	for i := 1; i < len(cs); i++ {
 		sum += math.Exp(min(cs[i].Logprob, 0) - top)
 	}
 	lse := top + math.Log(sum)

@@ -115,6 +115,23 @@ func TestEntropy(t *testing.T) {
 	}
 }
 
+// entropy does not compute its first term, exp(top − top): it is exactly
+// 1 for every finite logprob the parser lets through, so the sum is the
+// same to the bit.
+func TestEntropyFirstTermIsOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	lps := []float64{0, math.Copysign(0, -1), -5e-324, -1e-300, 1e-300, -0.0078125, 0.001, -math.MaxFloat64, math.MaxFloat64}
+	for range 10_000 {
+		lps = append(lps, -math.Exp(r.NormFloat64()*20))
+	}
+	for _, lp := range lps {
+		top := min(lp, 0)
+		if e := math.Exp(min(lp, 0) - top); e != 1 {
+			t.Fatalf("exp(%v − %v) = %v", lp, top, e)
+		}
+	}
+}
+
 // The direction of the bounds, checked on random distributions truncated
 // to their top-N: renormalised h <= h − ln(mass) <= the true entropy.
 func TestEntropyBoundsHoldOnRandomDistributions(t *testing.T) {

@@ -56,13 +56,13 @@ func appendUnescaped(dst, s []byte) ([]byte, bool) {
 			case 't':
 				dst = append(dst, '\t')
 			case 'u':
-				r, ok := hex4(s[i:])
+				r, ok := Hex4(s[i:])
 				if !ok {
 					return dst, false
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
-					r2, ok := hex4(s[i:])
+					r2, ok := Hex4(s[i:])
 					if dec := utf16.DecodeRune(r, r2); ok && dec != unicode.ReplacementChar {
 						r = dec
 						i += 6
@@ -94,8 +94,8 @@ func appendUnescaped(dst, s []byte) ([]byte, bool) {
 	return dst, true
 }
 
-// hex4 reads the escape \uXXXX at the start of s.
-func hex4(s []byte) (rune, bool) {
+// Hex4 reads the escape \uXXXX at the start of s.
+func Hex4(s []byte) (rune, bool) {
 	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
 		return 0, false
 	}
