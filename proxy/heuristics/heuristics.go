@@ -60,10 +60,12 @@ func Evaluate(in Input) Result { return defaultChecker.Evaluate(in) }
 
 // Evaluate applies every rule and combines them.
 func (c *Checker) Evaluate(in Input) Result {
+	sc := getScratch()
+	defer sc.put()
 	p := prose(in.Text)
-	ws := words(p)
+	ws := sc.words(p)
 	res := Result{
-		Repetition: c.repetition(ws),
+		Repetition: c.repetition(ws, sc),
 		Refusal:    c.refusal1(ws),
 		Hedging:    c.hedging(ws),
 		Ungrounded: c.ungrounded(in, p, ws),
@@ -81,32 +83,47 @@ func (c *Checker) Risk(r Result) float64 {
 }
 
 // Repetition, Refusal, Hedging and Ungrounded apply one Default rule.
-func Repetition(text string) float64 { return defaultChecker.repetition(words(prose(text))) }
-func Refusal(text string) float64    { return defaultChecker.refusal1(words(prose(text))) }
-func Hedging(text string) float64    { return defaultChecker.hedging(words(prose(text))) }
+func Repetition(text string) float64 {
+	var sc scratch
+	return defaultChecker.repetition(sc.words(prose(text)), &sc)
+}
+func Refusal(text string) float64 { return defaultChecker.refusal1(words(prose(text))) }
+func Hedging(text string) float64 { return defaultChecker.hedging(words(prose(text))) }
 func Ungrounded(in Input) float64 {
 	p := prose(in.Text)
 	return defaultChecker.ungrounded(in, p, words(p))
 }
 
 // repetition: of the words that are not stopwords, the count of the most
-// frequent word trigram over the number of trigrams.
-func (c *Checker) repetition(ws []word) float64 {
-	var content []string
-	for _, w := range ws {
-		if !c.stop[w.norm] {
-			content = append(content, w.norm)
-		}
+// frequent word trigram over the number of trigrams. The words are counted
+// as ids (equal norms, equal ids), so that a trigram is 12 bytes to hash
+// rather than three strings.
+func (c *Checker) repetition(ws []word, sc *scratch) float64 {
+	if sc.ids == nil {
+		sc.ids = make(map[string]int32, len(ws))
+		sc.counts = make(map[[3]int32]int32, len(ws))
 	}
+	content := sc.content[:0]
+	for _, w := range ws {
+		if c.stop[w.norm] {
+			continue
+		}
+		id, ok := sc.ids[w.norm]
+		if !ok {
+			id = int32(len(sc.ids))
+			sc.ids[w.norm] = id
+		}
+		content = append(content, id)
+	}
+	sc.content = content
 	if len(content) < max(c.r.RepetitionMinWords, 3) {
 		return 0
 	}
-	counts := make(map[[3]string]int, len(content))
-	top := 0
+	top := int32(0)
 	for i := 0; i+3 <= len(content); i++ {
-		k := [3]string{content[i], content[i+1], content[i+2]}
-		counts[k]++
-		top = max(top, counts[k])
+		k := [3]int32{content[i], content[i+1], content[i+2]}
+		sc.counts[k]++
+		top = max(top, sc.counts[k])
 	}
 	return float64(top) / float64(len(content)-2)
 }

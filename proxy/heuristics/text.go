@@ -13,6 +13,11 @@ import (
 // Each removed part leaves a newline, so sentences do not run together.
 func prose(text string) string {
 	text = dropSections(text, "<think>", "</think>")
+	if !strings.Contains(text, "`") && !strings.Contains(text, "~~~") {
+		// No fence and no code span: the prose is the text, without
+		// a copy of it (most answers).
+		return text
+	}
 	var b strings.Builder
 	b.Grow(len(text))
 	fenced := false
@@ -83,7 +88,17 @@ func isWordRune(r rune) bool {
 // with apostrophes inside a word kept out of its normal form ("don't" is
 // "dont"). Anything else separates words.
 func words(s string) []word {
-	var out []word
+	var sc scratch
+	return sc.words(s)
+}
+
+// words is words(s) in the scratch's slices. A norm that is not a slice of
+// s (upper case, an apostrophe, non-ASCII) is written to sc.folded, and
+// all of them become one string at the end: one allocation per text, not
+// one per capitalised word.
+func (sc *scratch) words(s string) []word {
+	out := sc.ws[:0]
+	folded, ends := sc.folded[:0], sc.ends[:0]
 	sent, line := true, true
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -100,7 +115,6 @@ func words(s string) []word {
 			continue
 		}
 		w := word{start: i, sentStart: sent, lineStart: line, upper: unicode.IsUpper(r)}
-		var nb []byte
 		plain := true // lower-case ASCII so far: the norm is a slice of s
 		for i < len(s) {
 			r, n := utf8.DecodeRuneInString(s[i:])
@@ -108,7 +122,7 @@ func words(s string) []word {
 				next, _ := utf8.DecodeRuneInString(s[i+n:])
 				if isWordRune(next) {
 					if plain {
-						nb, plain = append(nb, s[w.start:i]...), false
+						folded, plain = append(folded, s[w.start:i]...), false
 					}
 					i += n
 					continue
@@ -122,10 +136,10 @@ func words(s string) []word {
 			}
 			lower := unicode.ToLower(r)
 			if plain && (r >= utf8.RuneSelf || lower != r) {
-				nb, plain = append(nb, s[w.start:i]...), false
+				folded, plain = append(folded, s[w.start:i]...), false
 			}
 			if !plain {
-				nb = utf8.AppendRune(nb, lower)
+				folded = utf8.AppendRune(folded, lower)
 			}
 			i += n
 		}
@@ -133,11 +147,23 @@ func words(s string) []word {
 		if plain {
 			w.norm = s[w.start:i]
 		} else {
-			w.norm = string(nb)
+			ends = append(ends, len(folded)) // its norm is set below
 		}
 		out = append(out, w)
 		sent, line = false, false
 	}
+	if len(ends) > 0 {
+		all := string(folded)
+		at, k := 0, 0
+		for i := range out {
+			if out[i].norm == "" { // the words above left without a norm
+				out[i].norm = all[at:ends[k]]
+				at = ends[k]
+				k++
+			}
+		}
+	}
+	sc.ws, sc.folded, sc.ends = out, folded, ends
 	return out
 }
 
