@@ -1,14 +1,15 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // OpenInference attributes (Arize-ai/openinference spec), so that Opik and
@@ -225,11 +226,31 @@ func invocationParameters(params map[string]json.RawMessage) string {
 	if params == nil {
 		return ""
 	}
-	b, err := json.Marshal(params)
-	if err != nil {
-		return ""
+	keys := make([]string, 0, len(params))
+	size := 2
+	for k, v := range params {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
 	}
-	return string(b)
+	slices.Sort(keys) // as json.Marshal orders a map's keys
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonedit.AppendKey(b, k)
+		b = append(b, ':')
+		switch v := params[k]; {
+		case v == nil:
+			b = append(b, "null"...)
+		case len(v) == 0:
+			return "" // json.Marshal's error for an empty RawMessage
+		default:
+			b = appendCompact(b, v, true)
+		}
+	}
+	return string(append(b, '}'))
 }
 
 // inMessageJSON is one message of a chat request, the fields the span
@@ -253,8 +274,8 @@ type contentPartJSON struct {
 
 func inputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
 	hideText := hide.InputText
-	var msgs []inMessageJSON
-	if json.Unmarshal(raw, &msgs) != nil {
+	msgs, ok := readMessages(raw)
+	if !ok {
 		return
 	}
 	for i, m := range msgs {
@@ -262,11 +283,15 @@ func inputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
 			b.add(attribute.String(attrLlmInputMessagesMessageRole(i), ident(m.Role)))
 		}
 		var text string
-		var parts []contentPartJSON
 		switch {
-		case json.Unmarshal(m.Content, &text) == nil:
+		case readString(m.Content, &text) == nil:
+			// A string, or null (as "").
 			b.add(attribute.String(attrLlmInputMessagesMessageContent(i), textOrRedacted(b, text, hideText)))
-		case json.Unmarshal(m.Content, &parts) == nil:
+		case len(m.Content) > 0 && m.Content[0] == '[':
+			parts, ok := readContentParts(m.Content)
+			if !ok {
+				break
+			}
 			for j, part := range parts {
 				b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(partType(part.Type))))
 				switch {
@@ -335,17 +360,13 @@ func toolCallAttrs(b *attrs, keys toolCallKeys, id, name, arguments string) {
 // toolDefinitions adds llm.tools.<i>.tool.json_schema, each tool as the
 // client sent it.
 func toolDefinitions(b *attrs, raw json.RawMessage) {
-	var tools []json.RawMessage
-	if json.Unmarshal(raw, &tools) != nil {
-		return
-	}
-	for i, t := range tools {
-		var compact bytes.Buffer
-		if json.Compact(&compact, t) != nil {
-			continue
-		}
-		b.add(attribute.String(attrLlmToolsToolJsonSchema(i), b.content(compact.String())))
-	}
+	var compact []byte
+	i := 0
+	eachArrayElem(raw, func(t []byte) {
+		compact = appendCompact(compact[:0], t, false)
+		b.add(attribute.String(attrLlmToolsToolJsonSchema(i), b.content(string(compact))))
+		i++
+	})
 }
 
 // stringOrStrings reads a member that is a string or a list of strings: a
@@ -398,8 +419,12 @@ func outputValue(o *outputFacts) string {
 	return string(b)
 }
 
+// mimeOf is input.value's type: JSON unless the body holds Python's
+// non-finite literals. raw is a body parseBody took, or json.Marshal's
+// output: JSON once its literals are nulled, so that is the one way it
+// can fail json.Valid, and a scan for them costs far less.
 func mimeOf(raw []byte) string {
-	if json.Valid(raw) {
+	if !jsonedit.HasPythonLiterals(raw) {
 		return "application/json"
 	}
 	return "text/plain"

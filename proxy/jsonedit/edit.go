@@ -172,7 +172,7 @@ func (o Object) Set(pos Position, kvs ...KV) []byte {
 		if len(add) > 0 {
 			add = append(add, sep...)
 		}
-		add = appendKey(add, kv.Key)
+		add = AppendKey(add, kv.Key)
 		add = append(add, colon...)
 		add = append(add, kv.Value...)
 	}
@@ -210,8 +210,9 @@ func Set(obj []byte, pos Position, kvs ...KV) ([]byte, error) {
 	return o.Set(pos, kvs...), nil
 }
 
-// appendKey appends key as a JSON string, as encoding/json writes it.
-func appendKey(dst []byte, key string) []byte {
+// AppendKey appends key as a JSON string, as encoding/json writes it (a
+// map key or a string, HTML characters escaped).
+func AppendKey(dst []byte, key string) []byte {
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			q, _ := json.Marshal(key)

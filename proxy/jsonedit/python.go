@@ -18,7 +18,31 @@ import (
 func NullPythonLiterals(b []byte) ([]byte, bool) {
 	var out []byte
 	last := 0
-	for i := 0; i < len(b); i++ {
+	for i, n := nextPythonLiteral(b, 0); i >= 0; i, n = nextPythonLiteral(b, i+n) {
+		out = append(out, b[last:i]...)
+		out = append(out, "null"...)
+		last = i + n
+	}
+	if out == nil {
+		return b, false
+	}
+	return append(out, b[last:]...), true
+}
+
+// HasPythonLiterals reports whether b holds NaN, Infinity or -Infinity
+// outside strings, without a copy of b. Of a body encoding/json reads
+// once they are nulled (as the proxy reads requests), it is exactly
+// whether encoding/json would refuse the body as it is.
+func HasPythonLiterals(b []byte) bool {
+	i, _ := nextPythonLiteral(b, 0)
+	return i >= 0
+}
+
+// nextPythonLiteral returns where the first NaN, Infinity or -Infinity
+// outside strings at or after b[from] starts, and its length; -1 when
+// there is none.
+func nextPythonLiteral(b []byte, from int) (int, int) {
+	for i := from; i < len(b); i++ {
 		var lit string
 		switch c := b[i]; c {
 		case '"':
@@ -46,18 +70,11 @@ func NullPythonLiterals(b []byte) ([]byte, bool) {
 		default:
 			continue
 		}
-		if !bytes.HasPrefix(b[i:], []byte(lit)) {
-			continue
+		if bytes.HasPrefix(b[i:], []byte(lit)) {
+			return i, len(lit)
 		}
-		out = append(out, b[last:i]...)
-		out = append(out, "null"...)
-		i += len(lit) - 1
-		last = i + 1
 	}
-	if out == nil {
-		return b, false
-	}
-	return append(out, b[last:]...), true
+	return -1, 0
 }
 
 // Number reads a JSON number (or Python's NaN, Infinity, -Infinity) and
