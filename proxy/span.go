@@ -1,12 +1,14 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // pendingSpan is a started span and what its attributes are made of: a
@@ -306,16 +309,58 @@ func (f *spanFacts) errorType() (string, string) {
 	return "", ""
 }
 
-// number reads a JSON number (nil or another type: false).
+// number reads a JSON number (nil or another type: false), as
+// json.Unmarshal into a float64 reads it (FuzzNumberMatchesEncodingJSON),
+// without its reflection: a span reads up to ten of them.
 func number(raw json.RawMessage) (float64, bool) {
-	if len(raw) == 0 || isNull(raw) {
+	lit := bytes.TrimFunc(raw, func(r rune) bool { return r < utf8.RuneSelf && jsonedit.IsSpace(byte(r)) })
+	if !isJSONNumber(lit) {
 		return 0, false
 	}
-	var v float64
-	if json.Unmarshal(raw, &v) != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+	v, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false
 	}
 	return v, true
+}
+
+// isJSONNumber: b is a number as JSON spells it,
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+func isJSONNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 func round4(v float64) float64 {

@@ -107,3 +107,19 @@ func FuzzSpanJSONMatchesEncodingJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNumberMatchesEncodingJSON: number reads any text as json.Unmarshal
+// into a float64 did.
+func FuzzNumberMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1", "0.5", "-1.5e3", "1E+2", "2e-308", "1e400", "01", "1.", ".5", "+1", "-",
+		"0x10", "1_000", "Inf", "NaN", "null", " 7 ", "\t1\n", "\"1\"", "true", "[1]", "1 2", "-Infinity", "9007199254740993"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, gotOK := number(raw)
+		want, wantOK := refNumber(raw)
+		if gotOK != wantOK || got != want {
+			t.Fatalf("%q: %v %v, want %v %v", raw, got, gotOK, want, wantOK)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -81,4 +82,15 @@ func refMimeOf(raw []byte) string {
 		return "application/json"
 	}
 	return "text/plain"
+}
+
+func refNumber(raw json.RawMessage) (float64, bool) {
+	if len(raw) == 0 || isNull(raw) {
+		return 0, false
+	}
+	var v float64
+	if json.Unmarshal(raw, &v) != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
 }
