@@ -19,14 +19,11 @@ type chunkScan struct {
 }
 
 func (s *chunkScan) skipSpace() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+	i, b := s.i, s.b // in registers: the loop does not go through s
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
 	}
+	s.i = i
 }
 
 // next skips white space and takes c if it is the next byte.
@@ -134,12 +131,14 @@ func (s *chunkScan) str() (raw []byte, escaped, ok bool) {
 // backslash, control byte or byte past ASCII. Eight at a time while it can
 // (a chunk is mostly strings), then one at a time.
 func (s *chunkScan) plainRun() {
-	for s.i+8 <= len(s.b) && !hasSpecial(binary.LittleEndian.Uint64(s.b[s.i:])) {
-		s.i += 8
+	i, b := s.i, s.b
+	for i+8 <= len(b) && !hasSpecial(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
 	}
-	for s.i < len(s.b) && plainByte[s.b[s.i]] {
-		s.i++
+	for i < len(b) && plainByte[b[i]] {
+		i++
 	}
+	s.i = i
 }
 
 // hasSpecial: one of x's eight bytes is not plain (plainByte). A byte
