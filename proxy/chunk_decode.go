@@ -74,13 +74,15 @@ func (d *chunkDecoder) decode(b []byte, c *completionJSON) bool {
 	return true
 }
 
-// release drops the lent text the decoder holds: the chunk's bytes may
-// change once it is applied.
+// release drops the lent text the decoder holds, and the logprobs
+// decodeStripped lent its choices: the chunk's bytes may change once it is
+// applied.
 func (d *chunkDecoder) release() {
 	for _, t := range d.texts[:d.used] {
 		*t = choiceTexts{}
 	}
 	d.used = 0
+	clear(d.choices[:cap(d.choices)])
 }
 
 // readMembers reads an object's members after its '{': member reads the

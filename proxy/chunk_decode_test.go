@@ -174,10 +174,10 @@ func TestChunkDecoderRecordKeepsNoneOfTheBytes(t *testing.T) {
 		mine.applyChunk(&c, now)
 		require.NoError(t, decodeCompletion(b, &want))
 		theirs.applyChunk(&want, now)
+		d.release()
 		for i := range b {
 			b[i] = 'x'
 		}
-		d.release()
 	}
 	assert.Equal(t, theirs.ResponseID, mine.ResponseID)
 	assert.Equal(t, theirs.ResponseModel, mine.ResponseModel)
