@@ -51,8 +51,10 @@ func decodePlain(b []byte, c *completionJSON) error { return json.Unmarshal(b, c
 // the logprobs or as one, choices that do not line up, logprobs edited
 // rather than removed (the legacy and OpenAI layouts), a value decoding
 // would not read whole (keptAsDecoded).
-func decodeStripped(c *completionJSON, engine, client []byte, kept [][]byte) bool {
-	if !keptAsDecoded(kept) || !utf8.Valid(engine) || decodePlain(client, c) != nil || len(c.Choices) != len(kept) {
+//
+// fast, when not nil, decodes the client's chunk first (chunkDecoder).
+func decodeStripped(c *completionJSON, engine, client []byte, kept [][]byte, fast *chunkDecoder) bool {
+	if !keptAsDecoded(kept) || !utf8.Valid(engine) || !decodeClient(c, client, fast) || len(c.Choices) != len(kept) {
 		return false
 	}
 	for i := range c.Choices {
@@ -65,6 +67,11 @@ func decodeStripped(c *completionJSON, engine, client []byte, kept [][]byte) boo
 		c.Choices[i].Logprobs = kept[i]
 	}
 	return true
+}
+
+// decodeClient is decodePlain, by fast when it reads client.
+func decodeClient(c *completionJSON, client []byte, fast *chunkDecoder) bool {
+	return fast != nil && fast.decode(client, c) || decodePlain(client, c) == nil
 }
 
 // keptAsDecoded: decoding the engine's bytes reads every kept value as

@@ -133,7 +133,7 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 // answer, it decodes the engine's answer.
 func recordAnswer(rec *Record, body, out []byte, kept [][]byte) {
 	var c completionJSON
-	if kept != nil && decodeStripped(&c, body, out, kept) {
+	if kept != nil && decodeStripped(&c, body, out, kept, nil) {
 		rec.applyResponse(&c)
 		return
 	}

@@ -47,15 +47,19 @@ type toolCallJSON struct {
 }
 
 type usageJSON struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens *int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens *int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
+	PromptTokens            int                    `json:"prompt_tokens"`
+	CompletionTokens        int                    `json:"completion_tokens"`
+	TotalTokens             int                    `json:"total_tokens"`
+	PromptTokensDetails     *promptDetailsJSON     `json:"prompt_tokens_details"`
+	CompletionTokensDetails *completionDetailsJSON `json:"completion_tokens_details"`
+}
+
+type promptDetailsJSON struct {
+	CachedTokens *int `json:"cached_tokens"`
+}
+
+type completionDetailsJSON struct {
+	ReasoningTokens *int `json:"reasoning_tokens"`
 }
 
 // isUsageChunk: the chunk mlx_lm sends after the last one when

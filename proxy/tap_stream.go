@@ -40,6 +40,8 @@ type streamTap struct {
 	outPos  int
 	err     error // the upstream's final error (io.EOF at the clean end)
 	decoded completionJSON
+	// chunks decodes mlx_lm's chunks, most of them, without allocating.
+	chunks chunkDecoder
 	// kept: the logprobs values taken out of the event being read, one
 	// per choice (slices of pending), when they were taken out.
 	kept [][]byte
@@ -209,11 +211,11 @@ func (t *streamTap) restoreModel(at int) {
 // logprobs taken out of it, t.kept holds them.
 func (t *streamTap) observe(ev sse.Event, client []byte, now time.Time) (forward bool) {
 	t.decoded = completionJSON{}
-	if len(t.kept) > 0 && decodeStripped(&t.decoded, ev.Data, client, t.kept) {
+	if len(t.kept) > 0 && decodeStripped(&t.decoded, ev.Data, client, t.kept, &t.chunks) {
 		t.decoded.logprobsLent = true // slices of pending: the record copies them
 	} else {
 		t.decoded = completionJSON{}
-		if decodeCompletion(ev.Data, &t.decoded) != nil {
+		if !t.chunks.decode(ev.Data, &t.decoded) && decodeCompletion(ev.Data, &t.decoded) != nil {
 			if t.stripLogprobs {
 				t.rec.ChunksUnread++
 			}
@@ -221,7 +223,12 @@ func (t *streamTap) observe(ev sse.Event, client []byte, now time.Time) (forward
 		}
 	}
 	t.rec.applyChunk(&t.decoded, now)
-	return !(t.strip && t.decoded.isUsageChunk())
+	usage := t.decoded.isUsageChunk()
+	// The chunk decoder's text is a slice of pending, whose bytes move
+	// once the event is read: nothing is to hold it past here.
+	t.decoded = completionJSON{}
+	t.chunks.release()
+	return !(t.strip && usage)
 }
 
 // finish ends the stream: whatever is left of an unfinished event goes to

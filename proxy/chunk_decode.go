@@ -1,0 +1,424 @@
+package proxy
+
+import (
+	"unicode/utf8"
+	"unsafe"
+)
+
+// chunkDecoder decodes the chunks mlx_lm streams, in one pass over the
+// bytes and without allocating, where decodeCompletion (goccy) copies each
+// chunk whole and allocates its choices, delta and strings: a chunk is
+// decoded for every token. decode reads only what it is sure every decoder
+// reads alike, and says no to the rest, which is then decoded the ordinary
+// way; where it says yes, *c is what decodeCompletion gives from a zero
+// completionJSON (FuzzChunkDecoderMatchesDecodeCompletion).
+//
+// The layout is generate_response's, dumped by json.dumps (mlx_lm
+// server.py; shared/reference/mlx-lm-server.md): members id,
+// system_fingerprint, object, model, created, choices and, in the usage
+// chunk (server.py L1484-1495), usage; a choice's index, finish_reason and
+// delta or text; a delta's role, content, reasoning (L1310) and
+// tool_calls (L53-90). Members are read in any order and with any white
+// space, but an unknown or repeated one, a logprobs (never streamed by
+// mlx_lm, L1477-1482), a number that is not a plain integer, a lone
+// surrogate or invalid UTF-8 is left to decodeCompletion.
+//
+// The text of a chunk (content, reasoning, text) is lent: it is a slice of
+// the chunk's bytes, or of the decoder's buffer where it had escapes, valid
+// until the chunk's bytes change or the next decode; the record copies it
+// (appendText, appendReasoning), and release drops it. What the record
+// keeps as it is (id, model, finish_reason, tool calls, usage) is the
+// decoder's own: id and model, the same in every chunk, are copied when
+// they change.
+type chunkDecoder struct {
+	choices []choiceJSON
+	// texts holds what the choices' pointers point at, one per choice.
+	texts []*choiceTexts
+	used  int // texts in use since the last release
+	// id and model are the last chunk's, owned.
+	id, model string
+	buf       []byte // unescaped text
+}
+
+// choiceTexts holds one choice's strings and delta.
+type choiceTexts struct {
+	finish, text, content, reasoning string
+	delta                            messageJSON
+}
+
+// maxChunkChoices bounds the decoder's own storage; mlx_lm streams one
+// choice.
+const maxChunkChoices = 16
+
+// maxChunkBuffer: a decoder whose buffer grew past this drops it rather
+// than keep it for the rest of the stream.
+const maxChunkBuffer = 64 << 10
+
+// decode decodes b into c and says whether it did; if not, c is as it was.
+func (d *chunkDecoder) decode(b []byte, c *completionJSON) bool {
+	d.release()
+	if cap(d.buf) > maxChunkBuffer {
+		d.buf = nil
+	}
+	d.buf = d.buf[:0]
+	s := chunkScan{b: b}
+	var out completionJSON
+	if !s.next('{') || !readMembers(&s, func(key []byte) (uint, bool) { return d.top(&s, &out, key) }) {
+		return false
+	}
+	s.skipSpace()
+	if s.i != len(b) || s.nonASCII && !utf8.Valid(b) {
+		return false
+	}
+	*c = out
+	return true
+}
+
+// release drops the lent text the decoder holds, and the logprobs
+// decodeStripped lent its choices: the chunk's bytes may change once it is
+// applied.
+func (d *chunkDecoder) release() {
+	for _, t := range d.texts[:d.used] {
+		*t = choiceTexts{}
+	}
+	d.used = 0
+	clear(d.choices[:cap(d.choices)])
+}
+
+// readMembers reads an object's members after its '{': member reads the
+// value of one and says which bit stands for its key (0 for a key not
+// read). A key seen twice is refused: decoders keep the last, and real
+// chunks have none.
+func readMembers(s *chunkScan, member func(key []byte) (uint, bool)) bool {
+	var seen uint
+	for first := true; ; first = false {
+		key, end, ok := s.member(first)
+		if !ok {
+			return false
+		}
+		if end {
+			return true
+		}
+		bit, ok := member(key)
+		if !ok || bit == 0 || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+	}
+}
+
+// top reads one member of the chunk.
+func (d *chunkDecoder) top(s *chunkScan, c *completionJSON, key []byte) (bit uint, ok bool) {
+	switch string(key) {
+	case "id":
+		c.ID, ok = d.same(s, &d.id)
+		return 1 << 0, ok
+	case "model":
+		c.Model, ok = d.same(s, &d.model)
+		return 1 << 1, ok
+	case "system_fingerprint":
+		_, _, ok = s.str()
+		return 1 << 2, ok
+	case "object":
+		_, _, ok = s.str()
+		return 1 << 3, ok
+	case "created":
+		_, ok = s.uint()
+		return 1 << 4, ok
+	case "choices":
+		c.Choices, ok = d.choiceList(s)
+		return 1 << 5, ok
+	case "usage":
+		c.Usage, ok = readUsage(s)
+		return 1 << 6, ok
+	}
+	return 0, false
+}
+
+// choiceList reads the choices, into the decoder's own slice.
+func (d *chunkDecoder) choiceList(s *chunkScan) ([]choiceJSON, bool) {
+	if s.null() {
+		return nil, true
+	}
+	if !s.next('[') {
+		return nil, false
+	}
+	if d.choices == nil {
+		d.choices = make([]choiceJSON, 0, 1)
+	}
+	list := d.choices[:0]
+	for first := true; ; first = false {
+		end, ok := s.item(first)
+		if !ok || !end && len(list) == maxChunkChoices {
+			return nil, false
+		}
+		if end {
+			break
+		}
+		list = append(list, choiceJSON{})
+		if !d.choice(s, &list[len(list)-1], d.textsFor(len(list)-1)) {
+			return nil, false
+		}
+	}
+	d.choices = list[:0]
+	return list, true
+}
+
+// textsFor is the storage for choice i, cleared.
+func (d *chunkDecoder) textsFor(i int) *choiceTexts {
+	if i == len(d.texts) {
+		d.texts = append(d.texts, new(choiceTexts))
+	}
+	d.used = max(d.used, i+1)
+	t := d.texts[i]
+	*t = choiceTexts{}
+	return t
+}
+
+func (d *chunkDecoder) choice(s *chunkScan, ch *choiceJSON, t *choiceTexts) bool {
+	if !s.next('{') {
+		return false
+	}
+	return readMembers(s, func(key []byte) (bit uint, ok bool) {
+		switch string(key) {
+		case "index":
+			ch.Index, ok = s.uint()
+			return 1 << 0, ok
+		case "finish_reason":
+			if s.null() {
+				return 1 << 1, true
+			}
+			t.finish, ok = d.finishReason(s)
+			ch.FinishReason = &t.finish
+			return 1 << 1, ok
+		case "text":
+			ch.Text, ok = d.lentOrNull(s, &t.text)
+			return 1 << 2, ok
+		case "delta":
+			if s.null() {
+				return 1 << 3, true
+			}
+			ch.Delta = &t.delta
+			return 1 << 3, s.next('{') && d.delta(s, t)
+		}
+		return 0, false
+	})
+}
+
+// delta reads a delta after its '{' into t.delta.
+func (d *chunkDecoder) delta(s *chunkScan, t *choiceTexts) bool {
+	m := &t.delta
+	return readMembers(s, func(key []byte) (bit uint, ok bool) {
+		switch string(key) {
+		case "role":
+			_, _, ok = s.str()
+			return 1 << 0, ok
+		case "content":
+			m.Content, ok = d.lentOrNull(s, &t.content)
+			return 1 << 1, ok
+		case "reasoning":
+			m.Reasoning, ok = d.lentOrNull(s, &t.reasoning)
+			return 1 << 2, ok
+		case "tool_calls":
+			m.ToolCalls, ok = d.toolCalls(s)
+			return 1 << 3, ok
+		}
+		return 0, false
+	})
+}
+
+// toolCalls reads a delta's calls, mlx_lm's layout ({"function": {"name",
+// "arguments"}, "type", "id", "index"}, server.py L53-90). They are rare
+// (one delta per call) and the record keeps their strings: they are
+// allocated.
+func (d *chunkDecoder) toolCalls(s *chunkScan) ([]toolCallJSON, bool) {
+	if s.null() {
+		return nil, true
+	}
+	if !s.next('[') {
+		return nil, false
+	}
+	calls := []toolCallJSON{}
+	for first := true; ; first = false {
+		end, ok := s.item(first)
+		if !ok {
+			return nil, false
+		}
+		if end {
+			return calls, true
+		}
+		calls = append(calls, toolCallJSON{})
+		if !d.toolCall(s, &calls[len(calls)-1]) {
+			return nil, false
+		}
+	}
+}
+
+func (d *chunkDecoder) toolCall(s *chunkScan, tc *toolCallJSON) bool {
+	if !s.next('{') {
+		return false
+	}
+	return readMembers(s, func(key []byte) (bit uint, ok bool) {
+		switch string(key) {
+		case "function":
+			return 1 << 0, s.next('{') && readMembers(s, func(key []byte) (bit uint, ok bool) {
+				switch string(key) {
+				case "name":
+					tc.Function.Name, ok = d.owned(s)
+					return 1 << 0, ok
+				case "arguments":
+					tc.Function.Arguments, ok = d.owned(s)
+					return 1 << 1, ok
+				}
+				return 0, false
+			})
+		case "type":
+			tc.Type, ok = d.owned(s)
+			return 1 << 1, ok
+		case "id":
+			tc.ID, ok = d.owned(s)
+			return 1 << 2, ok
+		case "index":
+			tc.Index, ok = intOrNull(s)
+			return 1 << 3, ok
+		}
+		return 0, false
+	})
+}
+
+// readUsage reads the usage member (server.py L1484-1495), allocated: it
+// comes once a stream.
+func readUsage(s *chunkScan) (*usageJSON, bool) {
+	if s.null() {
+		return nil, true
+	}
+	if !s.next('{') {
+		return nil, false
+	}
+	u := new(usageJSON)
+	ok := readMembers(s, func(key []byte) (bit uint, ok bool) {
+		switch string(key) {
+		case "prompt_tokens":
+			u.PromptTokens, ok = s.uint()
+			return 1 << 0, ok
+		case "completion_tokens":
+			u.CompletionTokens, ok = s.uint()
+			return 1 << 1, ok
+		case "total_tokens":
+			u.TotalTokens, ok = s.uint()
+			return 1 << 2, ok
+		case "prompt_tokens_details":
+			if s.null() {
+				return 1 << 3, true
+			}
+			u.PromptTokensDetails = new(promptDetailsJSON)
+			return 1 << 3, s.next('{') && readMembers(s, func(key []byte) (uint, bool) {
+				if string(key) != "cached_tokens" {
+					return 0, false
+				}
+				n, ok := intOrNull(s)
+				u.PromptTokensDetails.CachedTokens = n
+				return 1, ok
+			})
+		case "completion_tokens_details":
+			if s.null() {
+				return 1 << 4, true
+			}
+			u.CompletionTokensDetails = new(completionDetailsJSON)
+			return 1 << 4, s.next('{') && readMembers(s, func(key []byte) (uint, bool) {
+				if string(key) != "reasoning_tokens" {
+					return 0, false
+				}
+				n, ok := intOrNull(s)
+				u.CompletionTokensDetails.ReasoningTokens = n
+				return 1, ok
+			})
+		}
+		return 0, false
+	})
+	return u, ok
+}
+
+func intOrNull(s *chunkScan) (*int, bool) {
+	if s.null() {
+		return nil, true
+	}
+	n, ok := s.uint()
+	return &n, ok
+}
+
+// lentOrNull reads a string, lent (see chunkDecoder), into *dst and
+// returns dst; or a null, and returns nil.
+func (d *chunkDecoder) lentOrNull(s *chunkScan, dst *string) (*string, bool) {
+	if s.null() {
+		return nil, true
+	}
+	raw, escaped, ok := s.str()
+	if !ok {
+		return nil, false
+	}
+	if escaped {
+		start := len(d.buf)
+		if d.buf, ok = unescape(d.buf, raw); !ok {
+			return nil, false
+		}
+		raw = d.buf[start:]
+	}
+	*dst = unsafe.String(unsafe.SliceData(raw), len(raw))
+	return dst, true
+}
+
+// same reads a string that is most often *last (the id and model every
+// chunk repeats): it is then *last, and otherwise a copy, kept in *last.
+func (d *chunkDecoder) same(s *chunkScan, last *string) (string, bool) {
+	raw, escaped, ok := s.str()
+	if !ok {
+		return "", false
+	}
+	if !escaped && string(raw) == *last {
+		return *last, true
+	}
+	v, ok := d.copyOf(raw, escaped)
+	*last = v
+	return v, ok
+}
+
+// finishReason reads a finish_reason, one of mlx_lm's without a copy.
+func (d *chunkDecoder) finishReason(s *chunkScan) (string, bool) {
+	raw, escaped, ok := s.str()
+	if !ok {
+		return "", false
+	}
+	switch string(raw) {
+	case "stop":
+		return "stop", true
+	case "length":
+		return "length", true
+	case "tool_calls":
+		return "tool_calls", true
+	}
+	return d.copyOf(raw, escaped)
+}
+
+// owned reads a string, copied.
+func (d *chunkDecoder) owned(s *chunkScan) (string, bool) {
+	raw, escaped, ok := s.str()
+	if !ok {
+		return "", false
+	}
+	return d.copyOf(raw, escaped)
+}
+
+// copyOf is a string's value, copied: raw is a string's bytes as str
+// returns them.
+func (d *chunkDecoder) copyOf(raw []byte, escaped bool) (string, bool) {
+	if !escaped {
+		return string(raw), true
+	}
+	start := len(d.buf)
+	var ok bool
+	d.buf, ok = unescape(d.buf, raw)
+	v := string(d.buf[start:])
+	d.buf = d.buf[:start]
+	return v, ok
+}
