@@ -128,9 +128,9 @@ type Timeouts struct {
 	// (keepalive comments count) is ended: the client gets an SSE error
 	// event and [DONE], the engine's request is cancelled (0: never).
 	StreamStallTimeout time.Duration `mapstructure:"stream_stall"`
-	// ClientWriteTimeout: a client that takes longer than this to accept a
-	// write (it stopped reading) is cut off, and the engine's request
-	// cancelled (0: never).
+	// ClientWriteTimeout: a client that takes longer than this (up to an
+	// eighth more, stall.go) to accept a write (it stopped reading) is cut
+	// off, and the engine's request cancelled (0: never).
 	ClientWriteTimeout time.Duration `mapstructure:"client_write"`
 }
 

@@ -17,7 +17,7 @@ import (
 //     the engine's request is cancelled and the client's stream ends
 //     cleanly: an SSE error event (code upstream_stalled), then [DONE].
 //   - Client: every write to the client gets a deadline of
-//     ClientWriteTimeout; a write that cannot finish in time (the client's
+//     ClientWriteTimeout (up to an eighth more, deadlineWriter); a write that cannot finish in time (the client's
 //     socket buffer stayed full) fails, the relay aborts, and the engine's
 //     request is cancelled with it.
 //
@@ -33,20 +33,37 @@ const (
 // stalledEvent ends a stream the engine stopped sending.
 const stalledEvent = `data: {"error": {"message": "the engine sent nothing for too long; the stream was ended", "type": "server_error", "param": null, "code": "upstream_stalled"}}` + "\n\n"
 
-// deadlineWriter gives every write to the client a deadline.
+// deadlineWriter gives every write to the client a deadline of between
+// timeout and 9/8 of it. Moving a connection's deadline takes a lock and a
+// timer change, and a stream writes and flushes every chunk, so the
+// deadline is set an eighth past the timeout and moved only once less
+// than the timeout is left.
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
 	rec     *Record
+	// renewAt: from then on the deadline set is less than timeout away.
+	renewAt time.Time
 }
 
 func newDeadlineWriter(w http.ResponseWriter, timeout time.Duration, rec *Record) *deadlineWriter {
 	return &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout, rec: rec}
 }
 
+// arm makes sure the deadline is at least timeout away.
+func (w *deadlineWriter) arm() {
+	now := time.Now()
+	if now.Before(w.renewAt) {
+		return
+	}
+	slack := w.timeout / 8
+	_ = w.rc.SetWriteDeadline(now.Add(w.timeout + slack))
+	w.renewAt = now.Add(slack)
+}
+
 func (w *deadlineWriter) Write(b []byte) (int, error) {
-	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	w.arm()
 	n, err := w.ResponseWriter.Write(b)
 	w.noteStall(err)
 	return n, err
@@ -55,7 +72,7 @@ func (w *deadlineWriter) Write(b []byte) (int, error) {
 // Flush flushes with the same deadline: a flush is where a stream's bytes
 // reach the socket.
 func (w *deadlineWriter) Flush() {
-	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	w.arm()
 	w.noteStall(w.rc.Flush())
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,7 @@ type streamTap struct {
 	stallAfter time.Duration
 	watch      *time.Timer
 	stalled    atomic.Bool
+	lastRead   atomic.Int64 // Unix nanoseconds of the last read that brought bytes
 
 	// activity, when set, gets the time of every read that brought bytes:
 	// the engine is alive (the supervisor reads it, Proxy.LastEngineActivity).
@@ -83,10 +85,19 @@ func (t *streamTap) watchStalls(d time.Duration, cancel context.CancelFunc) {
 		return
 	}
 	t.stallAfter = d
-	t.watch = time.AfterFunc(d, func() {
+	t.lastRead.Store(time.Now().UnixNano())
+	// The timer is not moved by every read (a stream reads every chunk):
+	// when it fires, it looks at the last read and waits out the rest.
+	// (Armed only once t.watch is set: the function re-arms it.)
+	t.watch = time.AfterFunc(math.MaxInt64, func() {
+		if quiet := time.Duration(time.Now().UnixNano() - t.lastRead.Load()); quiet < d {
+			t.watch.Reset(d - quiet)
+			return
+		}
 		t.stalled.Store(true)
 		cancel()
 	})
+	t.watch.Reset(d)
 }
 
 func (t *streamTap) Read(p []byte) (int, error) {
@@ -97,13 +108,14 @@ func (t *streamTap) Read(p []byte) (int, error) {
 		t.out, t.outPos = t.out[:0], 0
 		n, err := t.body.Read(t.chunk)
 		if n > 0 {
+			now := time.Now()
 			if t.watch != nil {
-				t.watch.Reset(t.stallAfter)
+				t.lastRead.Store(now.UnixNano())
 			}
 			if t.activity != nil {
-				t.activity.Store(time.Now().UnixNano())
+				t.activity.Store(now.UnixNano())
 			}
-			t.take(t.chunk[:n], time.Now())
+			t.take(t.chunk[:n], now)
 		}
 		if err != nil {
 			t.finish(err)
