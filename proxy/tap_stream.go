@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,8 +28,9 @@ type streamTap struct {
 	// stripLogprobs: the proxy asked for this stream's logprobs.
 	stripLogprobs bool
 
-	chunk   []byte // one upstream read
-	pending []byte // bytes read but not yet a complete event
+	bufs    *tapBuffers // where chunk, pending and out come from (tapBuffersPool)
+	chunk   []byte      // one upstream read
+	pending []byte      // bytes read but not yet a complete event
 	// scanned: pending[:scanned] holds no event end (a blank line), so a
 	// read scans only the bytes it added, not the whole unfinished event
 	// again.
@@ -72,9 +74,38 @@ const streamReadSize = 4096
 const maxStreamEvent = 1 << 20
 
 func newStreamTap(ctx context.Context, body io.ReadCloser, rec *Record, strip bool) *streamTap {
+	bufs := tapBuffersPool.Get().(*tapBuffers)
 	return &streamTap{
-		body: body, rec: rec, ctx: ctx, strip: strip, chunk: make([]byte, streamReadSize),
+		body: body, rec: rec, ctx: ctx, strip: strip, bufs: bufs,
+		chunk: bufs.chunk, pending: bufs.pending[:0], out: bufs.out[:0],
 		stripLogprobs: rec.LogprobsSource == SourceStreamed,
+	}
+}
+
+// tapBuffers are a tap's read, pending and output buffers, lent by
+// tapBuffersPool for the stream's life: a stream grows them to a few
+// KiB, and a new set per stream was a tenth of what the collector
+// allocated under streamed load.
+type tapBuffers struct{ chunk, pending, out []byte }
+
+var tapBuffersPool = sync.Pool{New: func() any { return &tapBuffers{chunk: make([]byte, streamReadSize)} }}
+
+// maxPooledTapBuffer: a buffer grown past this by a large event is left
+// to the garbage collector rather than kept.
+const maxPooledTapBuffer = 64 << 10
+
+// giveBack returns the buffers to the pool; the tap reads no more.
+func (t *streamTap) giveBack() {
+	if t.bufs == nil {
+		return
+	}
+	if cap(t.pending) <= maxPooledTapBuffer && cap(t.out) <= maxPooledTapBuffer {
+		t.bufs.pending, t.bufs.out = t.pending[:0], t.out[:0]
+		tapBuffersPool.Put(t.bufs)
+	}
+	t.bufs, t.chunk, t.pending, t.out, t.outPos = nil, nil, nil, nil, 0
+	if t.err == nil {
+		t.err = io.ErrClosedPipe
 	}
 }
 
@@ -282,5 +313,6 @@ func (t *streamTap) Close() error {
 	if t.watch != nil {
 		t.watch.Stop()
 	}
+	t.giveBack()
 	return t.body.Close()
 }
