@@ -20,8 +20,9 @@ import (
 // delta or text; a delta's role, content, reasoning (L1310) and
 // tool_calls (L53-90). Members are read in any order and with any white
 // space, but an unknown or repeated one, a logprobs (never streamed by
-// mlx_lm, L1477-1482), a number that is not a plain integer, a lone
-// surrogate or invalid UTF-8 is left to decodeCompletion.
+// mlx_lm, L1477-1482; decodeStripping reads those the proxy asked for), a
+// number that is not a plain integer, a lone surrogate or invalid UTF-8 is
+// left to decodeCompletion.
 //
 // The text of a chunk (content, reasoning, text) is lent: it is a slice of
 // the chunk's bytes, or of the decoder's buffer where it had escapes, valid
@@ -38,6 +39,10 @@ type chunkDecoder struct {
 	// id and model are the last chunk's, owned.
 	id, model string
 	buf       []byte // unescaped text
+	// stripping: the chunk's choices may have logprobs, which are read
+	// into cuts (decodeStripping, chunk_strip.go).
+	stripping bool
+	cuts      []chunkCut
 }
 
 // choiceTexts holds one choice's strings and delta.
@@ -179,30 +184,36 @@ func (d *chunkDecoder) choice(s *chunkScan, ch *choiceJSON, t *choiceTexts) bool
 	if !s.next('{') {
 		return false
 	}
-	return readMembers(s, func(key []byte) (bit uint, ok bool) {
-		switch string(key) {
-		case "index":
-			ch.Index, ok = s.uint()
-			return 1 << 0, ok
-		case "finish_reason":
-			if s.null() {
-				return 1 << 1, true
-			}
-			t.finish, ok = d.finishReason(s)
-			ch.FinishReason = &t.finish
-			return 1 << 1, ok
-		case "text":
-			ch.Text, ok = d.lentOrNull(s, &t.text)
-			return 1 << 2, ok
-		case "delta":
-			if s.null() {
-				return 1 << 3, true
-			}
-			ch.Delta = &t.delta
-			return 1 << 3, s.next('{') && d.delta(s, t)
+	if d.stripping {
+		return d.strippedChoice(s, ch, t)
+	}
+	return readMembers(s, func(key []byte) (uint, bool) { return d.choiceMember(s, ch, t, key) })
+}
+
+// choiceMember reads one member of a choice but its logprobs.
+func (d *chunkDecoder) choiceMember(s *chunkScan, ch *choiceJSON, t *choiceTexts, key []byte) (bit uint, ok bool) {
+	switch string(key) {
+	case "index":
+		ch.Index, ok = s.uint()
+		return 1 << 0, ok
+	case "finish_reason":
+		if s.null() {
+			return 1 << 1, true
 		}
-		return 0, false
-	})
+		t.finish, ok = d.finishReason(s)
+		ch.FinishReason = &t.finish
+		return 1 << 1, ok
+	case "text":
+		ch.Text, ok = d.lentOrNull(s, &t.text)
+		return 1 << 2, ok
+	case "delta":
+		if s.null() {
+			return 1 << 3, true
+		}
+		ch.Delta = &t.delta
+		return 1 << 3, s.next('{') && d.delta(s, t)
+	}
+	return 0, false
 }
 
 // delta reads a delta after its '{' into t.delta.

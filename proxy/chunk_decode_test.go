@@ -103,16 +103,7 @@ func TestChunkDecoderReadsMlxLMChunks(t *testing.T) {
 		require.True(t, d.decode(data, &got), "%s: not read by the fast path: %s", name, data)
 		require.Equal(t, want, got, name)
 		for _, ch := range got.Choices {
-			switch {
-			case ch.Text != nil:
-				seen["text"] = true
-			case ch.Delta != nil && len(ch.Delta.ToolCalls) > 0:
-				seen["tool calls"] = true
-			case ch.Delta != nil && ch.Delta.Reasoning != nil:
-				seen["reasoning"] = true
-			case ch.Delta != nil && ch.Delta.Content != nil:
-				seen["content"] = true
-			}
+			seen[choiceShape(ch)] = true
 			if ch.FinishReason != nil {
 				seen["finish "+*ch.FinishReason] = true
 			}
@@ -130,6 +121,23 @@ func TestChunkDecoderReadsMlxLMChunks(t *testing.T) {
 	for _, shape := range []string{"text", "tool calls", "reasoning", "content", "usage", "finish stop", "finish length", "finish tool_calls"} {
 		assert.True(t, seen[shape], "no chunk with %s", shape)
 	}
+}
+
+// choiceShape names what a chunk's choice carries (text, tool calls,
+// reasoning, content; "" for none of them), for the tests that want every
+// kind read.
+func choiceShape(ch choiceJSON) string {
+	switch {
+	case ch.Text != nil:
+		return "text"
+	case ch.Delta != nil && len(ch.Delta.ToolCalls) > 0:
+		return "tool calls"
+	case ch.Delta != nil && ch.Delta.Reasoning != nil:
+		return "reasoning"
+	case ch.Delta != nil && ch.Delta.Content != nil:
+		return "content"
+	}
+	return ""
 }
 
 // A chunk with logprobs is decodeCompletion's; with them taken out (a

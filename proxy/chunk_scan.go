@@ -16,6 +16,9 @@ type chunkScan struct {
 	// to be checked (Python's json.dumps escapes all of them, but the
 	// arguments of a tool call are dumped with ensure_ascii=False).
 	nonASCII bool
+	// key is where the key of the member last read starts, at its quote:
+	// a member taken out of the chunk starts there (chunk_strip.go).
+	key int
 }
 
 func (s *chunkScan) skipSpace() {
@@ -65,6 +68,8 @@ func (s *chunkScan) member(first bool) (key []byte, end, ok bool) {
 	if !first && !s.next(',') {
 		return nil, false, false
 	}
+	s.skipSpace()
+	s.key = s.i
 	raw, escaped, ok := s.str()
 	if !ok || escaped || !s.next(':') {
 		return nil, false, false

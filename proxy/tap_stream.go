@@ -209,19 +209,22 @@ func (t *streamTap) event(ev sse.Event, now time.Time) {
 		t.out = append(t.out, ev.Raw...) // keepalive comments and the like
 		return
 	}
-	at, data, stripped := len(t.out), ev.Data, true
+	at, data, stripped, read := len(t.out), ev.Data, true, false
 	if t.stripLogprobs {
 		// Taken out first: the record reads the client's chunk, without
 		// the logprobs that are most of the engine's, and the logprobs
-		// from this same pass (observe).
-		t.out, data, t.kept, stripped = appendStripped(t.out, ev, t.kept)
+		// from this same pass (observe); mlx_lm's chunks are read in the
+		// pass that takes them out (stripRead).
+		if data, read = t.stripRead(ev); !read {
+			t.out, data, t.kept, stripped = appendStripped(t.out, ev, t.kept)
+		}
 	} else {
 		t.out = append(t.out, ev.Raw...)
 	}
 	if ev.IsDone() {
 		t.rec.SawDone = true
 	} else {
-		if !t.observe(ev, data, now) {
+		if !t.observe(ev, data, read, now) {
 			t.out = t.out[:at]
 			return
 		}
@@ -251,19 +254,14 @@ func (t *streamTap) restoreModel(at int) {
 
 // observe reads one chunk into the record and says whether the client
 // gets it. client is the chunk's data as the client gets it; with the
-// logprobs taken out of it, t.kept holds them.
-func (t *streamTap) observe(ev sse.Event, client []byte, now time.Time) (forward bool) {
-	t.decoded = completionJSON{}
-	if len(t.kept) > 0 && decodeStripped(&t.decoded, ev.Data, client, t.kept, &t.chunks) {
-		t.decoded.logprobsLent = true // slices of pending: the record copies them
-	} else {
-		t.decoded = completionJSON{}
-		if !t.chunks.decode(ev.Data, &t.decoded) && decodeCompletion(ev.Data, &t.decoded) != nil {
-			if t.stripLogprobs {
-				t.rec.ChunksUnread++
-			}
-			return true
+// logprobs taken out of it, t.kept holds them. read: t.decoded holds the
+// chunk already (stripRead).
+func (t *streamTap) observe(ev sse.Event, client []byte, read bool, now time.Time) (forward bool) {
+	if !read && !t.decode(ev, client) {
+		if t.stripLogprobs {
+			t.rec.ChunksUnread++
 		}
+		return true
 	}
 	t.rec.applyChunk(&t.decoded, now)
 	usage := t.decoded.isUsageChunk()
@@ -272,6 +270,18 @@ func (t *streamTap) observe(ev sse.Event, client []byte, now time.Time) (forward
 	t.decoded = completionJSON{}
 	t.chunks.release()
 	return !(t.strip && usage)
+}
+
+// decode decodes the chunk into t.decoded, from the client's chunk and
+// t.kept where it can (decodeStripped), and says whether it could.
+func (t *streamTap) decode(ev sse.Event, client []byte) bool {
+	t.decoded = completionJSON{}
+	if len(t.kept) > 0 && decodeStripped(&t.decoded, ev.Data, client, t.kept, &t.chunks) {
+		t.decoded.logprobsLent = true // slices of pending: the record copies them
+		return true
+	}
+	t.decoded = completionJSON{}
+	return t.chunks.decode(ev.Data, &t.decoded) || decodeCompletion(ev.Data, &t.decoded) == nil
 }
 
 // finish ends the stream: whatever is left of an unfinished event goes to
