@@ -20,12 +20,14 @@ func TestRecordAnswerReadsAsTheWholeAnswer(t *testing.T) {
 }
 
 func checkRecordAnswer(t *testing.T, body []byte) {
-	out, kept, err := confidence.StripLogprobsKeep(body)
+	out, kept, plain, err := confidence.StripLogprobsKeepPlain(body)
 	if err != nil {
 		return // not one JSON object: the proxy decodes the answer as it is
 	}
+	// The strip pass's plain is keptAsDecoded's, in the same pass.
+	require.Equal(t, keptAsDecoded(kept), plain, "plain")
 	got, want := &Record{}, &Record{}
-	recordAnswer(got, body, out, kept)
+	recordAnswer(got, body, out, kept, plain)
 	var c completionJSON
 	if decodeCompletion(body, &c) == nil {
 		want.applyResponse(&c)

@@ -6,6 +6,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
@@ -54,7 +55,14 @@ func decodePlain(b []byte, c *completionJSON) error { return json.Unmarshal(b, c
 //
 // fast, when not nil, decodes the client's chunk first (chunkDecoder).
 func decodeStripped(c *completionJSON, engine, client []byte, kept [][]byte, fast *chunkDecoder) bool {
-	if !keptAsDecoded(kept) || !utf8.Valid(engine) || !decodeClient(c, client, fast) || len(c.Choices) != len(kept) {
+	return keptAsDecoded(kept) && decodeStrippedPlain(c, engine, client, kept, fast)
+}
+
+// decodeStrippedPlain is decodeStripped for kept values already known to
+// be read whole by decoding (the strip pass found them plain,
+// confidence.StripLogprobsKeepPlain).
+func decodeStrippedPlain(c *completionJSON, engine, client []byte, kept [][]byte, fast *chunkDecoder) bool {
+	if !utf8.Valid(engine) || !decodeClient(c, client, fast) || len(c.Choices) != len(kept) {
 		return false
 	}
 	for i := range c.Choices {
@@ -95,7 +103,7 @@ func keptAsDecoded(kept [][]byte) bool {
 
 // maxKeptDepth is far below goccy's nesting limit (10,000): a value
 // nested deeper is left to decoding, which says whether it reads it.
-const maxKeptDepth = 1000
+const maxKeptDepth = confidence.MaxPlainDepth
 
 // bracesEndAt: the object opening v closes at v's last byte, its braces
 // counted as goccy counts them, with no NUL byte and no deeper nesting

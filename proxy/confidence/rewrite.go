@@ -77,15 +77,41 @@ func StripLogprobs(resp []byte) ([]byte, error) {
 // for an element without one or that is not an object. The proxy scores
 // from these, so the answer is read once.
 func StripLogprobsKeep(resp []byte) (out []byte, logprobs [][]byte, err error) {
+	out, logprobs, _, err = StripLogprobsKeepPlain(resp)
+	return out, logprobs, err
+}
+
+// StripLogprobsKeepPlain is StripLogprobsKeep that also says whether every
+// value it kept is plain (jsonedit.SkipObjectPlain, to MaxPlainDepth), or
+// null, or nil: found in the same pass.
+func StripLogprobsKeepPlain(resp []byte) (out []byte, logprobs [][]byte, plain bool, err error) {
 	var buf [4]jsonedit.Edit
-	edits, err := stripEdits(resp, buf[:0], &logprobs)
+	k := keeper{plain: true}
+	edits, err := stripEdits(resp, buf[:0], &k)
 	if err != nil {
-		return resp, nil, err
+		return resp, nil, false, err
 	}
 	if len(edits) == 0 {
-		return resp, logprobs, nil
+		return resp, k.vals, k.plain, nil
 	}
-	return jsonedit.Apply(resp, edits), logprobs, nil
+	return jsonedit.Apply(resp, edits), k.vals, k.plain, nil
+}
+
+// MaxPlainDepth is the deepest a plain logprobs value nests: far below
+// goccy/go-json's limit (10,000).
+const MaxPlainDepth = 1000
+
+// keeper collects what stripEdits takes out.
+type keeper struct {
+	vals  [][]byte
+	plain bool // every value so far is plain, null or nil
+}
+
+func (k *keeper) reset() { k.vals, k.plain = k.vals[:0], true }
+
+func (k *keeper) add(v []byte, plain bool) {
+	k.vals = append(k.vals, v)
+	k.plain = k.plain && (plain || v == nil || string(v) == "null")
 }
 
 // AppendStripLogprobs appends StripLogprobs(resp) to dst (which must not
@@ -99,12 +125,12 @@ func AppendStripLogprobs(dst, resp []byte) ([]byte, error) {
 // stream tap scores a chunk from these and decodes only what the client
 // gets.
 func AppendStripLogprobsKeep(dst, resp []byte, keep [][]byte) (out []byte, logprobs [][]byte, err error) {
-	keep = keep[:0]
-	out, err = appendStrip(dst, resp, &keep)
-	return out, keep, err
+	k := keeper{vals: keep[:0]}
+	out, err = appendStrip(dst, resp, &k)
+	return out, k.vals, err
 }
 
-func appendStrip(dst, resp []byte, keep *[][]byte) ([]byte, error) {
+func appendStrip(dst, resp []byte, keep *keeper) ([]byte, error) {
 	var buf [4]jsonedit.Edit
 	edits, err := stripEdits(resp, buf[:0], keep)
 	if err != nil {
@@ -115,7 +141,7 @@ func appendStrip(dst, resp []byte, keep *[][]byte) ([]byte, error) {
 
 // stripEdits are the edits of StripLogprobs, appended to edits; with keep,
 // each choice's logprobs value too (StripLogprobsKeep).
-func stripEdits(resp []byte, edits []jsonedit.Edit, keep *[][]byte) ([]jsonedit.Edit, error) {
+func stripEdits(resp []byte, edits []jsonedit.Edit, keep *keeper) ([]jsonedit.Edit, error) {
 	i := jsonedit.SkipSpace(resp, 0)
 	_, err := jsonedit.EachMember(resp, i, func(m jsonedit.Member) (int, error) {
 		if !jsonedit.KeyIs(resp, m, "choices") || m.VS >= len(resp) || resp[m.VS] != '[' {
@@ -123,18 +149,18 @@ func stripEdits(resp []byte, edits []jsonedit.Edit, keep *[][]byte) ([]jsonedit.
 		}
 		edits = edits[:0] // of duplicate "choices" the last counts
 		if keep != nil {
-			*keep = (*keep)[:0]
+			keep.reset()
 		}
 		return jsonedit.EachElem(resp, m.VS, func(cs int) (int, error) {
 			if cs >= len(resp) || resp[cs] != '{' {
 				if keep != nil {
-					*keep = append(*keep, nil)
+					keep.add(nil, true)
 				}
 				return jsonedit.SkipValue(resp, cs)
 			}
-			end, lp, err := stripChoice(resp, cs, &edits)
+			end, lp, plain, err := stripChoice(resp, cs, &edits)
 			if keep != nil {
-				*keep = append(*keep, lp)
+				keep.add(lp, plain)
 			}
 			return end, err
 		})
@@ -146,22 +172,30 @@ func stripEdits(resp []byte, edits []jsonedit.Edit, keep *[][]byte) ([]jsonedit.
 }
 
 // stripChoice adds the edits for one choice object at b[cs], and returns
-// its logprobs value (nil without one).
-func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, []byte, error) {
+// its logprobs value (nil without one) and whether that value is plain
+// (jsonedit.SkipObjectPlain).
+func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, []byte, bool, error) {
 	var buf [8]jsonedit.Member
 	ms := buf[:0]
 	k := -1 // the logprobs member; of duplicate keys the last counts, as in Python
+	plain := false
 	end, err := jsonedit.EachMember(b, cs, func(m jsonedit.Member) (int, error) {
-		ve, err := jsonedit.SkipValue(b, m.VS)
+		if !jsonedit.KeyIs(b, m, "logprobs") {
+			ve, err := jsonedit.SkipValue(b, m.VS)
+			m.VE = ve
+			ms = append(ms, m)
+			return ve, err
+		}
+		ve, p, err := jsonedit.SkipObjectPlain(b, m.VS, MaxPlainDepth)
 		m.VE = ve
-		if err == nil && jsonedit.KeyIs(b, m, "logprobs") {
-			k = len(ms)
+		if err == nil {
+			k, plain = len(ms), p
 		}
 		ms = append(ms, m)
 		return ve, err
 	})
 	if err != nil || k < 0 {
-		return end, nil, err
+		return end, nil, false, err
 	}
 	lp := ms[k]
 	v := b[lp.VS:lp.VE]
@@ -176,7 +210,7 @@ func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, []byte, error) 
 	default:
 		*edits = append(*edits, jsonedit.Removal(ms, k)) // the member and one separator
 	}
-	return end, v, nil
+	return end, v, plain, nil
 }
 
 type lpKind uint8
