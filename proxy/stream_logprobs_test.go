@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,20 +136,21 @@ func TestStreamedLogprobsOfOpenAIStyleAndUnreadableChunks(t *testing.T) {
 	unasked := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}` + "\n\n"
 	last := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}` + "\n\n"
 	broken := `data: {"id":"c","choices":[{"index":0,"logprobs":{"content":[` + "\n\n"
-	var stream string
+	var stream atomic.Value // the rig's probe reads it too, from its own goroutine
+	stream.Store("")
 	up := func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(stream))
+		_, _ = w.Write([]byte(stream.Load().(string)))
 	}
 	r := rigWithUpstream(t, up, nil)
 	body := `{"messages": [{"role": "user", "content": "x"}], "stream": true}`
 
-	stream = chunk + last + "data: [DONE]\n\n"
+	stream.Store(chunk + last + "data: [DONE]\n\n")
 	got := r.post("/v1/chat/completions", body)
 	assert.Equal(t, unasked+last+"data: [DONE]\n\n", string(got.body))
 	assert.Equal(t, 1.0, value(t, r.scrape(), "mlx_confidence_scored_total", "source", SourceStreamed))
 
-	stream = chunk + broken + last + "data: [DONE]\n\n"
+	stream.Store(chunk + broken + last + "data: [DONE]\n\n")
 	got = r.post("/v1/chat/completions", body)
 	assert.Equal(t, unasked+broken+last+"data: [DONE]\n\n", string(got.body), "the unreadable chunk as it came")
 	sc := r.scrape()
