@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 )
@@ -26,12 +27,13 @@ const (
 var panicPlaces = []string{panicHandler, panicScorer, panicSpan, panicProbe, panicLiveStatus}
 
 // panicHook, when set (tests only), is called at each place a panic is
-// recovered, so a test can make it panic there.
-var panicHook func(where string)
+// recovered, so a test can make it panic there. Atomic: the workers of an
+// earlier test's proxy may still read it while a test sets it.
+var panicHook atomic.Pointer[func(where string)]
 
 func hook(where string) {
-	if panicHook != nil {
-		panicHook(where)
+	if h := panicHook.Load(); h != nil {
+		(*h)(where)
 	}
 }
 

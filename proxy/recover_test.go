@@ -19,12 +19,13 @@ var panicsExpected atomic.Bool
 // length of a test.
 func panicAt(t *testing.T, where string) *atomic.Bool {
 	var fired atomic.Bool
-	panicHook = func(w string) {
+	h := func(w string) {
 		if w == where && fired.CompareAndSwap(false, true) {
 			panic("injected panic at " + w)
 		}
 	}
-	t.Cleanup(func() { panicHook = nil })
+	panicHook.Store(&h)
+	t.Cleanup(func() { panicHook.Store(nil) })
 	return &fired
 }
 
