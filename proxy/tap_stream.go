@@ -51,12 +51,17 @@ type streamTap struct {
 	// model is the member restoreModel writes, made once.
 	model []byte
 
-	// The engine stall watch (stall.go): fired when the engine sent
-	// nothing for stallAfter.
-	stallAfter time.Duration
-	watch      *time.Timer
-	stalled    atomic.Bool
-	lastRead   atomic.Int64 // Unix nanoseconds of the last read that brought bytes
+	// The engine stall watch (stall.go, watchStalls): fired when the
+	// engine sent nothing for stream_stall.
+	watch   *time.Timer
+	stalled atomic.Bool
+	// watchFrom and lastRead: the last read that brought bytes, as time
+	// since watchFrom (monotonic: a step of the wall clock is no stall).
+	watchFrom time.Time
+	lastRead  atomic.Int64
+	// watchDone: the stream ended; a timer that re-armed itself while it
+	// was being stopped does nothing when it fires.
+	watchDone atomic.Bool
 
 	// activity, when set, gets the time of every read that brought bytes:
 	// the engine is alive (the supervisor reads it, Proxy.LastEngineActivity).
@@ -115,13 +120,15 @@ func (t *streamTap) watchStalls(d time.Duration, cancel context.CancelFunc) {
 	if d <= 0 || cancel == nil {
 		return
 	}
-	t.stallAfter = d
-	t.lastRead.Store(time.Now().UnixNano())
+	t.watchFrom = time.Now()
 	// The timer is not moved by every read (a stream reads every chunk):
 	// when it fires, it looks at the last read and waits out the rest.
 	// (Armed only once t.watch is set: the function re-arms it.)
 	t.watch = time.AfterFunc(math.MaxInt64, func() {
-		if quiet := time.Duration(time.Now().UnixNano() - t.lastRead.Load()); quiet < d {
+		if t.watchDone.Load() {
+			return
+		}
+		if quiet := time.Since(t.watchFrom) - time.Duration(t.lastRead.Load()); quiet < d {
 			t.watch.Reset(d - quiet)
 			return
 		}
@@ -141,7 +148,7 @@ func (t *streamTap) Read(p []byte) (int, error) {
 		if n > 0 {
 			now := time.Now()
 			if t.watch != nil {
-				t.lastRead.Store(now.UnixNano())
+				t.lastRead.Store(int64(now.Sub(t.watchFrom)))
 			}
 			if t.activity != nil {
 				t.activity.Store(now.UnixNano())
@@ -288,9 +295,10 @@ func (t *streamTap) decode(ev sse.Event, client []byte) bool {
 // the client as it is, and the outcome is settled.
 func (t *streamTap) finish(err error) {
 	t.out = append(t.out, t.pending...)
-	t.pending = nil
+	t.pending = t.pending[:0] // back to the pool with the rest (giveBack)
 	t.err = err
 	if t.watch != nil {
+		t.watchDone.Store(true)
 		t.watch.Stop()
 	}
 	if t.stalled.Load() && !t.rec.SawDone && t.rec.Outcome == OutcomePending {
@@ -321,6 +329,7 @@ func (t *streamTap) finish(err error) {
 // fired.
 func (t *streamTap) Close() error {
 	if t.watch != nil {
+		t.watchDone.Store(true)
 		t.watch.Stop()
 	}
 	t.giveBack()
