@@ -20,14 +20,14 @@ func TestRecordAnswerReadsAsTheWholeAnswer(t *testing.T) {
 }
 
 func checkRecordAnswer(t *testing.T, body []byte) {
-	out, kept, plain, err := confidence.StripLogprobsKeepPlain(body)
+	out, kept, err := confidence.StripLogprobsKeep(body)
 	if err != nil {
 		return // not one JSON object: the proxy decodes the answer as it is
 	}
-	// The strip pass's plain is keptAsDecoded's, in the same pass.
-	require.Equal(t, keptAsDecoded(kept), plain, "plain")
+	// The strip pass's Plain is keptAsDecoded's, in the same pass.
+	require.Equal(t, keptAsDecoded(kept.Values), kept.Plain, "plain")
 	got, want := &Record{}, &Record{}
-	recordAnswer(got, body, out, kept, plain)
+	recordAnswer(got, body, out, kept)
 	var c completionJSON
 	if decodeCompletion(body, &c) == nil {
 		want.applyResponse(&c)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/sse"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
@@ -157,7 +158,8 @@ func TestChunkDecoderLeavesLogprobsToGoccy(t *testing.T) {
 		frame := append(append([]byte("data: "), c.data...), "\n\n"...)
 		ev, _, ok := sse.Next(frame)
 		require.True(t, ok)
-		_, client, kept, ok := appendStripped(nil, ev, nil)
+		var kept confidence.Kept
+		_, client, ok := appendStripped(nil, ev, &kept)
 		require.True(t, ok)
 		var want completionJSON
 		require.NoError(t, decodeCompletion(c.data, &want))

@@ -76,13 +76,13 @@ func (d *chunkDecoder) strippedChoice(s *chunkScan, ch *choiceJSON, t *choiceTex
 }
 
 // maxLogprobsDepth bounds the nesting of a logprobs value read here
-// (mlx_lm's is four deep), far below decodeStripped's (maxKeptDepth); a
+// (mlx_lm's is four deep), far below decodeStripped's (confidence.MaxPlainDepth); a
 // uint64 holds the kind of each open bracket.
 const maxLogprobsDepth = 64
 
 // logprobs reads a logprobs value of mlx_lm's kind and returns its bytes:
 // an object, strict JSON (no Python literal, no NUL byte, brackets paired
-// by kind, so that goccy reads it whole as it is, keptAsDecoded), whose
+// by kind, so that goccy reads it whole as it is, confidence.Kept.Plain), whose
 // keys have no escape and none is "bytes" or "token_logprobs": those mark
 // OpenAI's layout and the legacy one, which confidence.StripLogprobs edits
 // rather than removes (its classify reads less than this to tell them).

@@ -21,7 +21,7 @@ func twoPasses(ev sse.Event, d *chunkDecoder) (out []byte, c completionJSON, dec
 	t := &streamTap{chunks: *d}
 	defer func() { *d = t.chunks }()
 	var client []byte
-	out, client, t.kept, _ = appendStripped(nil, ev, nil)
+	out, client, _ = appendStripped(nil, ev, &t.kept)
 	decoded = t.decode(ev, client)
 	return out, t.decoded, decoded
 }

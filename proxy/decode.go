@@ -44,25 +44,20 @@ func decodePlain(b []byte, c *completionJSON) error { return json.Unmarshal(b, c
 // decodeStripped decodes into c what decoding engine, an answer or a chunk,
 // gives, from client (engine with its logprobs taken out, the bytes the
 // client gets) and kept (the logprobs values taken out, one per choice,
-// confidence.StripLogprobsKeep): the logprobs are most of the bytes, and
-// decoding them only copies them (goccy copies a raw value twice). Each
-// choice's Logprobs is then its kept value, a slice of engine, Python's
-// NaN and Infinity included, as decoding engine keeps them. It is false
-// where the two could differ: engine is not valid UTF-8, a literal outside
-// the logprobs or as one, choices that do not line up, logprobs edited
-// rather than removed (the legacy and OpenAI layouts), a value decoding
-// would not read whole (keptAsDecoded).
+// confidence.Kept): the logprobs are most of the bytes, and decoding them
+// only copies them (goccy copies a raw value twice). Each choice's
+// Logprobs is then its kept value, a slice of engine, Python's NaN and
+// Infinity included, as decoding engine keeps them. It is false where the
+// two could differ: engine is not valid UTF-8, a literal outside the
+// logprobs or as one, choices that do not line up, logprobs edited rather
+// than removed (the legacy and OpenAI layouts), a kept value decoding
+// would not read whole (not kept.Plain: the strip pass matches brackets by
+// depth and takes any byte in a string, while goccy skips a raw object by
+// counting its braces alone and ends at a NUL byte, its end of input).
 //
 // fast, when not nil, decodes the client's chunk first (chunkDecoder).
-func decodeStripped(c *completionJSON, engine, client []byte, kept [][]byte, fast *chunkDecoder) bool {
-	return keptAsDecoded(kept) && decodeStrippedPlain(c, engine, client, kept, fast)
-}
-
-// decodeStrippedPlain is decodeStripped for kept values already known to
-// be read whole by decoding (the strip pass found them plain,
-// confidence.StripLogprobsKeepPlain).
-func decodeStrippedPlain(c *completionJSON, engine, client []byte, kept [][]byte, fast *chunkDecoder) bool {
-	if !utf8.Valid(engine) || !decodeClient(c, client, fast) || len(c.Choices) != len(kept) {
+func decodeStripped(c *completionJSON, engine, client []byte, kept confidence.Kept, fast *chunkDecoder) bool {
+	if !kept.Plain || !utf8.Valid(engine) || !decodeClient(c, client, fast) || len(c.Choices) != len(kept.Values) {
 		return false
 	}
 	for i := range c.Choices {
@@ -72,7 +67,7 @@ func decodeStrippedPlain(c *completionJSON, engine, client []byte, kept [][]byte
 		if len(c.Choices[i].Logprobs) != 0 {
 			return false
 		}
-		c.Choices[i].Logprobs = kept[i]
+		c.Choices[i].Logprobs = kept.Values[i]
 	}
 	return true
 }
@@ -80,68 +75,4 @@ func decodeStrippedPlain(c *completionJSON, engine, client []byte, kept [][]byte
 // decodeClient is decodePlain, by fast when it reads client.
 func decodeClient(c *completionJSON, client []byte, fast *chunkDecoder) bool {
 	return fast != nil && fast.decode(client, c) || decodePlain(client, c) == nil
-}
-
-// keptAsDecoded: decoding the engine's bytes reads every kept value as
-// that same raw value. The strip pass's scanner matches brackets by depth
-// and takes any byte in a string; goccy skips a raw object by counting its
-// braces alone and ends at a NUL byte (its end of input), so an object
-// whose brackets do not pair by kind, or that holds a NUL, ends elsewhere
-// there or fails the whole decoding. Values that are not objects or null
-// (Python's NaN as the value, say) are left to decoding as well.
-func keptAsDecoded(kept [][]byte) bool {
-	for _, v := range kept {
-		if len(v) == 0 || string(v) == "null" {
-			continue
-		}
-		if v[0] != '{' || !bracesEndAt(v) {
-			return false
-		}
-	}
-	return true
-}
-
-// maxKeptDepth is far below goccy's nesting limit (10,000): a value
-// nested deeper is left to decoding, which says whether it reads it.
-const maxKeptDepth = confidence.MaxPlainDepth
-
-// bracesEndAt: the object opening v closes at v's last byte, its braces
-// counted as goccy counts them, with no NUL byte and no deeper nesting
-// than maxKeptDepth.
-func bracesEndAt(v []byte) bool {
-	braces, depth := 0, 0
-	for i := 0; i < len(v); i++ {
-		switch v[i] {
-		case 0:
-			return false
-		case '{':
-			braces++
-			depth++
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case '}':
-			braces--
-			depth--
-			if braces == 0 {
-				return i == len(v)-1
-			}
-		case '"':
-			for i++; i < len(v) && v[i] != '"'; i++ {
-				switch v[i] {
-				case 0:
-					return false
-				case '\\':
-					if i++; i < len(v) && v[i] == 0 {
-						return false
-					}
-				}
-			}
-		}
-		if depth > maxKeptDepth {
-			return false
-		}
-	}
-	return false
 }

@@ -99,9 +99,8 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 	body = restoreModel(body, rec.restoreModel)
 
 	var (
-		out   []byte
-		kept  [][]byte // the injected logprobs, per choice, when taken out
-		plain bool     // kept is read whole by decoding (decodeStrippedPlain)
+		out  []byte
+		kept confidence.Kept // the injected logprobs, per choice, when taken out
 	)
 	if rec.Destreamed {
 		if out, err = destream(body, rec.includeUsage); err != nil {
@@ -114,14 +113,14 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 	} else {
 		out = body
 		if rec.LogprobsSource == SourceInjected || rec.LogprobsSource == SourceStreamed {
-			if out, kept, plain, err = confidence.StripLogprobsKeepPlain(body); err != nil {
+			if out, kept, err = confidence.StripLogprobsKeep(body); err != nil {
 				out = body // not one JSON object: nothing was added to it
 			}
 		}
 		res.Header.Set("Content-Length", strconv.Itoa(len(out)))
 		res.ContentLength = int64(len(out))
 	}
-	recordAnswer(rec, body, out, kept, plain)
+	recordAnswer(rec, body, out, kept)
 	rec.responseRead = true
 	res.Body = newBodyTap(res.Request.Context(), io.NopCloser(bytes.NewReader(out)), rec)
 	return nil
@@ -132,13 +131,9 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 // client's answer, a fraction of the engine's, with the logprobs kept
 // (decodeStripped); where that could differ from decoding the engine's
 // answer, it decodes the engine's answer.
-func recordAnswer(rec *Record, body, out []byte, kept [][]byte, plain bool) {
+func recordAnswer(rec *Record, body, out []byte, kept confidence.Kept) {
 	var c completionJSON
-	decode := decodeStripped
-	if plain {
-		decode = decodeStrippedPlain
-	}
-	if kept != nil && decode(&c, body, out, kept, nil) {
+	if kept.Values != nil && decodeStripped(&c, body, out, kept, nil) {
 		rec.applyResponse(&c)
 		return
 	}

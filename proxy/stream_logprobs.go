@@ -96,26 +96,26 @@ var logprobsKey = []byte(`"logprobs"`)
 // the logprobs the proxy asked for. ok is false when they could not be
 // taken out (the event has several data lines, or its data is not one
 // JSON object): dst then gets the event as it is. data is the event's
-// data as appended (it aliases dst). kept, in keep's memory, holds what
-// was taken out, each choice's logprobs value (slices of ev.Data,
-// confidence.StripLogprobsKeep); it is empty when nothing was.
-func appendStripped(dst []byte, ev sse.Event, keep [][]byte) (out, data []byte, kept [][]byte, ok bool) {
-	keep = keep[:0]
+// data as appended (it aliases dst). keep (reset first) gets what was
+// taken out, each choice's logprobs value (slices of ev.Data,
+// confidence.Kept); none when nothing was.
+func appendStripped(dst []byte, ev sse.Event, keep *confidence.Kept) (out, data []byte, ok bool) {
+	keep.Values = keep.Values[:0]
 	if !bytes.Contains(ev.Data, logprobsKey) {
-		return append(dst, ev.Raw...), ev.Data, keep, true
+		return append(dst, ev.Raw...), ev.Data, true
 	}
 	if ev.DataAt < 0 {
-		return append(dst, ev.Raw...), ev.Data, keep, false
+		return append(dst, ev.Raw...), ev.Data, false
 	}
 	at := len(dst)
 	dst = append(dst, ev.Raw[:ev.DataAt]...)
 	start := len(dst)
-	dst, kept, err := confidence.AppendStripLogprobsKeep(dst, ev.Data, keep)
+	dst, err := confidence.AppendStripLogprobsKeep(dst, ev.Data, keep)
 	if err != nil {
-		return append(dst[:at], ev.Raw...), ev.Data, kept[:0], false
+		return append(dst[:at], ev.Raw...), ev.Data, false
 	}
 	data = dst[start:len(dst):len(dst)]
-	return append(dst, ev.Raw[ev.DataAt+len(ev.Data):]...), data, kept, true
+	return append(dst, ev.Raw[ev.DataAt+len(ev.Data):]...), data, true
 }
 
 // stripRead is appendStripped and the decoding of the client's chunk in

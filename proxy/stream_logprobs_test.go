@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/sse"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
@@ -77,7 +78,7 @@ func TestStreamedChunkWithLogprobsIsTheChunkWithoutThemPlusOneMember(t *testing.
 		assert.Regexp(t, `"finish_reason": [^,]+, "logprobs": \{"content": \[\{"id": `, with[i], "generate_response's order")
 		ev, _, ok := sse.Next([]byte(with[i]))
 		require.True(t, ok)
-		out, _, _, ok := appendStripped(nil, ev, nil)
+		out, _, ok := appendStripped(nil, ev, &confidence.Kept{})
 		require.True(t, ok)
 		assert.Equal(t, normalize([]byte(without[i])), normalize(out))
 	}
@@ -199,7 +200,7 @@ func FuzzAppendStripped(f *testing.F) {
 			return
 		}
 		in, after := in[:n], in[n:] // a lone CR ends an event only with a byte after it
-		out, data, _, _ := appendStripped([]byte("prefix"), ev, nil)
+		out, data, _ := appendStripped([]byte("prefix"), ev, &confidence.Kept{})
 		if !bytes.HasPrefix(out, []byte("prefix")) {
 			t.Fatal("what was there before is gone")
 		}
@@ -220,7 +221,7 @@ func FuzzAppendStripped(f *testing.F) {
 		if !ok || n2 != len(out) {
 			t.Fatalf("the stripped event is no event: %q", out)
 		}
-		again, _, _, _ := appendStripped(nil, ev2, nil)
+		again, _, _ := appendStripped(nil, ev2, &confidence.Kept{})
 		if !bytes.Equal(again, out) {
 			t.Fatalf("not idempotent: %q -> %q -> %q", in, out, again)
 		}

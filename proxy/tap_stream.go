@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/sse"
 )
 
@@ -47,7 +48,7 @@ type streamTap struct {
 	chunks chunkDecoder
 	// kept: the logprobs values taken out of the event being read, one
 	// per choice (slices of pending), when they were taken out.
-	kept [][]byte
+	kept confidence.Kept
 	// model is the member restoreModel writes, made once.
 	model []byte
 
@@ -223,7 +224,7 @@ func (t *streamTap) event(ev sse.Event, now time.Time) {
 		// from this same pass (observe); mlx_lm's chunks are read in the
 		// pass that takes them out (stripRead).
 		if data, read = t.stripRead(ev); !read {
-			t.out, data, t.kept, stripped = appendStripped(t.out, ev, t.kept)
+			t.out, data, stripped = appendStripped(t.out, ev, &t.kept)
 		}
 	} else {
 		t.out = append(t.out, ev.Raw...)
@@ -283,7 +284,7 @@ func (t *streamTap) observe(ev sse.Event, client []byte, read bool, now time.Tim
 // t.kept where it can (decodeStripped), and says whether it could.
 func (t *streamTap) decode(ev sse.Event, client []byte) bool {
 	t.decoded = completionJSON{}
-	if len(t.kept) > 0 && decodeStripped(&t.decoded, ev.Data, client, t.kept, &t.chunks) {
+	if len(t.kept.Values) > 0 && decodeStripped(&t.decoded, ev.Data, client, t.kept, &t.chunks) {
 		t.decoded.logprobsLent = true // slices of pending: the record copies them
 		return true
 	}

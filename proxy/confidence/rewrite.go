@@ -72,46 +72,42 @@ func StripLogprobs(resp []byte) ([]byte, error) {
 }
 
 // StripLogprobsKeep is StripLogprobs that also returns, in the same pass,
-// what it took out: the "logprobs" value of each element of "choices" in
-// order (of duplicate keys the last, as in Python), a slice of resp, nil
-// for an element without one or that is not an object. The proxy scores
-// from these, so the answer is read once.
-func StripLogprobsKeep(resp []byte) (out []byte, logprobs [][]byte, err error) {
-	out, logprobs, _, err = StripLogprobsKeepPlain(resp)
-	return out, logprobs, err
-}
-
-// StripLogprobsKeepPlain is StripLogprobsKeep that also says whether every
-// value it kept is plain (jsonedit.SkipObjectPlain, to MaxPlainDepth), or
-// null, or nil: found in the same pass.
-func StripLogprobsKeepPlain(resp []byte) (out []byte, logprobs [][]byte, plain bool, err error) {
+// what it took out (Kept). The proxy scores from these, so the answer is
+// read once.
+func StripLogprobsKeep(resp []byte) (out []byte, kept Kept, err error) {
 	var buf [4]jsonedit.Edit
-	k := keeper{plain: true}
-	edits, err := stripEdits(resp, buf[:0], &k)
+	kept.reset()
+	edits, err := stripEdits(resp, buf[:0], &kept)
 	if err != nil {
-		return resp, nil, false, err
+		return resp, Kept{}, err
 	}
 	if len(edits) == 0 {
-		return resp, k.vals, k.plain, nil
+		return resp, kept, nil
 	}
-	return jsonedit.Apply(resp, edits), k.vals, k.plain, nil
+	return jsonedit.Apply(resp, edits), kept, nil
+}
+
+// Kept is what a strip pass took out: the "logprobs" value of each
+// element of "choices" in order (of duplicate keys the last, as in
+// Python), a slice of the answer, nil for an element without one or that
+// is not an object; and whether every value is plain
+// (jsonedit.SkipObjectPlain, to MaxPlainDepth), null or nil, found in the
+// same pass: a decoder that reads a plain value whole ends it where the
+// strip pass did.
+type Kept struct {
+	Values [][]byte
+	Plain  bool
 }
 
 // MaxPlainDepth is the deepest a plain logprobs value nests: far below
 // goccy/go-json's limit (10,000).
 const MaxPlainDepth = 1000
 
-// keeper collects what stripEdits takes out.
-type keeper struct {
-	vals  [][]byte
-	plain bool // every value so far is plain, null or nil
-}
+func (k *Kept) reset() { k.Values, k.Plain = k.Values[:0], true }
 
-func (k *keeper) reset() { k.vals, k.plain = k.vals[:0], true }
-
-func (k *keeper) add(v []byte, plain bool) {
-	k.vals = append(k.vals, v)
-	k.plain = k.plain && (plain || v == nil || string(v) == "null")
+func (k *Kept) add(v []byte, plain bool) {
+	k.Values = append(k.Values, v)
+	k.Plain = k.Plain && (plain || v == nil || string(v) == "null")
 }
 
 // AppendStripLogprobs appends StripLogprobs(resp) to dst (which must not
@@ -120,17 +116,20 @@ func AppendStripLogprobs(dst, resp []byte) ([]byte, error) {
 	return appendStrip(dst, resp, nil)
 }
 
-// AppendStripLogprobsKeep is AppendStripLogprobs that also returns what it
-// took out, as StripLogprobsKeep does, in keep's memory (reset first): the
-// stream tap scores a chunk from these and decodes only what the client
-// gets.
-func AppendStripLogprobsKeep(dst, resp []byte, keep [][]byte) (out []byte, logprobs [][]byte, err error) {
-	k := keeper{vals: keep[:0]}
-	out, err = appendStrip(dst, resp, &k)
-	return out, k.vals, err
+// AppendStripLogprobsKeep is AppendStripLogprobs that also puts what it
+// took out in keep (reset first, its memory reused), as StripLogprobsKeep
+// does: the stream tap scores a chunk from these and decodes only what the
+// client gets.
+func AppendStripLogprobsKeep(dst, resp []byte, keep *Kept) ([]byte, error) {
+	keep.reset()
+	out, err := appendStrip(dst, resp, keep)
+	if err != nil {
+		keep.Values = keep.Values[:0]
+	}
+	return out, err
 }
 
-func appendStrip(dst, resp []byte, keep *keeper) ([]byte, error) {
+func appendStrip(dst, resp []byte, keep *Kept) ([]byte, error) {
 	var buf [4]jsonedit.Edit
 	edits, err := stripEdits(resp, buf[:0], keep)
 	if err != nil {
@@ -141,7 +140,7 @@ func appendStrip(dst, resp []byte, keep *keeper) ([]byte, error) {
 
 // stripEdits are the edits of StripLogprobs, appended to edits; with keep,
 // each choice's logprobs value too (StripLogprobsKeep).
-func stripEdits(resp []byte, edits []jsonedit.Edit, keep *keeper) ([]jsonedit.Edit, error) {
+func stripEdits(resp []byte, edits []jsonedit.Edit, keep *Kept) ([]jsonedit.Edit, error) {
 	i := jsonedit.SkipSpace(resp, 0)
 	_, err := jsonedit.EachMember(resp, i, func(m jsonedit.Member) (int, error) {
 		if !jsonedit.KeyIs(resp, m, "choices") || m.VS >= len(resp) || resp[m.VS] != '[' {
