@@ -27,9 +27,9 @@ func (d *chunkDecoder) decodeStripping(b []byte, c *completionJSON) bool {
 	d.stripping, d.cuts = true, d.cuts[:0]
 	ok := d.decode(b, c)
 	d.stripping = false
-	if ok {
-		c.logprobsLent = true
-	}
+	// Lent as decodeStripped lends: a chunk with choices (one without
+	// any, "logprobs" only in a string, has nothing to lend).
+	c.logprobsLent = ok && len(c.Choices) > 0
 	return ok
 }
 
