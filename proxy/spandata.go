@@ -54,18 +54,8 @@ type SpanSource struct {
 	Scope    string // TracerName
 }
 
-// Value is the resource attribute k ("" without it).
-func (s *SpanSource) Value(k string) string {
-	for _, kv := range s.Resource {
-		if string(kv.Key) == k {
-			return kv.Value.Emit()
-		}
-	}
-	return ""
-}
-
 // newSpanContext is the context of a request's span, as the SDK's
-// ParentBased(AlwaysSample) sampler and the preset ids (traceid.go) made
+// ParentBased(AlwaysSample) sampler and the ids chosen on arrival (idsFor) made
 // it: a child of the client's span when the request came with a valid
 // traceparent, else a root; ok is false when the client said not sampled
 // (no span is made).
@@ -77,13 +67,11 @@ func newSpanContext(parent context.Context) (sc, psc trace.SpanContext, ok bool)
 	if psc.IsValid() && !psc.IsSampled() {
 		return trace.SpanContext{}, psc, false
 	}
-	var ids presetIDs
 	cfg := trace.SpanContextConfig{TraceFlags: psc.TraceFlags() | trace.FlagsSampled, TraceState: psc.TraceState()}
+	var traceID trace.TraceID // a new trace, unless the client continues one
 	if psc.IsValid() {
-		cfg.TraceID = psc.TraceID()
-		cfg.SpanID = ids.NewSpanID(parent, cfg.TraceID)
-	} else {
-		cfg.TraceID, cfg.SpanID = ids.NewIDs(parent)
+		traceID = psc.TraceID()
 	}
+	cfg.TraceID, cfg.SpanID = idsFor(parent, traceID)
 	return trace.NewSpanContext(cfg), psc, true
 }

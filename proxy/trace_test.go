@@ -235,7 +235,14 @@ func TestSpanOfANonStreamedChat(t *testing.T) {
 	}
 }
 
-func resourceValue(span *Span, key string) string { return span.Source.Value(key) }
+func resourceValue(span *Span, key string) string {
+	for _, kv := range span.Source.Resource {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
 
 func TestSpanOfAStream(t *testing.T) {
 	r, sink := tracedRig(t)

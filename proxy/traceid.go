@@ -11,8 +11,8 @@ import (
 // A request's span ids are chosen when it arrives, not when its span is
 // made (as it ends): the client gets them in TraceIDHeader and
 // SpanIDHeader with the answer's headers, so that it can give feedback on
-// the answer (feedback.go) or find it in Jaeger and Opik. The tracer's id generator
-// takes the ids the request carries in its context.
+// the answer (feedback.go) or find it in Jaeger and Opik. The span takes
+// the ids the request carries in its context (idsFor).
 
 // TraceIDHeader is the answer's header with the request's trace id (32
 // hex digits), when the request is traced.
@@ -47,22 +47,18 @@ func assignIDs(parent context.Context) (context.Context, requestIDs) {
 	return context.WithValue(parent, requestIDsKey{}, ids), ids
 }
 
-// presetIDs gives a span its ids (newSpanContext): the ids assignIDs put
-// in the context, else new ones (a span started without them).
-type presetIDs struct{}
-
-func (presetIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
-	if ids, ok := ctx.Value(requestIDsKey{}).(requestIDs); ok {
+// idsFor are the ids of the span of a request whose trace is traceID
+// (zero for a new trace): those assignIDs put in ctx when they are of that
+// trace, else new ones (a span started without them).
+func idsFor(ctx context.Context, traceID trace.TraceID) (trace.TraceID, trace.SpanID) {
+	ids, ok := ctx.Value(requestIDsKey{}).(requestIDs)
+	switch {
+	case ok && (!traceID.IsValid() || ids.trace == traceID):
 		return ids.trace, ids.span
+	case traceID.IsValid():
+		return traceID, newSpanID()
 	}
 	return newTraceID(), newSpanID()
-}
-
-func (presetIDs) NewSpanID(ctx context.Context, traceID trace.TraceID) trace.SpanID {
-	if ids, ok := ctx.Value(requestIDsKey{}).(requestIDs); ok && ids.trace == traceID {
-		return ids.span
-	}
-	return newSpanID()
 }
 
 // newTraceID and newSpanID are random and never zero, as the SDK's own
