@@ -64,8 +64,14 @@ func (c *Checker) Evaluate(in Input) Result {
 	defer sc.put()
 	p := prose(in.Text)
 	ws := sc.words(p)
+	return c.result(in, p, ws, c.repetition(ws, sc))
+}
+
+// result is the rules applied to the words ws of the prose p of in, with
+// the repetition found in them, and combined.
+func (c *Checker) result(in Input, p string, ws []word, repetition float64) Result {
 	res := Result{
-		Repetition: c.repetition(ws, sc),
+		Repetition: repetition,
 		Refusal:    c.refusal1(ws),
 		Hedging:    c.hedging(ws),
 		Ungrounded: c.ungrounded(in, p, ws),

@@ -9,21 +9,14 @@ import (
 // The heuristics as they were before their scratch was pooled and their
 // words' norms shared one buffer: the reference FuzzEvaluateMatchesReference
 // holds the current code to. Only the functions that changed are here;
-// the rules that read the words (refusal1, hedging, kinds) are shared.
+// the rules that read the words (refusal1, hedging, kinds), dropSections
+// and the way the rules combine (Checker.result) are shared.
 
 // Evaluate applies every rule and combines them.
 func (c *Checker) refEvaluate(in Input) Result {
 	p := refProse(in.Text)
 	ws := refWords(p)
-	res := Result{
-		Repetition: c.refRepetition(ws),
-		Refusal:    c.refusal1(ws),
-		Hedging:    c.hedging(ws),
-		Ungrounded: c.ungrounded(in, p, ws),
-	}
-	res.Risk = c.Risk(res)
-	res.Flagged = res.Risk > c.r.FlagThreshold
-	return res
+	return c.result(in, p, ws, c.refRepetition(ws))
 }
 
 // repetition: of the words that are not stopwords, the count of the most
@@ -54,7 +47,7 @@ func (c *Checker) refRepetition(ws []word) float64 {
 // are neither claims nor hedges, and code repeats itself legitimately.
 // Each removed part leaves a newline, so sentences do not run together.
 func refProse(text string) string {
-	text = refDropSections(text, "<think>", "</think>")
+	text = dropSections(text, "<think>", "</think>")
 	var b strings.Builder
 	b.Grow(len(text))
 	fenced := false
@@ -68,36 +61,8 @@ func refProse(text string) string {
 		if fenced {
 			continue
 		}
-		b.WriteString(refDropSections(line, "`", "`"))
+		b.WriteString(dropSections(line, "`", "`"))
 	}
-	return b.String()
-}
-
-// dropSections replaces every open…close section by a newline (a space for
-// the one-character inline code delimiters); an unclosed one is kept.
-func refDropSections(s, open, close string) string {
-	if !strings.Contains(s, open) {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(s, open)
-		if i < 0 {
-			break
-		}
-		j := strings.Index(s[i+len(open):], close)
-		if j < 0 {
-			break
-		}
-		b.WriteString(s[:i])
-		if len(open) == 1 {
-			b.WriteByte(' ')
-		} else {
-			b.WriteByte('\n')
-		}
-		s = s[i+len(open)+j+len(close):]
-	}
-	b.WriteString(s)
 	return b.String()
 }
 
