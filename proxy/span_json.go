@@ -151,24 +151,22 @@ var (
 
 // readMessages reads a chat request's messages as json.Unmarshal into
 // []inMessageJSON does; false where it fails.
-func readMessages(raw []byte) ([]inMessageJSON, bool) {
-	msgs, err := readArray(raw, readMessage)
-	if err == errUnmodelled {
-		msgs = nil
-		return msgs, json.Unmarshal(raw, &msgs) == nil
-	}
-	return msgs, err == nil
-}
+func readMessages(raw []byte) ([]inMessageJSON, bool) { return readList(raw, readMessage) }
 
 // readContentParts reads a message's content as json.Unmarshal into
 // []contentPartJSON does; false where it fails.
-func readContentParts(raw []byte) ([]contentPartJSON, bool) {
-	parts, err := readArray(raw, readContentPart)
+func readContentParts(raw []byte) ([]contentPartJSON, bool) { return readList(raw, readContentPart) }
+
+// readList reads raw as json.Unmarshal into []T does, each element by
+// read, and by json.Unmarshal itself where read meets what it does not
+// model; false where it fails.
+func readList[T any](raw []byte, read func(v []byte, into *T) error) ([]T, bool) {
+	xs, err := readArray(raw, read)
 	if err == errUnmodelled {
-		parts = nil
-		return parts, json.Unmarshal(raw, &parts) == nil
+		xs = nil
+		return xs, json.Unmarshal(raw, &xs) == nil
 	}
-	return parts, err == nil
+	return xs, err == nil
 }
 
 // readArray reads the JSON array raw into a slice of structs, each

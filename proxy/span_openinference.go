@@ -273,47 +273,61 @@ type contentPartJSON struct {
 }
 
 func inputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
-	hideText := hide.InputText
 	msgs, ok := readMessages(raw)
 	if !ok {
 		return
 	}
 	for i, m := range msgs {
-		if m.Role != "" {
-			b.add(attribute.String(attrLlmInputMessagesMessageRole(i), ident(m.Role)))
-		}
-		var text string
+		var c messageContent
 		switch {
-		case readString(m.Content, &text) == nil:
-			// A string, or null (as "").
-			b.add(attribute.String(attrLlmInputMessagesMessageContent(i), textOrRedacted(b, text, hideText)))
+		case readString(m.Content, &c.text) == nil:
+			c.isText = true // a string, or null (as "")
 		case len(m.Content) > 0 && m.Content[0] == '[':
-			parts, ok := readContentParts(m.Content)
-			if !ok {
-				break
-			}
-			for j, part := range parts {
-				b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(partType(part.Type))))
-				switch {
-				case part.Type == "text":
-					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
-				case part.ImageURL != nil:
-					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), imageURL(b, part.ImageURL.URL, hide)))
-				}
+			if parts, ok := readContentParts(m.Content); ok {
+				c.parts = parts
 			}
 		}
-		if m.Name != "" {
-			b.add(attribute.String(attrLlmInputMessagesMessageName(i), ident(m.Name)))
+		addInputMessage(b, i, &m, c, hide)
+	}
+}
+
+// messageContent is a message's content as read: text (a string, or null
+// as ""), or its parts; neither for anything else.
+type messageContent struct {
+	text   string
+	isText bool
+	parts  []contentPartJSON
+}
+
+// addInputMessage adds the attributes of the i-th input message.
+func addInputMessage(b *attrs, i int, m *inMessageJSON, c messageContent, hide HideConfig) {
+	hideText := hide.InputText
+	if m.Role != "" {
+		b.add(attribute.String(attrLlmInputMessagesMessageRole(i), ident(m.Role)))
+	}
+	if c.isText {
+		b.add(attribute.String(attrLlmInputMessagesMessageContent(i), textOrRedacted(b, c.text, hideText)))
+	}
+	for j, part := range c.parts {
+		b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(partType(part.Type))))
+		switch {
+		case part.Type == "text":
+			b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
+		case part.ImageURL != nil:
+			b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), imageURL(b, part.ImageURL.URL, hide)))
 		}
-		if m.ToolCallID != "" {
-			b.add(attribute.String(attrLlmInputMessagesMessageToolCallId(i), ident(m.ToolCallID)))
-		}
-		for k, tc := range m.ToolCalls {
-			keys := toolCallKeys{attrLlmInputMessagesMessageToolCallsToolCallId(i, k),
-				attrLlmInputMessagesMessageToolCallsToolCallFunctionName(i, k),
-				attrLlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k)}
-			toolCallAttrs(b, keys, tc.ID, tc.Function.Name, tc.Function.Arguments)
-		}
+	}
+	if m.Name != "" {
+		b.add(attribute.String(attrLlmInputMessagesMessageName(i), ident(m.Name)))
+	}
+	if m.ToolCallID != "" {
+		b.add(attribute.String(attrLlmInputMessagesMessageToolCallId(i), ident(m.ToolCallID)))
+	}
+	for k, tc := range m.ToolCalls {
+		keys := toolCallKeys{attrLlmInputMessagesMessageToolCallsToolCallId(i, k),
+			attrLlmInputMessagesMessageToolCallsToolCallFunctionName(i, k),
+			attrLlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k)}
+		toolCallAttrs(b, keys, tc.ID, tc.Function.Name, tc.Function.Arguments)
 	}
 }
 

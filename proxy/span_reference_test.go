@@ -9,46 +9,24 @@ import (
 )
 
 // The span's readers of the request as they were with encoding/json: the
-// references span_json_fuzz_test.go holds span_json.go's readers to.
+// references span_json_fuzz_test.go holds span_json.go's readers to. The
+// attributes a message makes once read (addInputMessage) are shared.
 
 func refInputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
-	hideText := hide.InputText
 	var msgs []inMessageJSON
 	if json.Unmarshal(raw, &msgs) != nil {
 		return
 	}
 	for i, m := range msgs {
-		if m.Role != "" {
-			b.add(attribute.String(attrLlmInputMessagesMessageRole(i), ident(m.Role)))
-		}
-		var text string
-		var parts []contentPartJSON
+		var c messageContent
 		switch {
-		case json.Unmarshal(m.Content, &text) == nil:
-			b.add(attribute.String(attrLlmInputMessagesMessageContent(i), textOrRedacted(b, text, hideText)))
-		case json.Unmarshal(m.Content, &parts) == nil:
-			for j, part := range parts {
-				b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(partType(part.Type))))
-				switch {
-				case part.Type == "text":
-					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
-				case part.ImageURL != nil:
-					b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), imageURL(b, part.ImageURL.URL, hide)))
-				}
-			}
+		case json.Unmarshal(m.Content, &c.text) == nil:
+			c.isText = true
+		case json.Unmarshal(m.Content, &c.parts) == nil:
+		default:
+			c.parts = nil // what a failed decoding left
 		}
-		if m.Name != "" {
-			b.add(attribute.String(attrLlmInputMessagesMessageName(i), ident(m.Name)))
-		}
-		if m.ToolCallID != "" {
-			b.add(attribute.String(attrLlmInputMessagesMessageToolCallId(i), ident(m.ToolCallID)))
-		}
-		for k, tc := range m.ToolCalls {
-			keys := toolCallKeys{attrLlmInputMessagesMessageToolCallsToolCallId(i, k),
-				attrLlmInputMessagesMessageToolCallsToolCallFunctionName(i, k),
-				attrLlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k)}
-			toolCallAttrs(b, keys, tc.ID, tc.Function.Name, tc.Function.Arguments)
-		}
+		addInputMessage(b, i, &m, c, hide)
 	}
 }
 
