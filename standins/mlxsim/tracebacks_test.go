@@ -30,12 +30,12 @@ func TestTracebacksArePinned(t *testing.T) {
 
 	section("startup warning", userWarning())
 	section("exit", exitTraceback())
-	section("metal fault, MLX 0.32: the generation thread dies", metalThreadDeath())
-	section("load failure, mlx-lm 0.31: the generation thread dies", loadThreadDeath(DefaultModel))
+	section("metal fault, MLX 0.32: the generation thread dies", metalThreadDeath().excepthook())
+	section("load failure, mlx-lm 0.31: the generation thread dies", loadThreadDeath(DefaultModel).excepthook())
 	section("load failure, mlx-lm 0.30: the main thread, exit 1", loadMainTraceback(DefaultModel))
-	section("stop [1]: the generation thread dies", stopThreadDeath(&pyExc{typ: "TypeError", msg: "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"}))
-	section(`stop [["a"]]: the generation thread dies`, stopThreadDeath(&pyExc{typ: "TypeError", msg: "unhashable type: 'list'"}))
-	section("a text prompt cached whole: the generation thread dies", exactHitThreadDeath())
+	section("stop [1]: the generation thread dies", stopThreadDeath(&pyExc{typ: "TypeError", msg: "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"}).excepthook())
+	section(`stop [["a"]]: the generation thread dies`, stopThreadDeath(&pyExc{typ: "TypeError", msg: "unhashable type: 'list'"}).excepthook())
+	section("a text prompt cached whole: the generation thread dies", exactHitThreadDeath().excepthook())
 	for _, err := range []error{syscall.EADDRINUSE, syscall.EACCES, syscall.EADDRNOTAVAIL, errors.New("lookup foo: no such host")} {
 		section("bind "+err.Error(), BindErrorTraceback(err))
 	}
