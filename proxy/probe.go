@@ -34,7 +34,10 @@ func (p *Proxy) setUp(up bool) {
 // probeLoop asks the engine's /health at start and every ProbeInterval.
 // mlx_lm answers it as soon as its HTTP server is up (before the model has
 // loaded): mlx_up says the engine is reachable, the supervisor's
-// mlx_server_ready says it can generate.
+// mlx_server_ready says it can generate. From mlx-lm's #1791 (main after
+// 0.32.0) /health answers 503 once the generation thread is dead, which
+// makes mlx_up 0 at once; mlx-lm 0.31.3 answers 200 all the same, and only
+// the supervisor's log watch and probes see that death.
 func (p *Proxy) probeLoop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	interval := p.cfg.ProbeInterval
@@ -86,6 +89,9 @@ func (p *Proxy) probe(ctx context.Context, timeout time.Duration) {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable && p.upState.v.Load() != 2 {
+		p.log.Warn("Upstream engine answers /health with 503: its generation thread is dead", zap.String("upstream", p.upstream.Redacted()))
+	}
 	p.setUp(resp.StatusCode == http.StatusOK)
 }
 
