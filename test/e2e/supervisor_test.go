@@ -199,14 +199,19 @@ func testMetalFault(t *testing.T, mlxVersion string, exitCode float64) {
 
 // A model that cannot be loaded: under mlx-lm 0.31 (the default pair) the
 // generation thread dies and the process stays up, never ready; under
-// 0.30 the process exits 1. Both are model_load_failed, within
-// startup_timeout, and restarted with back-off.
+// 0.30 the process exits 1; under mlx-lm 0.32.0 the thread dies too and
+// /health answers 503. All are model_load_failed, within startup_timeout,
+// and restarted with back-off.
 func TestModelLoadFailureIsNamedAndRestarted(t *testing.T) {
-	for _, mlx := range []string{"0.32.1", "0.30"} {
-		t.Run("MLX "+mlx, func(t *testing.T) {
+	for _, v := range []struct{ mlx, mlxLM string }{{"0.32.1", "0.31.3"}, {"0.32.1", "0.32.0"}, {"0.30", ""}} {
+		t.Run("MLX "+v.mlx+" mlx-lm "+v.mlxLM, func(t *testing.T) {
 			const startupTimeout = 20 * time.Second
+			args := []string{"--sim-load-delay", "500ms", "--sim-load-fail", "--sim-mlx-version", v.mlx}
+			if v.mlxLM != "" {
+				args = append(args, "--sim-mlx-lm-version", v.mlxLM)
+			}
 			s := startCollector(t, collectorOptions{
-				configs: append(demoConfigs, engineOverlay(t, "--sim-load-delay", "500ms", "--sim-load-fail", "--sim-mlx-version", mlx)),
+				configs: append(demoConfigs, engineOverlay(t, args...)),
 				sets:    []string{"receivers::mlx_supervisor::startup_timeout=" + startupTimeout.String()},
 			})
 			started := time.Now()
