@@ -165,15 +165,20 @@ func (d deathTrace) wrapped(l *pyLog) string {
 		formatTraceback(slices.Concat([]pyFrame{wrapperFrame}, d.frames), d.last)
 }
 
+// batchNextFrames lead a death in the batch step: server.py L853, outside
+// any try, into BatchGenerator.next (v0.31.3).
+var batchNextFrames = []pyFrame{
+	{serverPy, 853, "_generate", "prompt_responses, gen_responses = batch_generator.next()", "                                  ^^^^^^^^^^^^^^^^^^^^^^"},
+	{generatePy, 1855, "next", "return self._next()", "       ^^^^^^^^^^^^"},
+}
+
 // metalThreadDeath: the fault surfaces at the batch step's mx.eval.
 func metalThreadDeath() deathTrace {
-	return threadDeath([]pyFrame{
-		{serverPy, 853, "_generate", "prompt_responses, gen_responses = batch_generator.next()", "                                  ^^^^^^^^^^^^^^^^^^^^^^"},
-		{generatePy, 1855, "next", "return self._next()", "       ^^^^^^^^^^^^"},
+	return threadDeath(slices.Concat(batchNextFrames, []pyFrame{
 		{generatePy, 1775, "_next", "generation_responses = self._generation_batch.next()", "                       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
 		{generatePy, 1415, "next", "tokens, logprobs = self._step()", "                   ^^^^^^^^^^^^"},
 		{generatePy, 1373, "_step", "mx.eval(inputs, self._current_logprobs)", ""},
-	}, MetalThreadDeathLine)
+	}), MetalThreadDeathLine)
 }
 
 // exactHitThreadDeath: a batched text completion whose whole prompt is

@@ -2,6 +2,7 @@ package mlxsim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim/pyjson"
@@ -57,13 +58,11 @@ func (e *Engine) samplerFault(q *completionRequest) *pyExc {
 
 // samplerThreadDeath is the batched path's traceback of a sampler error.
 func samplerThreadDeath(frames []pyFrame) []pyFrame {
-	return append([]pyFrame{
-		{serverPy, 853, "_generate", "prompt_responses, gen_responses = batch_generator.next()", "                                  ^^^^^^^^^^^^^^^^^^^^^^"},
-		{generatePy, 1855, "next", "return self._next()", "       ^^^^^^^^^^^^"},
+	return slices.Concat(batchNextFrames, []pyFrame{
 		{generatePy, 1809, "_next", "gen_batch = self._prompt_batch.split(split).generate(last_inputs)", "            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
 		{generatePy, 1186, "generate", "generation = GenerationBatch(", "             ^^^^^^^^^^^^^^^^"},
 		{generatePy, 1288, "__init__", "self._step()", ""},
 		{generatePy, 1359, "_step", "sampled = sample_sampler(logprobs[e : e + 1])", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
 		{sampleUtilsPy, 65, "sampler", "logprobs = method(logprobs)", "           ^^^^^^^^^^^^^^^^"},
-	}, frames...)
+	}, frames)
 }
