@@ -336,7 +336,7 @@ func (g *generation) run() {
 			// mlx-lm 0.31's batched path builds the stop matcher outside
 			// its try: the thread dies, this request and every later one
 			// wait (reference D5). _serve_single (a seed) answers 404.
-			e.killThread(stopThreadDeath(exc))
+			e.killThread(stopThreadDeath(exc, e.era.healthTracksThread))
 			e.deadEnd(c)
 			return
 		}

@@ -240,15 +240,27 @@ func loadMainTraceback(model string) string {
 // outside the try that guards _tokenize (v0.31.3 server.py L745, after
 // L737-743), so the exception kills the thread (reference D5). An element
 // that is a list or dict fails as a dict key (L634 tuple(stop_words));
-// another non-string fails in tokenizer.encode (L650).
-func stopThreadDeath(exc *pyExc) deathTrace {
-	frames := []pyFrame{
-		{serverPy, 745, "_generate", "sm, sequences = self._make_state_machine(", "                ^^^^^^^^^^^^^^^^^^^^^^^^^"},
+// another non-string, or a str with a lone surrogate, fails in
+// tokenizer.encode (L650). mlx-lm 0.32.0 (#1501) does the same from other
+// lines: server.py HEAD L681 and L607-608, and the encode in
+// make_stop_matcher (L612, generate.py L1054).
+func stopThreadDeath(exc *pyExc, v032 bool) deathTrace {
+	call := pyFrame{serverPy, 745, "_generate", "sm, sequences = self._make_state_machine(", "                ^^^^^^^^^^^^^^^^^^^^^^^^^"}
+	key := pyFrame{serverPy, 635, "_make_state_machine", "rs = self._state_machine_cache.get(cache_key)", "     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}
+	encode := []pyFrame{{serverPy, 650, "_make_state_machine", "t = tuple(tokenizer.encode(w, add_special_tokens=False))", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}}
+	if v032 {
+		call = pyFrame{serverPy, 681, "_generate", "stop_matcher, text_sm = self._make_state_machine(", "                        ^^^^^^^^^^^^^^^^^^^^^^^^^"}
+		key = pyFrame{serverPy, 608, "_make_state_machine", "rs = self._state_machine_cache.get(cache_key)", "     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}
+		encode = []pyFrame{
+			{serverPy, 612, "_make_state_machine", "stop_matcher = make_stop_matcher(tokenizer, stop_words)", "               ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+			{generatePy, 1054, "make_stop_matcher", "stop_sequences.append(tuple(tokenizer.encode(w, add_special_tokens=False)))", "                                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+		}
 	}
+	frames := []pyFrame{call}
 	if strings.HasPrefix(exc.msg, "unhashable") {
-		frames = append(frames, pyFrame{serverPy, 635, "_make_state_machine", "rs = self._state_machine_cache.get(cache_key)", "     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"})
+		frames = append(frames, key)
 	} else {
-		frames = append(frames, pyFrame{serverPy, 650, "_make_state_machine", "t = tuple(tokenizer.encode(w, add_special_tokens=False))", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"})
+		frames = append(frames, encode...)
 	}
 	return threadDeath(frames, exc.line())
 }
