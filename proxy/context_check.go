@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/chatcontent"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/modelconfig"
 )
 
@@ -100,7 +101,8 @@ func checkContext(f map[string]json.RawMessage, bodyLen int, m modelLimits) (ref
 }
 
 // promptTexts are the texts the tokenizer will surely see (see above), and
-// the member that holds them.
+// the member that holds them; a message's parts are joined as mlx_lm
+// v0.31.3 server.py, process_message_content, joins them.
 func promptTexts(f map[string]json.RawMessage) (string, []string) {
 	if raw, ok := f["prompt"]; ok {
 		var s string
@@ -121,32 +123,9 @@ func promptTexts(f map[string]json.RawMessage) (string, []string) {
 		if m.Role != "user" {
 			continue
 		}
-		texts = append(texts, trimPython(contentText(m.Content)))
+		texts = append(texts, trimPython(chatcontent.Join(m.Content, "")))
 	}
 	return "messages", texts
-}
-
-// contentText is a message's content as mlx_lm v0.31.3 server.py,
-// process_message_content, makes it: a string, or its text parts joined.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var sb strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			sb.WriteString(p.Text)
-		}
-	}
-	return sb.String()
 }
 
 // trimPython trims what Python's str.strip (Jinja's trim) would, and what
