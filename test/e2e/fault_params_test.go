@@ -155,10 +155,10 @@ func TestFaultHostileParameters(t *testing.T) {
 	}
 	assert.Len(t, relay.seen(), before, "the engine saw none of them")
 
-	// Ordinary requests with sampling parameters pass unchanged.
+	// Ordinary requests with sampling parameters pass, unchanged.
 	good := []string{
 		`{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "temperature": 0.7, "top_p": 0.9, "top_k": 40, "min_p": 0.05, "seed": 7, "logprobs": true, "top_logprobs": 3, "stop": ["\n\n"]}`,
-		`{"messages": [{"role": "user", "content": "hi \ud83d\ude00"}], "max_tokens": 4, "presence_penalty": 0.5, "frequency_penalty": 0.5, "repetition_penalty": 1.1, "logit_bias": {"100": -5}}`,
+		`{"messages": [{"role": "user", "content": "hi \ud83d\ude00"}], "max_tokens": 4, "presence_penalty": 0.5, "frequency_penalty": 0.5, "repetition_penalty": 1.1, "logit_bias": {"100": -5}, "logprobs": true, "top_logprobs": 3}`,
 	}
 	for _, g := range good {
 		resp, b := postJSON(t, base+"/v1/chat/completions", g)
@@ -166,7 +166,9 @@ func TestFaultHostileParameters(t *testing.T) {
 	}
 	seen := relay.seen()
 	require.Len(t, seen, before+len(good), "the ordinary requests reached the engine")
-	assert.Equal(t, good[1], seen[before+1], "byte for byte")
+	// (Each asks for logprobs: one that does not gets them asked for, to
+	// score the answer.)
+	assert.Equal(t, good, seen[before:], "byte for byte")
 	assert.False(t, completion(t.Context(), base+"/v1/chat/completions", true, 8), "the engine still serves")
 	assert.Equal(t, 0.0, supervisorValue(f, "mlx_server_restarts_total"), "nothing a client sent brought the engine down")
 	sc, err := f.scrape("mlx_proxy")
