@@ -108,10 +108,11 @@ func bound(f float64) *float64 { return &f }
 
 // paramRules are mlx_lm v0.31.3 server.py validate_model_parameters'
 // checks of the sampling parameters, in its order (the same at 0.32.0).
-// stream, max_tokens, model, adapters, stop and chat_template_kwargs are
-// checked in allow.go with their own rules; logit_bias in checkLogitBias.
+// max_tokens, model and adapters are checked in allow.go with the front
+// door's own rules, as are stop and chat_template_kwargs, which it does
+// not validate; logit_bias in checkLogitBias.
 var paramRules = []paramRule{
-	{key: "stream", ints: false}, // bool only: see checkParams
+	{key: "stream"}, // a bool (boolParams)
 	{key: "temperature", ints: true, floats: true, min: bound(0)},
 	{key: "top_p", ints: true, floats: true, min: bound(0), max: bound(1)},
 	{key: "top_k", ints: true, min: bound(0)},
@@ -123,7 +124,7 @@ var paramRules = []paramRule{
 	{key: "presence_context_size", ints: true, min: bound(0)},
 	{key: "frequency_penalty", ints: true, floats: true},
 	{key: "frequency_context_size", ints: true, min: bound(0)},
-	{key: "logprobs"}, // bool only: see checkParams
+	{key: "logprobs"}, // a bool (boolParams)
 	{key: "top_logprobs", ints: true, min: bound(0), max: bound(11), whitelist: bound(-1)},
 	{key: "xtc_probability", floats: true, min: bound(0), max: bound(1)},
 	{key: "xtc_threshold", floats: true, min: bound(0), max: bound(1)},
