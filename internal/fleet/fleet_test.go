@@ -75,6 +75,18 @@ func TestNodeName(t *testing.T) {
 	t.Setenv(NodeEnv, "")
 	host, _ := os.Hostname()
 	assert.Equal(t, host, NodeName(""))
+
+	// A ring member is named by its rank in the hostfile: this host's
+	// loopback address is rank 1's ring address here.
+	hostfile := filepath.Join(t.TempDir(), "hosts.json")
+	require.NoError(t, os.WriteFile(hostfile, []byte(`[{"ssh": "a", "ips": ["192.0.2.1"]}, {"ssh": "b", "ips": ["127.0.0.1"]}]`), 0o600))
+	t.Setenv(RingHostfileEnv, hostfile)
+	assert.Equal(t, "rank1", NodeName(""))
+	t.Setenv(NodeEnv, "mac-14")
+	assert.Equal(t, "mac-14", NodeName(""), "MLX_NODE_NAME wins over the rank")
+	t.Setenv(NodeEnv, "")
+	t.Setenv(RingHostfileEnv, filepath.Join(t.TempDir(), "missing.json"))
+	assert.Equal(t, host, NodeName(""), "no hostfile: the host name")
 }
 
 func TestModelPath(t *testing.T) {
