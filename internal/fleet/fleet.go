@@ -10,7 +10,7 @@
 // Each role serves its own series on its own port (the proxy through its
 // client_golang registry, Collector; the receivers through their prometheus
 // exporters, package fleet/fleetmetrics), once per role and node. Every
-// series of those ports also carries node (Node).
+// series of those ports also carries node (NodeName).
 //
 // # Roles, and what up and degraded mean
 //
@@ -20,23 +20,23 @@
 // different states, and degraded is only read where up is 1.
 //
 //	role         up = 1 when                              degraded when (PromQL, per node)
-//	proxy        it is listening and serving               the engine it relays to is not ready: mlx_up == 0
+//	proxy        it is listening and serving               the engine does not answer: mlx_up == 0
 //	hardware     the last scrape read its sources           a source fails: mlx_hw_source_up == 0
 //	kvcache      the engine's log was readable last time   (none: what it reads is the log, and up says that)
 //	supervisor   its supervision loop runs                 the engine is not ready: mlx_server_ready == 0
 //	logpipeline  the log classification processor runs    a sink loses records: increase(mlx_log_tailer_dropped_total{reason=~"queue_full|export_failed"}[5m]) > 0
 //	judge        its loop runs                             its reads or writes fail: increase(mlx_judge_passes_total{result=~"read_failed|write_failed|panicked"}[15m]) > 0
 //
-// The recording rule mlx:agent_degraded (rules/mlx-fleet.yml) holds the
-// right-hand column; docs/fleet.md says the same for people.
+// docs/fleet.md says the same for people; a fleet view reads the
+// right-hand column from these expressions.
 //
 // # Restarts and crashes
 //
 // A role's starts are kept in a small file per role in a state directory
-// (the collector's data directory, agents/), so they survive the
-// collector's own restart: launchd's KeepAlive and systemd's Restart
-// restart a crashing collector within seconds, and without a counter a
-// crash loop looks up on most scrapes. At start the file is marked
+// (agent::state_directory, by default $MLX_DATA_DIR/agents), so they
+// survive the collector's own restart: launchd's KeepAlive and systemd's
+// Restart restart a crashing collector within seconds, and without a
+// counter a crash loop looks up on most scrapes. At start the file is marked
 // running; a clean stop clears the mark. A start that finds the mark left
 // counts a crash (kill -9, a panic, the power gone) besides the restart.
 //

@@ -27,7 +27,7 @@ type fake struct {
 }
 
 func (f *fake) Start(context.Context, component.Host) error { f.started.Add(1); return nil }
-func (f *fake) Shutdown(context.Context) error               { return nil }
+func (f *fake) Shutdown(context.Context) error              { return nil }
 
 func (f *fake) send(t *testing.T) {
 	md := pmetric.NewMetrics()
