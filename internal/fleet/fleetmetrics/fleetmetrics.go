@@ -66,7 +66,12 @@ func (w *wrapped) Start(ctx context.Context, host component.Host) error {
 	if err := w.role.Agent.Start(now); err != nil {
 		return err
 	}
-	return w.Metrics.Start(ctx, host)
+	if err := w.Metrics.Start(ctx, host); err != nil {
+		// A start that failed is no run: the collector stops with the
+		// error, and its next start must not count it as a crash.
+		return errors.Join(err, w.role.Agent.Stop())
+	}
+	return nil
 }
 
 func (w *wrapped) Shutdown(ctx context.Context) error {
