@@ -70,7 +70,7 @@ func TestFaultRefusalFloodKeepsTheOutageVisible(t *testing.T) {
 	enginePort := freePort(t)
 	tap, failing := failingTap(t, enginePort)
 	f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, engineOverlay(t)), enginePort: enginePort,
-		env: map[string]string{"MLX_API_KEYS": "attacker=" + lockoutKey},
+		env:  map[string]string{"MLX_API_KEYS": "attacker=" + lockoutKey},
 		sets: []string{"extensions::mlx_proxy::upstream=" + tap, "extensions::mlx_proxy::feedback::max_traces=50"}})
 	waitEngineReady(f.stack)
 	base := f.proxyURL("")
