@@ -63,21 +63,21 @@ func TestFullConfig(t *testing.T) {
 			Timeouts: proxy.Timeouts{ReadHeaderTimeout: 5 * time.Second, UpstreamResponseHeaderTimeout: 0, IdleTimeout: 30 * time.Second, ShutdownTimeout: 2 * time.Second, BodyReadTimeout: 10 * time.Second,
 				StreamStallTimeout: 45 * time.Second, ClientWriteTimeout: 20 * time.Second},
 			MaxRequestBodyBytes:   1 << 20,
-			MaxConcurrentRequests: 16,
-			Model:                 "mlx-community/Qwen3-4B-4bit",
-			ServedModels:          []string{"mlx-community/Qwen3-4B-4bit", "mlx-community/Qwen3-1.7B-4bit"},
-			AllowDraftModel:       true,
-			ModelConfig:           "/models/qwen3/config.json",
-			HFHubCache:            "/cache/hub",
-			MaxModelLabelValues:   3,
-			MaxToolLabelValues:    5,
-			ProbeInterval:         3 * time.Second,
-			DefaultTemperature:    0.7,
-			Confidence:            proxy.Confidence{TopLogprobs: 5, DestreamFraction: 0.05, ScoreStreams: false, LowConfidenceThreshold: 0.4, ScoringQueue: 16},
-			Heuristics:            proxy.Heuristics{HallucinationFlagThreshold: 0.6},
-			Traces:                proxy.TraceConfig{CaptureContent: false, MaxContentBytes: 4096, QueueSize: 64, Node: "rank0"},
-			AccessLog:             proxy.AccessLog{AccessLogQueue: 32},
-			Live:                  proxy.LiveConfig{IncludeTokens: false, ModelID: "qwen3-4b", Topology: "tp2", StatusInterval: 5 * time.Second, QueueSize: 100},
+			MaxConcurrentRequests: 16, MaxConcurrentRequestsPerClient: 4,
+			Model:               "mlx-community/Qwen3-4B-4bit",
+			ServedModels:        []string{"mlx-community/Qwen3-4B-4bit", "mlx-community/Qwen3-1.7B-4bit"},
+			AllowDraftModel:     true,
+			ModelConfig:         "/models/qwen3/config.json",
+			HFHubCache:          "/cache/hub",
+			MaxModelLabelValues: 3,
+			MaxToolLabelValues:  5,
+			ProbeInterval:       3 * time.Second,
+			DefaultTemperature:  0.7,
+			Confidence:          proxy.Confidence{TopLogprobs: 5, DestreamFraction: 0.05, ScoreStreams: false, LowConfidenceThreshold: 0.4, ScoringQueue: 16},
+			Heuristics:          proxy.Heuristics{HallucinationFlagThreshold: 0.6},
+			Traces:              proxy.TraceConfig{CaptureContent: false, MaxContentBytes: 4096, QueueSize: 64, Node: "rank0"},
+			AccessLog:           proxy.AccessLog{AccessLogQueue: 32},
+			Live:                proxy.LiveConfig{IncludeTokens: false, ModelID: "qwen3-4b", Topology: "tp2", StatusInterval: 5 * time.Second, QueueSize: 100},
 		},
 	}, cfg)
 	pc, err := cfg.proxyConfig()
@@ -92,6 +92,7 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, 45*time.Second, pc.StreamStallTimeout)
 	assert.Equal(t, 20*time.Second, pc.ClientWriteTimeout)
 	assert.Equal(t, 16, pc.MaxConcurrentRequests)
+	assert.Equal(t, 4, pc.MaxConcurrentRequestsPerClient)
 	assert.Equal(t, cfg.ServedModels, pc.ServedModels)
 	assert.True(t, pc.AllowDraftModel)
 	assert.False(t, pc.AllowAdapters)
