@@ -110,13 +110,7 @@ func TestFaultRefusalFloodKeepsTheOutageVisible(t *testing.T) {
 			return true
 		}
 		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(k.header); i += 2 {
-			if k.header[i] == "Host" {
-				req.Host = k.header[i+1]
-			} else {
-				req.Header.Set(k.header[i], k.header[i+1])
-			}
-		}
+		setHeaders(req, k.header)
 		resp, err := client.Do(req)
 		if err != nil {
 			return true
@@ -266,6 +260,17 @@ func TestFaultNoClientLocksOutTheRest(t *testing.T) {
 	mu.Unlock()
 	f.finish(t, faultRow{name: "front door: one client's connections and slow bodies", sent: int64(slots) + 4*perClient + 11,
 		note: fmt.Sprintf("attacker kept %d idle", idle.Load())})
+}
+
+// setHeaders sets the name, value pairs on req; "Host" is its Host.
+func setHeaders(req *http.Request, pairs []string) {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i] == "Host" {
+			req.Host = pairs[i+1]
+		} else {
+			req.Header.Set(pairs[i], pairs[i+1])
+		}
+	}
 }
 
 // postJSONAuth posts body with a bearer key.
