@@ -139,6 +139,7 @@ func TestRefusalWithAStalledBodyIsAnsweredAtOnce(t *testing.T) {
 		{"unsupported_media_type", "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n", http.StatusUnsupportedMediaType},
 		{"not_found", "POST /v1/embeddings HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n", http.StatusNotFound},
 		{"a read route with a body", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n", http.StatusOK},
+		{"a scrape with a body", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n", http.StatusOK},
 	} {
 		conn, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
 		require.NoError(t, err)
