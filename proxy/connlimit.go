@@ -72,8 +72,9 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			_ = evict.Close()
 		}
 		if reason != "" {
-			_ = c.Close()
+			// Counted first: the client may look as soon as it is closed.
 			l.refused(reason)
+			_ = c.Close()
 			continue
 		}
 		return lc, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -118,6 +119,23 @@ func (p *Proxy) loadModelFacts() {
 	}
 	p.factsLoaded = true
 	p.metrics.setModelFacts(p.cfg.modelLabel(), info)
+	p.limits.Store(p.loadLimits(info, path))
 	p.log.Info("Model facts loaded", zap.String("config", path), zap.Int("max_context", info.MaxContext),
 		zap.Int64("kv_bytes_per_token", info.KVBytesPerToken(2)))
+}
+
+// loadLimits makes the checks' facts of the model from its config.json
+// (read as info, at path) and the tokenizer.json beside it.
+func (p *Proxy) loadLimits(info modelconfig.Info, path string) *modelLimits {
+	m := &modelLimits{vocab: info.VocabSize, context: info.MaxContext}
+	tok, err := modelconfig.LoadTokenizer(filepath.Dir(path))
+	if err != nil {
+		p.log.Info("Prompts are not checked against the context: no bound of tokens from the model's tokenizer.json",
+			zap.String("dir", filepath.Dir(path)), zap.Error(err))
+		return m
+	}
+	m.prompt = newTokenBound(tok)
+	p.log.Info("Prompts are checked against the context", zap.Int("max_context", info.MaxContext),
+		zap.Int("max_token_bytes", tok.MaxTokenBytes), zap.Strings("normalizers", tok.Normalizers))
+	return m
 }

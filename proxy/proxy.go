@@ -73,6 +73,18 @@ type Proxy struct {
 	probeDone   chan struct{}
 	factsLoaded bool
 	factsWarned bool
+	// limits are the served model's facts the checks need (params.go,
+	// context_check.go), set when its config.json is read.
+	limits atomic.Pointer[modelLimits]
+}
+
+// modelLimits returns the served model's facts the checks need (zero
+// until its config.json is read).
+func (p *Proxy) modelLimits() modelLimits {
+	if m := p.limits.Load(); m != nil {
+		return *m
+	}
+	return modelLimits{}
 }
 
 // New builds a proxy. It does not listen yet: see Serve.
