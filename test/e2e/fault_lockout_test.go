@@ -11,6 +11,9 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +60,33 @@ func availabilityRatio(t *testing.T, before, after *promtext.Scrape) float64 {
 	reqs := sum(after, "mlx_requests_total", "origin", "user") - sum(before, "mlx_requests_total", "origin", "user")
 	require.Positive(t, reqs, "users' requests in the window")
 	return min(errs/reqs, 1)
+}
+
+// sloRuleRecords has promtool evaluate rules/mlx-slo.yml's availability
+// ratio over the users' request and error counters of the two scrapes,
+// a minute apart (both within the 5m window: Prometheus 3's windows are
+// open on the left) and then flat, and checks it records want.
+func sloRuleRecords(t *testing.T, before, after *promtext.Scrape, want float64) {
+	t.Helper()
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		promtool = filepath.Join(repoRoot, "bin", "promtool")
+	}
+	require.FileExists(t, promtool, "promtool (make rules-deps) evaluates the SLO rules")
+	series := func(name, extra string, labels ...string) string {
+		// From 1000 on: rate() extrapolates a series that starts near 0
+		// only to where it would be 0, and the two would be extrapolated
+		// differently; the increases are the scrapes'.
+		b, a := 1000+sum(before, name, labels...), 1000+sum(after, name, labels...)
+		return fmt.Sprintf("      - series: '%s{job=\"mlx-proxy\", instance=\"p:8080\", origin=\"user\"%s}'\n        values: '%g %g %g %g %g %g'\n", name, extra, b, b, a, a, a, a)
+	}
+	test := "rule_files:\n  - " + filepath.Join(repoRoot, "rules", "mlx-slo.yml") + "\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n" +
+		series("mlx_requests_total", "", "origin", "user") + series("mlx_error_total", `, status="5xx"`, "origin", "user", "status", "5xx") +
+		fmt.Sprintf("    promql_expr_test:\n      - expr: round(mlx:slo_availability_error_ratio:rate5m, 0.0001)\n        eval_time: 5m\n        exp_samples:\n          - labels: '{slo=\"availability\"}'\n            value: %g\n", want)
+	file := filepath.Join(t.TempDir(), "slo_test.yml")
+	require.NoError(t, os.WriteFile(file, []byte(test), 0o600))
+	out, err := exec.Command(promtool, "test", "rules", file).CombinedOutput()
+	require.NoError(t, err, "promtool: the SLO rule records %g:\n%s\n%s", want, out, test)
 }
 
 // A flood of refusals during an outage hides nothing and evicts nothing:
@@ -127,6 +157,7 @@ func TestFaultRefusalFloodKeepsTheOutageVisible(t *testing.T) {
 	ratio := availabilityRatio(t, before, after)
 	assert.Equal(t, 1.0, ratio, "the users' error ratio is the outage's")
 	assert.Greater(t, ratio, 14.4*0.005, "over the fast burn's threshold")
+	sloRuleRecords(t, before, after, ratio)
 	assert.Equal(t, 20.0, sum(after, "mlx_requests_total", "origin", "user")-sum(before, "mlx_requests_total", "origin", "user"),
 		"only the users' requests are requests")
 	refused := sum(after, "mlx_http_refusals_total") - sum(before, "mlx_http_refusals_total")
