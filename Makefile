@@ -19,7 +19,7 @@ CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render jaeger victorialogs stores stores-darwin bench bench-profile
+.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render jaeger victorialogs promtool stores stores-darwin bench bench-profile
 
 mlxsim: $(MLXSIM)
 ## mlxjudge: one-off judge passes (bin/mlxjudge --once --dry-run).
@@ -87,6 +87,11 @@ stores-darwin:
 jaeger:
 	scripts/install-stores.sh jaeger
 
+## promtool: Prometheus's rule tester (the fault suite evaluates the SLO
+## rules with it), built from the Go module proxy.
+promtool:
+	scripts/install-stores.sh promtool
+
 ## victorialogs: VictoriaLogs, the log store, built from the Go module proxy.
 victorialogs:
 	scripts/install-stores.sh victoria-logs
@@ -125,7 +130,7 @@ e2e: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE) jaeger victorialogs
 ## killed, sinks down, a full disk, 10,000 hostile requests, junk model
 ## names), printing a table of figures per case (about 6 min; root, for the
 ## tmpfs of the full disk).
-fault: $(COLLECTOR) $(MLXSIM) jaeger victorialogs
+fault: $(COLLECTOR) $(MLXSIM) jaeger victorialogs promtool
 	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -v -tags 'e2e fault' -timeout 15m -run TestFault ./test/e2e/...
 
 ## e2e-stack: the built collector in demo mode scraped by VictoriaMetrics

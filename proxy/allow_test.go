@@ -84,8 +84,11 @@ func TestUnservedModelsAreRefused(t *testing.T) {
 	sc := r.scrape()
 	assert.Equal(t, 1.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "404"))
 	assert.Equal(t, 2.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "400"))
-	assert.Equal(t, 3.0, value(t, sc, "mlx_error_total", "model", otherLabel, "status", "4xx", "kind", KindChat)+
-		value(t, sc, "mlx_error_total", "model", testModel, "status", "4xx", "kind", KindChat))
+	assert.Equal(t, 3.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", KindChat),
+		"a refusal is not a request of the service (account.go, refuse)")
+	assert.Equal(t, 0.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "4xx", "kind", KindChat), "nor an error")
+	_, other := sc.Value("mlx_requests_total", "model", otherLabel)
+	assert.False(t, other, "nor a request under another model label")
 }
 
 // Configured served models pass, and "*" lets every model through.

@@ -33,8 +33,8 @@ func openAIError(t *testing.T, body []byte) (code, message string) {
 }
 
 // Wrong types of the members the engine validates are refused by the
-// proxy, as the engine would drop the connection on them; every request
-// is counted under the configured model.
+// proxy, as the engine would drop the connection on them; the refusals
+// are counted as refusals only, not as requests or errors.
 func TestWrongTypesAreRefusedAndCounted(t *testing.T) {
 	r := newRig(t)
 	refused := r.post("/v1/chat/completions", `{"model": 42, "messages": [{"role": "user", "content": "hi"}]}`)
@@ -55,8 +55,10 @@ func TestWrongTypesAreRefusedAndCounted(t *testing.T) {
 	assert.Equal(t, "invalid_type", code)
 	assert.Equal(t, "temperature", errorOf(t, via)["param"])
 	sc := r.scrape()
-	assert.Equal(t, 3.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "4xx", "kind", "chat"))
-	assert.Equal(t, 3.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", "chat"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "4xx", "kind", "chat"),
+		"the refusals are no errors of the service")
+	assert.Equal(t, 0.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", "chat"))
+	assert.Equal(t, 3.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "400"))
 	assert.Equal(t, 0.0, value(t, sc, "mlx_in_flight", "model", testModel))
 	_, isTemp := sc.Value("mlx_temperature")
 	assert.False(t, isTemp, "a temperature that is not a number sets nothing")
@@ -88,8 +90,10 @@ func TestOversizedBody(t *testing.T) {
 	assert.Equal(t, http.StatusOK, ok.status)
 
 	sc := r.scrape()
-	assert.Equal(t, 2.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "4xx", "kind", "chat"))
-	assert.Equal(t, 3.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", "chat"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "4xx", "kind", "chat"),
+		"a refusal is no error of the service")
+	assert.Equal(t, 1.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", "chat"))
+	assert.Equal(t, 2.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "413"))
 }
 
 // A client that goes away mid-stream cancels the engine's request; the

@@ -26,6 +26,11 @@ type Config struct {
 	// but /metrics, counted from arrival; past it a request gets 429 with
 	// Retry-After before its body is read (0: no cap).
 	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
+	// MaxConcurrentRequestsPerClient caps those of one client: an API key
+	// (wherever it calls from), or the address of a caller without one
+	// (every loopback address as one); past it 429 likewise (0: no cap).
+	// One client cannot take every slot, with slow bodies or otherwise.
+	MaxConcurrentRequestsPerClient int `mapstructure:"max_concurrent_requests_per_client"`
 	// Model is the model the engine serves (its --model): the model label
 	// of requests that name none (or say "default_model"), and of the model
 	// facts.
@@ -121,8 +126,10 @@ type Timeouts struct {
 	// ShutdownTimeout is how long requests in progress may go on when the
 	// proxy stops; then they are cut.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown"`
-	// BodyReadTimeout bounds reading a request body: a client slower than
-	// that gets 408 and its connection is closed (0: no bound).
+	// BodyReadTimeout bounds reading a request body, on every route, from
+	// the request's arrival: a completion's client slower than that gets
+	// 408 and its connection is closed; a body no route reads is dropped
+	// with its connection (0: no bound).
 	BodyReadTimeout time.Duration `mapstructure:"body_read"`
 	// StreamStallTimeout: an engine stream with no bytes for this long
 	// (keepalive comments count) is ended: the client gets an SSE error
@@ -199,6 +206,10 @@ func DefaultConfig() Config {
 		},
 		MaxRequestBodyBytes:   8 << 20,
 		MaxConcurrentRequests: 64,
+		// Half: a benchmark on this machine or a busy gateway key may
+		// use as many as mlx_lm decodes at once (mlx_lm v0.31 server.py,
+		// --decode-concurrency 32), and the others keep the rest.
+		MaxConcurrentRequestsPerClient: 32,
 		Requests: Requests{
 			MaxTokens:          32768,
 			MaxStopSequences:   16,
@@ -254,6 +265,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConcurrentRequests < 0 {
 		errs = append(errs, fmt.Errorf("max_concurrent_requests: must not be negative, got %d", c.MaxConcurrentRequests))
+	}
+	if c.MaxConcurrentRequestsPerClient < 0 {
+		errs = append(errs, fmt.Errorf("max_concurrent_requests_per_client: must not be negative, got %d", c.MaxConcurrentRequestsPerClient))
 	}
 	if c.StreamStallTimeout < 0 || c.ClientWriteTimeout < 0 {
 		errs = append(errs, fmt.Errorf("timeouts.stream_stall and timeouts.client_write: must not be negative"))

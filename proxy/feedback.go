@@ -148,22 +148,28 @@ type feedbackBody struct {
 // serveFeedback answers POST /v1/feedback.
 func (p *Proxy) serveFeedback(w http.ResponseWriter, r *http.Request, who caller) {
 	if r.Method != http.MethodPost {
+		lastAnswer(w, r)
 		w.Header().Set("Allow", "POST, OPTIONS")
 		p.feedbackRefused(w, http.StatusMethodNotAllowed, "method_not_allowed", "", r.Method+" is not allowed on "+FeedbackPath)
 		return
 	}
 	f := p.feedback
 	if !f.outbox.attached() {
+		lastAnswer(w, r)
 		p.feedbackRefused(w, http.StatusServiceUnavailable, "feedback_not_collected", "",
 			"feedback is not collected here: no pipeline takes it (the mlx_proxy receiver with records: feedback)")
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONContent(ct) {
+		lastAnswer(w, r)
 		p.feedbackRefused(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "", "the body must be JSON (Content-Type: application/json)")
 		return
 	}
 	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxFeedbackBody)); err != nil {
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxFeedbackBody))
+	clearDeadline(w) // set on arrival (bodyDeadline)
+	if err != nil {
+		lastAnswer(w, r)
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			p.feedbackRefused(w, http.StatusRequestEntityTooLarge, "request_too_large", "", fmt.Sprintf("the body is larger than %d bytes", maxFeedbackBody))

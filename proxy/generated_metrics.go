@@ -5,7 +5,7 @@ package proxy
 // The metrics of ../extension/proxyextension/metadata.yaml: name and help text.
 const (
 	metricMlxRequestsTotal                    = "mlx_requests_total"
-	metricMlxRequestsTotalHelp                = "Completion requests (chat and text) the proxy handled, whatever their outcome."
+	metricMlxRequestsTotalHelp                = "Completion requests (chat and text) the proxy passed to the engine, whatever their outcome; requests it refused itself are in mlx_http_refusals_total."
 	metricMlxTokensPromptTotal                = "mlx_tokens_prompt_total"
 	metricMlxTokensPromptTotalHelp            = "Prompt tokens, from the engine's usage."
 	metricMlxTokensCompletionTotal            = "mlx_tokens_completion_total"
@@ -39,7 +39,7 @@ const (
 	metricMlxStreamStallsTotal                = "mlx_stream_stalls_total"
 	metricMlxStreamStallsTotalHelp            = "Completions cut because a side stalled: engine (sent nothing for stream_stall; the client's stream was ended with an error event and [DONE]), client (did not read for client_write)."
 	metricMlxHttpRefusalsTotal                = "mlx_http_refusals_total"
-	metricMlxHttpRefusalsTotalHelp            = "Completion requests the proxy answered itself instead of passing them to the engine, by route and status: 404 a model it does not serve, 400 adapters or a draft model, 408 a body too slow, 429 too many requests in progress."
+	metricMlxHttpRefusalsTotalHelp            = "Requests the proxy refused itself instead of passing them to the engine, by route and status: 401/403 a caller, origin or Host it does not let in, 404 a route or model it does not serve, 405, 413, 415, 400 a body it would not pass on, 408 a body too slow, 429 too many requests in progress."
 	metricMlxContextLengthMaxTokens           = "mlx_context_length_max_tokens"
 	metricMlxContextLengthMaxTokensHelp       = "The model's maximum context (max_position_embeddings in config.json)."
 	metricMlxContextUsedTokens                = "mlx_context_used_tokens"

@@ -21,6 +21,11 @@ import (
 func (p *Proxy) metricsHandler() http.Handler {
 	token := []byte(p.cfg.MetricsBearerToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			// A scrape takes no body: one sent is dropped with the
+			// connection, never waited for (admit.go, lastAnswer).
+			lastAnswer(w, r)
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

@@ -112,9 +112,9 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		{"/v1/completions", textBody, KindChat, false, testModel},
 		{"/v1/completions", withTemp(textStreamBody, "0.25"), KindChat, true, testModel},
 		{"/v1/chat/completions", `{"messages": [`, KindChat, false, testModel},
-		// Refused by the proxy (a model it does not serve): counted as a
-		// 4xx under "other", as no model label slot goes to a name that
-		// never answered 2xx; never sent to the engine.
+		// Refused by the proxy (a body it cannot read, above; a model it
+		// does not serve): counted in mlx_http_refusals_total and under
+		// the caller, not as requests or errors; never sent to the engine.
 		{"/v1/chat/completions", `{"model": "nobody/nothing", "messages": [{"role": "user", "content": "x"}], "temperature": 1.5}`, KindChat, false, otherLabel},
 	}
 
@@ -144,11 +144,12 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		want := readAnswer(t, r.do(r.direct, http.MethodPost, s.path, twinBody))
 		got := r.post(s.path, s.body)
 		require.Equal(t, want.status, got.status, s.body)
+		if s.model == otherLabel || !json.Valid([]byte(s.body)) {
+			continue // refused by the proxy
+		}
 
 		requests[[3]string{s.model, boolString(s.stream), s.kind}]++
-		if s.model != otherLabel && json.Valid([]byte(s.body)) {
-			queued[s.model]++ // every request the proxy passes on goes to the engine
-		}
+		queued[s.model]++ // every request the proxy passes on goes to the engine
 		if want.status >= 400 {
 			errs[[3]string{s.model, "4xx", s.kind}]++
 		}
@@ -252,6 +253,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	wantHistogram(t, sc, "mlx_time_to_first_token_seconds", metricMlxTimeToFirstTokenSecondsBuckets, ttft)
 	wantHistogram(t, sc, "mlx_token_rate_tokens_per_second", tokenRateBuckets, rates)
 	assert.Equal(t, 1.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "404"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "400"))
 	// Queue wait: every request passed on, under its model's label.
 	gotQueued := map[string]int{}
 	for _, m := range sc.Families["mlx_queue_wait_seconds"].GetMetric() {

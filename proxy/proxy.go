@@ -54,9 +54,11 @@ type Proxy struct {
 	// engineAnswered is when the engine last gave a whole 2xx answer to a
 	// completion request (Unix nanoseconds).
 	engineAnswered atomic.Int64
-	// admitted counts completion requests from arrival (before their body
-	// is read) to the end, against MaxConcurrentRequests.
+	// admitted counts requests from arrival (before their body is read)
+	// to the end, against MaxConcurrentRequests; slots counts them per
+	// client, against MaxConcurrentRequestsPerClient (admit.go).
 	admitted atomic.Int64
+	slots    *requestSlots
 	scrape   http.Handler
 	// metricsOnPort answers /metrics on the proxy's port; metricsServer is
 	// the metrics_endpoint listener, when there is one.
@@ -106,7 +108,8 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		log = zap.NewNop()
 	}
 	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg), allow: newAllowlist(cfg),
-		callers: newCallers(cfg.Access), origins: newOrigins(cfg.TrafficOrigins), models: newModelsCache(cfg.ModelsCacheTTL)}
+		callers: newCallers(cfg.Access), origins: newOrigins(cfg.TrafficOrigins), models: newModelsCache(cfg.ModelsCacheTTL),
+		slots: newRequestSlots(cfg.MaxConcurrentRequestsPerClient)}
 	p.tracer = newTracer(cfg.Traces, u.Host,
 		newOutbox[*Span]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
 	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
@@ -181,11 +184,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.recoverHandler()
 	hook(panicHandler)
 	start := time.Now()
+	p.bodyDeadline(w, r, start)
 	rec := p.newRecord(r, start)
-	if rec != nil && rec.ids.trace.IsValid() {
-		w.Header().Set(TraceIDHeader, rec.ids.trace.String())
-		w.Header().Set(SpanIDHeader, rec.ids.span.String())
-	}
 	var who caller
 	if p.access.attached() {
 		var done func()
@@ -198,10 +198,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if who, ok = p.admitCaller(w, r, rec); !ok {
 		return
 	}
-	if !p.admitRequest(w, rec) {
+	release, ok := p.admitRequest(w, r, rec, who)
+	if !ok {
 		return
 	}
-	defer p.admitted.Add(-1)
+	defer release()
 	if rec == nil {
 		if r.URL.Path == FeedbackPath {
 			p.serveFeedback(w, r, who)
@@ -210,7 +211,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveRead(w, r)
 		return
 	}
+	rec.admitted = true
 	rec.Client, rec.Origin = who.client, p.origins.of(r, who)
+	if rec.ids.trace.IsValid() {
+		// Only now: a caller refused before this gets no trace id, as it
+		// makes no span (account.go, refuse).
+		w.Header().Set(TraceIDHeader, rec.ids.trace.String())
+		w.Header().Set(SpanIDHeader, rec.ids.span.String())
+	}
 	body, ok := p.readCompletion(w, r, rec)
 	if !ok {
 		return

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"syscall"
-	"time"
 )
 
 // Reading a completion's body: its media type, its size, its pace.
@@ -20,6 +19,7 @@ func (p *Proxy) readCompletion(w http.ResponseWriter, r *http.Request, rec *Reco
 	if !isJSONContent(r.Header.Get("Content-Type")) {
 		// A page's form or text/plain POST needs no CORS preflight; this
 		// makes every browser call to a completion route ask first.
+		lastAnswer(w, r)
 		writeError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type",
 			"the request body must be sent with Content-Type: application/json")
 		p.refuse(rec, http.StatusUnsupportedMediaType)
@@ -29,6 +29,9 @@ func (p *Proxy) readCompletion(w http.ResponseWriter, r *http.Request, rec *Reco
 	if err == nil {
 		return body, true
 	}
+	// Every failed read is the connection's last answer: the rest of the
+	// body is never read.
+	lastAnswer(w, r)
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
 	slow := errors.As(err, &netErr) && netErr.Timeout()
@@ -42,28 +45,21 @@ func (p *Proxy) readCompletion(w http.ResponseWriter, r *http.Request, rec *Reco
 	case errors.As(err, &tooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
 			fmt.Sprintf("request body is larger than %d bytes", p.cfg.MaxRequestBodyBytes))
-		p.begin(rec)
-		rec.Outcome, rec.Status = OutcomeTooLarge, http.StatusRequestEntityTooLarge
-		p.end(rec)
+		p.refuseAs(rec, OutcomeTooLarge, http.StatusRequestEntityTooLarge)
 	case slow:
-		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusRequestTimeout, "invalid_request_error", "request_timeout",
 			fmt.Sprintf("the request body did not arrive within %s", p.cfg.BodyReadTimeout))
 		p.refuse(rec, http.StatusRequestTimeout)
 	case malformed:
-		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "malformed_body",
 			"the request body could not be read: "+err.Error())
 		p.refuse(rec, http.StatusBadRequest)
 	default:
 		// Most often nobody reads this; a client that only half-closed
 		// its side gets an answer instead of an empty 200.
-		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "incomplete_body",
 			"the request body ended before its declared length")
-		p.begin(rec)
-		rec.Outcome = OutcomeClientGone
-		p.end(rec)
+		p.refuseAs(rec, OutcomeClientGone, http.StatusBadRequest)
 	}
 	return nil, false
 }
@@ -80,8 +76,7 @@ func isJSONContent(ct string) bool {
 // declaring large bodies pin nothing they have not sent.
 const initialBodyBuffer = 64 << 10
 
-// readBody reads the whole request body, at most MaxRequestBodyBytes,
-// within BodyReadTimeout.
+// readBody reads the whole request body, at most MaxRequestBodyBytes.
 func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	limit := p.cfg.MaxRequestBodyBytes
 	if r.ContentLength > limit {
@@ -90,12 +85,11 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error)
 	if r.ContentLength == 0 {
 		return nil, nil
 	}
-	if d := p.cfg.BodyReadTimeout; d > 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(d)) == nil {
-			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-		}
-	}
+	// Within timeouts.body_read of the arrival (ServeHTTP, bodyDeadline);
+	// the deadline is lifted once the body is read, as the answer may
+	// take minutes and net/http then watches the connection for the
+	// client going away.
+	defer clearDeadline(w)
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
 		buf.Grow(int(min(r.ContentLength, initialBodyBuffer)))

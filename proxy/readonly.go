@@ -25,8 +25,16 @@ import (
 
 // serveRead relays the engine's read-only routes and answers every other
 // path itself (readonly.go).
+//
+// None of these routes reads a body: one that came with a body is
+// answered as the connection's last (admit.go, lastAnswer), so net/http
+// neither waits for the body before the answer nor for long after it.
 func (p *Proxy) serveRead(w http.ResponseWriter, r *http.Request) {
 	models, ok := readRoute(r)
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		defer dropBodyLater(w, r)
+	}
 	switch {
 	case models:
 		p.serveModels(w, r)

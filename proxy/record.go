@@ -56,9 +56,11 @@ const (
 	// OutcomeTooLarge: the body was over the limit (413); nothing went
 	// upstream.
 	OutcomeTooLarge
-	// OutcomeRefused: the proxy refused the request itself (a model it does
-	// not serve, adapters, a draft model, too many requests in progress, a
-	// body too slow); nothing went upstream.
+	// OutcomeRefused: the proxy refused the request itself (a caller it
+	// does not let in, a model it does not serve, adapters, a draft model,
+	// too many requests in progress, a body too slow or malformed);
+	// nothing went upstream. A refused request reaches no recorder
+	// (account.go, refuse).
 	OutcomeRefused
 )
 
@@ -181,6 +183,9 @@ type Record struct {
 	request requestBody
 	span    *pendingSpan
 	spanCtx trace.SpanContext
+	// admitted: the caller was let in and the request took a slot
+	// (admit.go); a refusal after that makes a span (account.go).
+	admitted bool
 	// indexed is the request as feedback finds it (feedback_index.go),
 	// from begin; nil when feedback is not taken or it is untraced.
 	indexed *tracedRequest

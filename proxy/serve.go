@@ -24,9 +24,11 @@ func (p *Proxy) Serve(ln net.Listener) {
 		MaxHeaderBytes:    p.cfg.MaxHeaderBytes,
 		ErrorLog:          debugStdLog(p.log),
 	}
-	ln = limitConnections(ln, p.cfg.MaxConnections, p.cfg.MaxConnectionsPerClient, func(reason string) {
+	limited := limitConnections(ln, p.cfg.MaxConnections, p.cfg.MaxConnectionsPerClient, func(reason string) {
 		p.metrics.connsRefused.WithLabelValues(reason).Inc()
 	})
+	p.server.ConnState = limited.connState
+	ln = limited
 	if p.cfg.TLS != nil {
 		// Outermost: net/http sees *tls.Conn (r.TLS), and the limits
 		// count connections before any handshake. HTTP/1.1 only: the

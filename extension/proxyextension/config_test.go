@@ -52,6 +52,7 @@ func TestFullConfig(t *testing.T) {
 			ToolLabels: []string{"get_weather"},
 			Requests: proxy.Requests{MaxTokens: 4096, MaxStopSequences: 4, MaxStopBytes: 64,
 				ChatTemplateKwargs: []string{"enable_thinking", "reasoning_effort"}, AllowXTC: true},
+			MaxConcurrentRequestsPerClient: 4,
 			Access: proxy.Access{AllowUnauthenticatedRemote: true, RequireKeyOnLoopback: true,
 				AllowedOrigins: []string{"http://localhost:3000"}, AllowedHosts: []string{"mlx.lan"},
 				MaxConnections: 100, MaxConnectionsPerClient: 10, MaxHeaderBytes: 16384, ModelsCacheTTL: time.Second},
@@ -92,6 +93,7 @@ func TestFullConfig(t *testing.T) {
 	assert.Equal(t, 45*time.Second, pc.StreamStallTimeout)
 	assert.Equal(t, 20*time.Second, pc.ClientWriteTimeout)
 	assert.Equal(t, 16, pc.MaxConcurrentRequests)
+	assert.Equal(t, 4, pc.MaxConcurrentRequestsPerClient)
 	assert.Equal(t, cfg.ServedModels, pc.ServedModels)
 	assert.True(t, pc.AllowDraftModel)
 	assert.False(t, pc.AllowAdapters)

@@ -106,13 +106,7 @@ func TestFaultFrontDoorAttacksNeverReachTheEngine(t *testing.T) {
 			ct = "application/json"
 		}
 		req.Header.Set("Content-Type", ct)
-		for i := 0; i+1 < len(a.header); i += 2 {
-			if a.header[i] == "Host" {
-				req.Host = a.header[i+1]
-			} else {
-				req.Header.Set(a.header[i], a.header[i+1])
-			}
-		}
+		setHeaders(req, a.header)
 		resp, err := client.Do(req)
 		require.NoError(t, err, a.name)
 		b, _ := io.ReadAll(resp.Body)
