@@ -33,7 +33,7 @@ func traces(override string) ptrace.Traces {
 	ss.Scope().SetName("mlx.proxy")
 	spans := ss.Spans()
 	root := spans.AppendEmpty()
-	root.SetName("mlx.chat.completions")
+	root.SetName("chat mlx-community/Qwen3-4B-4bit")
 	root.SetTraceID(pcommon.TraceID{1, 2, 3})
 	root.SetSpanID(pcommon.SpanID{1})
 	root.SetStartTimestamp(pcommon.NewTimestampFromTime(t0))
@@ -135,7 +135,7 @@ func TestOverrideDropsTraceCreation(t *testing.T) {
 	spans := s.Spans("mlx")
 	require.Len(t, spans, 2)
 	for _, sp := range spans {
-		if sp.Name == "mlx.chat.completions" {
+		if sp.Name == "chat mlx-community/Qwen3-4B-4bit" {
 			assert.Equal(t, id, sp.TraceID, "the span is kept under the override")
 			assert.NotContains(t, sp.Input, "opik.trace_id", "the key is dropped")
 		}
