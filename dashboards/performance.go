@@ -44,6 +44,20 @@ func performance() *dashboard.DashboardBuilder {
 		WithPanel(heatmap("Generation length").Span(8).Unit("none").
 			Description("mlx_generation_tokens: completion tokens per request, reasoning included.").
 			WithTarget(bucketHeatmap("mlx_generation_tokens"))).
+		// OpenTelemetry GenAI's server metrics, as GenAI dashboards and
+		// gateways read them (gen_ai.server.*, semantic conventions v1.41.0).
+		WithRow(dashboard.NewRowBuilder("OpenTelemetry GenAI (server)")).
+		WithPanel(ts("GenAI request duration").Span(8).Unit("s").Min(0).
+			Description("gen_ai_server_request_duration_seconds: every completion request, arrival to the last byte or the failure, by operation (chat, text_completion).").
+			WithTarget(q(`histogram_quantile(0.5, sum by (le, gen_ai_operation_name) (rate(gen_ai_server_request_duration_seconds_bucket{{G}}[{R}])))`, "p50 {{gen_ai_operation_name}}")).
+			WithTarget(q(`histogram_quantile(0.95, sum by (le, gen_ai_operation_name) (rate(gen_ai_server_request_duration_seconds_bucket{{G}}[{R}])))`, "p95 {{gen_ai_operation_name}}")).
+			WithTarget(qe(`sum by (error_type) (rate(gen_ai_server_request_duration_seconds_count{{G}, error_type!=""}[{R}])) * 60`, "failed / min {{error_type}}", faultFailed))).
+		WithPanel(ts("GenAI time to first token").Span(8).Unit("s").Min(0).
+			Description("gen_ai_server_time_to_first_token_seconds: successful streamed completions, arrival to the first chunk with a token (reasoning and tool calls count).").
+			Targets(quantiles("gen_ai_server_time_to_first_token_seconds", "{G}", 50, 95, 99))).
+		WithPanel(ts("GenAI time per output token").Span(8).Unit("s").Min(0).
+			Description("gen_ai_server_time_per_output_token_seconds: successful streamed completions, decode time per token after the first.").
+			Targets(quantiles("gen_ai_server_time_per_output_token_seconds", "{G}", 50, 95, 99))).
 		WithRow(dashboard.NewRowBuilder("Throughput and cache")).
 		WithPanel(ts("Completion tokens / s by kind").Span(8).Unit("none").Min(0).Stacking(stacked()).
 			WithTarget(q(`sum by (kind) (rate(mlx_tokens_completion_total{{P}}[{R}]))`, "{{kind}}"))).

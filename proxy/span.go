@@ -297,22 +297,36 @@ func (f *spanFacts) answerModel() string {
 // short, a client that went away, and the proxy's own refusals (413) and
 // upstream failures (502/503/504) are errors.
 func (f *spanFacts) errorType() (string, string) {
+	errType := errorTypeOf(f.outcome, f.status)
 	switch f.outcome {
 	case OutcomeClientGone:
-		return "client_gone", "the client went away before the answer was complete"
+		return errType, "the client went away before the answer was complete"
 	case OutcomeIncomplete:
-		return "incomplete", "the engine ended the answer before it was complete"
+		return errType, "the engine ended the answer before it was complete"
 	case OutcomeUnavailable, OutcomeBadGateway, OutcomeTimeout, OutcomeTooLarge, OutcomeRefused:
-		return f.outcome.String(), "the proxy answered " + strconv.Itoa(f.status) + " (" + f.outcome.String() + ")"
+		return errType, "the proxy answered " + strconv.Itoa(f.status) + " (" + f.outcome.String() + ")"
 	}
-	if f.status >= 400 {
+	if errType != "" {
 		msg := "the engine answered " + strconv.Itoa(f.status)
 		if f.engineError != "" {
 			msg += ": " + f.engineError
 		}
-		return strconv.Itoa(f.status), msg
+		return errType, msg
 	}
 	return "", ""
+}
+
+// errorTypeOf is a request's error.type (spans and the GenAI metrics): what
+// failed, or the engine's HTTP status; "" when it did not fail.
+func errorTypeOf(outcome Outcome, status int) string {
+	switch outcome {
+	case OutcomeClientGone, OutcomeIncomplete, OutcomeUnavailable, OutcomeBadGateway, OutcomeTimeout, OutcomeTooLarge, OutcomeRefused:
+		return outcome.String()
+	}
+	if status >= 400 {
+		return strconv.Itoa(status)
+	}
+	return ""
 }
 
 // number reads a JSON number (nil or another type: false), as
