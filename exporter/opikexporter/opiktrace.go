@@ -115,12 +115,16 @@ func requestOf(s ptrace.Span, res pcommon.Map, project, environment string, scor
 }
 
 // ttftOf is Opik's ttft in milliseconds: to the first streamed chunk with
-// a token (gen_ai.response.time_to_first_chunk), else the original's
-// mlx.ttft_seconds (the first content, or the whole answer for one that
-// was not streamed: its first token reached the client with the rest);
-// nil when the engine never answered.
+// a token (gen_ai.response.time_to_first_chunk), else, for a request that
+// did not fail, the original's mlx.ttft_seconds (the first content, or the
+// whole answer for one that was not streamed: its first token reached the
+// client with the rest); nil when no token came.
 func ttftOf(at pcommon.Map) *float64 {
-	for _, k := range []string{attrFirstChunk, attrTTFT} {
+	keys := []string{attrFirstChunk}
+	if _, failed := at.Get(attrErrorType); !failed {
+		keys = append(keys, attrTTFT)
+	}
+	for _, k := range keys {
 		if v, ok := at.Get(k); ok && v.Type() == pcommon.ValueTypeDouble {
 			ms := v.Double() * 1000
 			return &ms
