@@ -26,19 +26,24 @@ func refuseUUID(w http.ResponseWriter, resource string) {
 
 // traceWrite is api/Trace's View.Write fields.
 type traceWrite struct {
-	ID          string          `json:"id"`
-	ProjectName string          `json:"project_name"`
-	Name        string          `json:"name"`
-	StartTime   *time.Time      `json:"start_time"`
-	EndTime     *time.Time      `json:"end_time"`
-	Input       json.RawMessage `json:"input"`
-	Output      json.RawMessage `json:"output"`
-	Metadata    json.RawMessage `json:"metadata"`
-	Tags        []string        `json:"tags"`
-	ErrorInfo   *ErrorInfo      `json:"error_info"`
-	ThreadID    string          `json:"thread_id"`
-	TTFT        *float64        `json:"ttft"`
-	Environment string          `json:"environment"`
+	ID          string     `json:"id"`
+	ProjectName string     `json:"project_name"`
+	Name        string     `json:"name"`
+	StartTime   *time.Time `json:"start_time"`
+	EndTime     *time.Time `json:"end_time"`
+	contentWrite
+	ThreadID    string `json:"thread_id"`
+	Environment string `json:"environment"`
+}
+
+// contentWrite are the fields a trace's create and update share.
+type contentWrite struct {
+	Input     json.RawMessage `json:"input"`
+	Output    json.RawMessage `json:"output"`
+	Metadata  json.RawMessage `json:"metadata"`
+	Tags      []string        `json:"tags"`
+	ErrorInfo *ErrorInfo      `json:"error_info"`
+	TTFT      *float64        `json:"ttft"`
 }
 
 // spanWrite is api/Span's View.Write fields.
@@ -303,17 +308,12 @@ func (s *Server) getTrace(w http.ResponseWriter, id string) {
 
 // traceUpdate is api/TraceUpdate: every field optional.
 type traceUpdate struct {
-	ProjectName string          `json:"project_name"`
-	Name        *string         `json:"name"`
-	EndTime     *time.Time      `json:"end_time"`
-	Input       json.RawMessage `json:"input"`
-	Output      json.RawMessage `json:"output"`
-	Metadata    json.RawMessage `json:"metadata"`
-	Tags        []string        `json:"tags"`
-	ErrorInfo   *ErrorInfo      `json:"error_info"`
-	ThreadID    *string         `json:"thread_id"`
-	TTFT        *float64        `json:"ttft"`
-	Environment *string         `json:"environment"`
+	ProjectName string     `json:"project_name"`
+	Name        *string    `json:"name"`
+	EndTime     *time.Time `json:"end_time"`
+	contentWrite
+	ThreadID    *string `json:"thread_id"`
+	Environment *string `json:"environment"`
 }
 
 // updateTrace is rule 15.
