@@ -37,6 +37,9 @@ import (
 //     Requests.MaxTokens.
 //   - No top-level member may be NaN or Infinity (json.loads takes them,
 //     and `NaN < 0` is False, so they pass mlx_lm's range checks).
+//   - The sampling parameters, as mlx_lm validates them and more:
+//     params.go; the prompt's length: context_check.go; lone surrogates
+//     and over-long integers anywhere: check.go.
 
 // AnyModel in Config.ServedModels lets every model through.
 const AnyModel = "*"
@@ -118,6 +121,16 @@ func (a allowlist) check(pb parsedBody) (refusal, bool) {
 		if ref, refused := a.checkMaxTokens(k, f[k]); refused {
 			return ref, true
 		}
+	}
+	// mlx_lm v0.31.3 server.py, do_POST: max_tokens is read only when
+	// max_completion_tokens is absent or None, and then a null is None,
+	// which validate_model_parameters refuses (int).
+	if raw, ok := f["max_tokens"]; ok && isNull(raw) && (f["max_completion_tokens"] == nil || isNull(f["max_completion_tokens"])) {
+		return badRequest("invalid_type", "max_tokens", "`max_tokens` must be a non-negative integer; got null.")
+	}
+	// validate_model_parameters: adapter must be a str or None.
+	if raw, ok := f["adapters"]; ok && a.adapters && pyTypeOf(raw) != pyNone && pyTypeOf(raw) != pyStr {
+		return badRequest("invalid_type", "adapters", "`adapters` must be a string (a path).")
 	}
 	return refusal{}, false
 }

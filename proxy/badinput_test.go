@@ -32,11 +32,10 @@ func openAIError(t *testing.T, body []byte) (code, message string) {
 	return e.Error.Code, e.Error.Message
 }
 
-// Wrong types of the members the engine acts on before it validates
-// (model, max_tokens) are refused by the proxy; the others reach the
-// engine as they are and its answer reaches the client; every request is
-// counted under the configured model.
-func TestWrongTypesGoUpstreamAndAreCounted(t *testing.T) {
+// Wrong types of the members the engine validates are refused by the
+// proxy, as the engine would drop the connection on them; every request
+// is counted under the configured model.
+func TestWrongTypesAreRefusedAndCounted(t *testing.T) {
 	r := newRig(t)
 	refused := r.post("/v1/chat/completions", `{"model": 42, "messages": [{"role": "user", "content": "hi"}]}`)
 	assert.Equal(t, http.StatusBadRequest, refused.status)
@@ -47,16 +46,16 @@ func TestWrongTypesGoUpstreamAndAreCounted(t *testing.T) {
 
 	body := `{"messages": "hello", "temperature": "hot"}`
 	// mlx_lm drops such a connection without an answer (its validation
-	// error escapes the handler): the proxy says 502.
+	// error escapes the handler): the proxy answers 400 naming the member.
 	_, err := r.client.Post(r.direct+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	require.Error(t, err, "the engine itself gives no answer")
 	via := r.post("/v1/chat/completions", body)
-	assert.Equal(t, http.StatusBadGateway, via.status)
+	assert.Equal(t, http.StatusBadRequest, via.status)
 	code, _ = openAIError(t, via.body)
-	assert.Equal(t, "upstream_error", code)
+	assert.Equal(t, "invalid_type", code)
+	assert.Equal(t, "temperature", errorOf(t, via)["param"])
 	sc := r.scrape()
-	assert.Equal(t, 1.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "5xx", "kind", "chat"))
-	assert.Equal(t, 2.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "4xx", "kind", "chat"))
+	assert.Equal(t, 3.0, value(t, sc, "mlx_error_total", "model", testModel, "status", "4xx", "kind", "chat"))
 	assert.Equal(t, 3.0, value(t, sc, "mlx_requests_total", "model", testModel, "streaming", "false", "kind", "chat"))
 	assert.Equal(t, 0.0, value(t, sc, "mlx_in_flight", "model", testModel))
 	_, isTemp := sc.Value("mlx_temperature")

@@ -23,6 +23,11 @@ type Requests struct {
 	// apply_chat_template, where chat_template is a template of the
 	// client's own.
 	ChatTemplateKwargs []string `mapstructure:"chat_template_kwargs"`
+	// AllowXTC lets xtc_probability above 0 through: say so only for an
+	// engine of mlx_lm 0.32.0 or later. Before it, mlx_lm's sampler fails
+	// on XTC in the generation thread and every later request hangs
+	// (params.go).
+	AllowXTC bool `mapstructure:"allow_xtc"`
 }
 
 // Access says who may use the API and from where (its keys sit at the top

@@ -56,7 +56,9 @@ func genAIHistogram(t *testing.T, fams map[string]*dto.MetricFamily, name string
 	for _, m := range f.GetMetric() {
 		got := map[string]string{}
 		for _, l := range m.GetLabel() {
-			if l.GetValue() != "" { // Prometheus reads an empty label as none
+			// Prometheus reads an empty label as none; node is on every
+			// series (the fleet contract's common attribute).
+			if l.GetValue() != "" && l.GetName() != "node" {
 				got[l.GetName()] = l.GetValue()
 			}
 		}

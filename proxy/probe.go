@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +35,10 @@ func (p *Proxy) setUp(up bool) {
 // probeLoop asks the engine's /health at start and every ProbeInterval.
 // mlx_lm answers it as soon as its HTTP server is up (before the model has
 // loaded): mlx_up says the engine is reachable, the supervisor's
-// mlx_server_ready says it can generate.
+// mlx_server_ready says it can generate. From mlx-lm's #1791 (main after
+// 0.32.0) /health answers 503 once the generation thread is dead, which
+// makes mlx_up 0 at once; mlx-lm 0.31.3 answers 200 all the same, and only
+// the supervisor's log watch and probes see that death.
 func (p *Proxy) probeLoop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	interval := p.cfg.ProbeInterval
@@ -86,6 +90,9 @@ func (p *Proxy) probe(ctx context.Context, timeout time.Duration) {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable && p.upState.v.Load() != 2 {
+		p.log.Warn("Upstream engine answers /health with 503: its generation thread is dead", zap.String("upstream", p.upstream.Redacted()))
+	}
 	p.setUp(resp.StatusCode == http.StatusOK)
 }
 
@@ -118,6 +125,23 @@ func (p *Proxy) loadModelFacts() {
 	}
 	p.factsLoaded = true
 	p.metrics.setModelFacts(p.cfg.modelLabel(), info)
+	p.limits.Store(p.loadLimits(info, path))
 	p.log.Info("Model facts loaded", zap.String("config", path), zap.Int("max_context", info.MaxContext),
 		zap.Int64("kv_bytes_per_token", info.KVBytesPerToken(2)))
+}
+
+// loadLimits makes the checks' facts of the model from its config.json
+// (read as info, at path) and the tokenizer.json beside it.
+func (p *Proxy) loadLimits(info modelconfig.Info, path string) *modelLimits {
+	m := &modelLimits{vocab: info.VocabSize, context: info.MaxContext}
+	tok, err := modelconfig.LoadTokenizer(filepath.Dir(path))
+	if err != nil {
+		p.log.Info("Prompts are not checked against the context: no bound of tokens from the model's tokenizer.json",
+			zap.String("dir", filepath.Dir(path)), zap.Error(err))
+		return m
+	}
+	m.prompt = newTokenBound(tok)
+	p.log.Info("Prompts are checked against the context", zap.Int("max_context", info.MaxContext),
+		zap.Int("max_token_bytes", tok.MaxTokenBytes), zap.Strings("normalizers", tok.Normalizers))
+	return m
 }

@@ -57,7 +57,7 @@ var originalAlerts = map[string][]string{
 // Added here, where the original had nothing.
 var addedAlerts = map[string][]string{
 	"mlx-quality": {"MLXResponsesTruncated"},
-	"mlx-serving": {"MLXModelLoadFailed"},
+	"mlx-serving": {"MLXModelLoadFailed", "MLXServerPythonError"},
 	"mlx-collector": {
 		"MLXCollectorExporterSendFailures", "MLXCollectorExporterQueueNearFull",
 		"MLXCollectorExporterDroppingData", "MLXCollectorReceiverErrors", "MLXCollectorTargetDown",

@@ -7,11 +7,13 @@ import (
 	"go/format"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
 type options struct {
@@ -105,6 +107,14 @@ func spliceSection(doc []byte, beginMark, endMark string, section []byte) ([]byt
 // the order of metadata.yaml, in contrib's documentation.md layout.
 func metricsMarkdown(c *mdschema.Component) []byte {
 	var b bytes.Buffer
+	if len(c.CommonAttributes) > 0 {
+		b.WriteString("Every metric also carries these labels:\n\n")
+		for _, id := range c.CommonAttributes {
+			a, _ := c.Attributes.Get(id)
+			fmt.Fprintf(&b, "- `%s`: %s\n", a.Name(id), a.Description)
+		}
+		b.WriteString("\n")
+	}
 	for i, e := range c.Metrics {
 		m := e.Value
 		if i > 0 {
@@ -177,6 +187,10 @@ func goSource(c *mdschema.Component, pkg, from string) ([]byte, error) {
 	if len(c.Metrics) > 0 {
 		b.WriteString("// The metrics of " + from + ": name and help text.\nconst (\n")
 		for _, e := range c.Metrics {
+			// The fleet contract's series are internal/fleet's to emit.
+			if slices.Contains(fleet.Metrics, e.Key) {
+				continue
+			}
 			id := "metric" + camel(e.Key)
 			fmt.Fprintf(&b, "\t%s = %q\n\t%sHelp = %q\n", id, e.Key, id, e.Value.Description)
 		}
@@ -206,7 +220,7 @@ func goSource(c *mdschema.Component, pkg, from string) ([]byte, error) {
 func writeUnits(b *bytes.Buffer, c *mdschema.Component) {
 	b.WriteString("\n// metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.\nvar metricUnits = map[string]string{\n")
 	for _, e := range c.Metrics {
-		if e.Value.Unit != "" {
+		if e.Value.Unit != "" && !slices.Contains(fleet.Metrics, e.Key) {
 			fmt.Fprintf(b, "\t%q: %q,\n", e.Key, e.Value.Unit)
 		}
 	}

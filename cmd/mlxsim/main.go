@@ -25,6 +25,10 @@
 //	--sim-mlx-version V                the MLX release, with the mlx-lm pip pairs with it
 //	                                   (0.32.1: mlx-lm 0.31.3, the default; 0.31.2: 0.31.3;
 //	                                   0.30.6: 0.30.7; 0.32, 0.31, 0.30 name them)
+//	--sim-mlx-lm-version V             mlx-lm within the pair: 0.31.3 (the newest release, the
+//	                                   default) or 0.32.0 (main: content null, xtc_threshold 0.1,
+//	                                   /health and /v1/models 503 once the generation thread is
+//	                                   dead, completions then failed with 404; needs MLX 0.32.1)
 //	--sim-load-fail                    the model's load fails: mlx-lm 0.31 leaves the server
 //	                                   up, never ready (the thread's traceback); 0.30 exits 1
 //	--sim-unsorted-top-logprobs        top_logprobs shuffled (MLX's CPU order), not sorted (Metal)
@@ -131,6 +135,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.StringVar(&cfg.served, "sim-served-models", "", "Comma-separated models listed by /v1/models (default: --model)")
 	fs.StringVar(&o.SystemFingerprint, "sim-system-fingerprint", "", "system_fingerprint of responses (default: the version pair's)")
 	fs.StringVar(&o.MLXVersion, "sim-mlx-version", mlxsim.DefaultMLXVersion, "MLX version (with the mlx-lm pip pairs with it) whose failures are simulated: "+strings.Join(mlxsim.KnownMLXVersions(), ", "))
+	fs.StringVar(&o.MLXLMVersion, "sim-mlx-lm-version", "", "mlx-lm version within the pair: "+strings.Join(mlxsim.KnownMLXLMVersions(), ", ")+" (default: the pair's, "+mlxsim.DefaultMLXLMVersion+" with MLX 0.31 and 0.32)")
 	fs.BoolVar(&o.UnsortedTopLogprobs, "sim-unsorted-top-logprobs", false, "Shuffle top_logprobs (MLX's CPU order) instead of most likely first (Metal's)")
 	fs.BoolVar(&o.StreamLogprobs, "sim-stream-logprobs", false, "Send logprobs in stream chunks (mlx_lm does not; ml-explore/mlx-lm#1630 would have)")
 	fs.BoolVar(&o.DownloadBars, "sim-hf-download", false, "Draw a Hugging Face download bar (tqdm, redrawn with \\r) while the model loads")
@@ -181,7 +186,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 		}
 		o.PromptCacheBytes = n
 	}
-	if err := mlxsim.CheckMLXVersion(o.MLXVersion); err != nil {
+	if err := mlxsim.CheckVersions(o.MLXVersion, o.MLXLMVersion); err != nil {
 		return fail("argument --sim-mlx-version: " + err.Error())
 	}
 	thinkSet := false

@@ -51,7 +51,7 @@ func TestFullConfig(t *testing.T) {
 		ProxySettings: ProxySettings{
 			ToolLabels: []string{"get_weather"},
 			Requests: proxy.Requests{MaxTokens: 4096, MaxStopSequences: 4, MaxStopBytes: 64,
-				ChatTemplateKwargs: []string{"enable_thinking", "reasoning_effort"}},
+				ChatTemplateKwargs: []string{"enable_thinking", "reasoning_effort"}, AllowXTC: true},
 			Access: proxy.Access{AllowUnauthenticatedRemote: true, RequireKeyOnLoopback: true,
 				AllowedOrigins: []string{"http://localhost:3000"}, AllowedHosts: []string{"mlx.lan"},
 				MaxConnections: 100, MaxConnectionsPerClient: 10, MaxHeaderBytes: 16384, ModelsCacheTTL: time.Second},

@@ -11,7 +11,11 @@ import (
 // Text is a message content's text: the string, or the text parts of a
 // list of parts joined by newlines; "" for anything else (null, images
 // only, not JSON).
-func Text(raw json.RawMessage) string {
+func Text(raw json.RawMessage) string { return Join(raw, "\n") }
+
+// Join is Text with the parts joined by sep (mlx_lm v0.31.3 server.py,
+// process_message_content, joins them with "").
+func Join(raw json.RawMessage, sep string) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
@@ -29,5 +33,5 @@ func Text(raw json.RawMessage) string {
 			texts = append(texts, p.Text)
 		}
 	}
-	return strings.Join(texts, "\n")
+	return strings.Join(texts, sep)
 }

@@ -101,7 +101,7 @@ func TestListenersOfTheShippedConfig(t *testing.T) {
 		// The OTLP sinks of otlp-logs.yaml send; they do not listen.
 		{name: "otlp-logs.yaml", configs: []string{"mlx.yaml", "otlp-logs.yaml"}, env: map[string]string{"MLX_LOG_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, want: shipped},
 		{name: "demo.yaml", configs: []string{"mlx.yaml", "demo.yaml"}, env: map[string]string{"MLXSIM": "bin/mlxsim"}, want: shipped,
-			engine: []string{"bin/mlxsim", "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1", "--port", "8081", "--prompt-cache-size", "10", "--chat-template-args", `{"enable_thinking": false}`, "--sim-load-delay", "3s", "--sim-decode-tokens-per-second", "40"}},
+			engine: []string{"bin/mlxsim", "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1", "--port", "8081", "--prompt-cache-size", "10", "--chat-template-args", `{"enable_thinking": false}`, "--sim-load-delay", "3s", "--sim-decode-tokens-per-second", "40", "--sim-mlx-lm-version", "0.31.3"}},
 		{name: "moved", configs: []string{"mlx.yaml", "demo.yaml"}, env: map[string]string{
 			"MLXSIM": "bin/mlxsim", "MLX_LISTEN_HOST": "127.0.0.1", "MLX_ENGINE_PORT": "18081",
 			"MLX_PROXY_METRICS_ENDPOINT": "127.0.0.1:18090", "MLX_DATA_DIR": "/var/mlx",

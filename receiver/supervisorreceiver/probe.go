@@ -28,6 +28,11 @@ type prober struct {
 	// onHung is called when a ready engine has failed every probe for
 	// hang_after; nil in attach mode, where there is nothing to restart.
 	onHung func()
+	// onDead is called when /health answers 503, mlx-lm's word (#1791)
+	// for a dead generation thread (deadthread.go); nil in attach mode.
+	onDead func()
+	// deadWarned: attach mode has logged the current 503 streak.
+	deadWarned bool
 	// proxyActivity, when set, is when the proxy last relayed engine
 	// stream bytes.
 	proxyActivity func() time.Time
@@ -95,7 +100,25 @@ func (p *prober) check(ctx context.Context) {
 		}
 		p.st.mu.Unlock()
 	}
-	httpUp := p.cfg.SpawnMode() || p.get(ctx, "/health", nil) == nil
+	// /health never waits for the generation thread; from mlx-lm #1791 on
+	// a 503 says that thread is dead, and no probe need wait for it.
+	code, herr := p.healthCode(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	httpUp := p.cfg.SpawnMode() || herr == nil && (code == http.StatusOK || code == http.StatusServiceUnavailable)
+	if code == http.StatusServiceUnavailable {
+		p.st.mu.Lock()
+		if !p.cfg.SpawnMode() {
+			if !p.st.httpUp {
+				p.st.httpSince = now
+			}
+			p.st.httpUp = true
+		}
+		p.st.mu.Unlock()
+		p.healthSaysDead()
+		return
+	}
 	err := p.probeOnce(ctx)
 	if ctx.Err() != nil {
 		return // shutting down: not a result
@@ -113,6 +136,7 @@ func (p *prober) check(ctx context.Context) {
 		p.st.httpUp = httpUp
 	}
 	if err == nil {
+		p.deadWarned = false
 		p.st.checks["ok"]++
 		p.st.ready, p.st.readyOnce, p.st.failingFor = true, true, time.Time{}
 		return
@@ -286,7 +310,7 @@ func (p *prober) get(ctx context.Context, path string, into any) error {
 
 // do sends one request; ctx bounds it.
 func (p *prober) do(ctx context.Context, method, path string, body []byte, into any) error {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(p.cfg.Endpoint, "/")+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, p.endpoint(path), bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -315,6 +339,11 @@ func (p *prober) do(ctx context.Context, method, path string, body []byte, into 
 		}
 	}
 	return nil
+}
+
+// endpoint is the engine's URL of path.
+func (p *prober) endpoint(path string) string {
+	return strings.TrimRight(p.cfg.Endpoint, "/") + path
 }
 
 // listedAs says whether /v1/models lists the engine's --model as id.

@@ -27,6 +27,9 @@ type runner struct {
 	// shared: the run file holds another running collector's record; this
 	// runner neither reads nor writes it again.
 	shared bool
+	// healthDead is signalled when /health says the generation thread is
+	// dead (deadthread.go); drained at every start.
+	healthDead chan struct{}
 }
 
 func (r *runner) run(ctx context.Context) {
@@ -47,6 +50,7 @@ func (r *runner) run(ctx context.Context) {
 			r.st.mu.Unlock()
 		}
 		r.tail.Reset()
+		r.drainHealthDead()
 		started := time.Now()
 		sink := &logSink{out: r.out, st: r.st, logger: r.logger}
 		watch := newThreadWatch()
@@ -110,7 +114,7 @@ func (r *runner) watch(ctx context.Context, proc *engineProcess, w *threadWatch)
 		defer t.Stop()
 		startup = t.C
 	}
-	died := w.died
+	died, healthDead := w.died, r.healthDead
 	for {
 		select {
 		case <-proc.exited:
@@ -118,20 +122,23 @@ func (r *runner) watch(ctx context.Context, proc *engineProcess, w *threadWatch)
 		case <-ctx.Done():
 			return proc.stop(r.cfg.ShutdownGracePeriod), true
 		case <-died:
-			died = nil
+			died, healthDead = nil, nil
 			// The traceback follows its first line: give it a moment.
-			settle := time.NewTimer(threadDeathSettle)
-			select {
-			case <-settle.C:
-			case <-proc.exited:
-				settle.Stop()
-				return proc.status, false
-			case <-ctx.Done():
-				settle.Stop()
-				return proc.stop(r.cfg.ShutdownGracePeriod), true
+			if st, stopped, over := r.settle(ctx, proc); over {
+				return st, stopped
 			}
 			reason := classifyCrash(deathText(r.tail.Bytes()), exitStatus{})
 			r.logger.Error("A thread of the engine died (the generation thread, or the main thread with the HTTP server): it serves nothing more, though its process lives; restarting it",
+				zap.String("reason", reason))
+			r.kill(reason)
+		case <-healthDead:
+			died, healthDead = nil, nil
+			// The log may still be writing the traceback.
+			if st, stopped, over := r.settle(ctx, proc); over {
+				return st, stopped
+			}
+			reason := deadThreadReason(r.tail.Bytes())
+			r.logger.Error("The engine's /health answers 503: its generation thread is dead and it serves nothing more, though its process lives; restarting it",
 				zap.String("reason", reason))
 			r.kill(reason)
 		case <-startup:
@@ -147,6 +154,22 @@ func (r *runner) watch(ctx context.Context, proc *engineProcess, w *threadWatch)
 				zap.Duration("startup_timeout", r.cfg.StartupTimeout), zap.String("reason", reason))
 			r.kill(reason)
 		}
+	}
+}
+
+// settle waits threadDeathSettle for the rest of a traceback; over says
+// the engine exited or the collector is stopping meanwhile (st, stopped
+// are then watch's results).
+func (r *runner) settle(ctx context.Context, proc *engineProcess) (st exitStatus, stopped, over bool) {
+	t := time.NewTimer(threadDeathSettle)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return exitStatus{}, false, false
+	case <-proc.exited:
+		return proc.status, false, true
+	case <-ctx.Done():
+		return proc.stop(r.cfg.ShutdownGracePeriod), true, true
 	}
 }
 

@@ -76,8 +76,9 @@ func (s *supervisor) start(_ context.Context, host component.Host) error {
 			MaxSize:    s.cfg.Log.MaxSizeMiB,
 			MaxBackups: s.cfg.Log.MaxBackups,
 		}
-		r := &runner{cfg: s.cfg, logger: s.logger, st: s.st, out: s.logFile, tail: &tailBuffer{}}
+		r := &runner{cfg: s.cfg, logger: s.logger, st: s.st, out: s.logFile, tail: &tailBuffer{}, healthDead: make(chan struct{}, 1)}
 		p.onHung = func() { r.kill(ReasonHung) }
+		p.onDead = r.reportHealthDead
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); s.keep(ctx, loopRunner, r.run) }()
 	}

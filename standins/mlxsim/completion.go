@@ -50,10 +50,8 @@ func (g *generation) loadModel() (*pyExc, bool) {
 	case <-e.closed:
 		return nil, false
 	case <-e.dead:
-		<-e.closed
-		return nil, false
 	}
-	if e.waitIfDead() {
+	if e.deadEnd(g.c) {
 		return nil, false
 	}
 	e.mmu.Lock()
@@ -321,8 +319,8 @@ type accum struct {
 
 func (g *generation) run() {
 	e, c, q := g.e, g.c, g.q
-	if e.waitIfDead() {
-		return // queued for a thread that is gone: no admission, no answer
+	if e.deadEnd(c) {
+		return // queued for a thread that is gone: no admission
 	}
 	exc, ok := g.loadModel()
 	if !ok {
@@ -338,8 +336,8 @@ func (g *generation) run() {
 			// mlx-lm 0.31's batched path builds the stop matcher outside
 			// its try: the thread dies, this request and every later one
 			// wait (reference D5). _serve_single (a seed) answers 404.
-			e.killThread(stopThreadDeath(exc))
-			e.waitIfDead()
+			e.killThread(stopThreadDeath(exc, e.era.healthTracksThread))
+			e.deadEnd(c)
 			return
 		}
 	}
@@ -372,8 +370,9 @@ func (g *generation) run() {
 			e.gen.RUnlock()
 		}
 	}
-	if e.waitIfDead() {
+	if e.ThreadDead() {
 		unlock()
+		e.deadEnd(c)
 		return
 	}
 	g.admit()
@@ -425,6 +424,24 @@ func (g *generation) run() {
 
 	a := &accum{finish: "stop"}
 	err := g.prefill()
+	if exc := e.samplerFault(q); err == nil && exc != nil {
+		unlock()
+		g.release(nil)
+		if seed != nil {
+			// _serve_single puts the exception on the request's queue
+			// (v0.31.3 L1023-1024); the handler raises it in its loop.
+			e.raise(c, &pyExc{typ: exc.typ, msg: exc.msg, frames: []pyFrame{
+				frameHandleCompletion,
+				{serverPy, lineResponseLoop, "handle_completion", "for gen in response:", ""},
+				{serverPy, lineControlTokens, "_process_control_tokens", "for tok in token_stream:", ""},
+				{serverPy, lineInnerRaise, "_inner", "raise response", ""},
+			}})
+			return
+		}
+		e.killThread(threadDeath(samplerThreadDeath(exc.frames), exc.line()))
+		e.waitIfDead()
+		return
+	}
 	if err == nil {
 		err = g.decode(plan, stopSeqs, a, seed != nil)
 	}
@@ -714,10 +731,12 @@ func (g *generation) response(text string, finish any, a *accum, toolCalls []any
 			key = "delta"
 		}
 		m := pyjson.NewDict("role", "assistant")
+		// mlx-lm 0.32.0 (ff0c1c6d, #1739; HEAD L1306) sends null for an
+		// empty non-streamed message; 0.31.3 leaves the key out (L1355).
 		switch {
 		case text != "":
 			m.Set("content", text)
-		case !g.q.isStream:
+		case !g.q.isStream && e.era.nullContent:
 			m.Set("content", nil)
 		}
 		if reasoning != "" {

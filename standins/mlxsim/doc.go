@@ -68,8 +68,21 @@
 //     traceback, /health still 200, every completion waits, nothing
 //     exits), before 0.32 it aborts; under mlx-lm 0.31 a failed load
 //     (--sim-load-fail) does the same, under 0.30 it exits 1. A stop value
-//     the batched path cannot use kills the thread in both (reference D5;
-//     a seeded request still gets 404). A bind failure never exits.
+//     the batched path cannot use (a lone surrogate included) kills the
+//     thread in both (reference D5; a seeded request still gets 404), and
+//     so does a sampler that raises at a temperature above 0 (sampler.go:
+//     XTC under mlx-lm 0.31.3, a threshold over 0.5, a top_k of the whole
+//     vocabulary; a seeded request loses only itself). A bind failure
+//     never exits.
+//   - mlx-lm's release within the pair (--sim-mlx-lm-version, versions.go):
+//     0.31.3 leaves an empty message's content out and shows a dead
+//     thread only in its log; 0.32.0 (main) sends content null, defaults
+//     xtc_threshold to 0.1, serves XTC, and once the thread is dead
+//     answers /health and /v1/models 503 and fails waiting and new
+//     completions with 404 {"error": ...} (their wording, and its log
+//     record of the death, are guesses: the change is read from the pull
+//     requests, not a fetched tree); the requests the thread had taken
+//     wait in both.
 //   - A request whose model description (model as written, draft_model,
 //     adapters) differs from the running batch's drains it first
 //     (drain.go); a request is admitted (cache block, lookup, headers and

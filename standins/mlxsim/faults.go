@@ -135,21 +135,50 @@ var threadFrames = []pyFrame{
 	{threadingPy, 1012, "run", "self._target(*self._args, **self._kwargs)", ""},
 }
 
-// threadDeath is what threading.excepthook prints for the generation
-// thread.
-func threadDeath(frames []pyFrame, last string) string {
-	return "Exception in thread Thread-1 (_generate):\n" + formatTraceback(slices.Concat(threadFrames, frames), last)
+// deathTrace is an exception that ends the generation thread: the frames
+// from _generate down and the traceback's last line.
+type deathTrace struct {
+	frames []pyFrame
+	last   string
+}
+
+func threadDeath(frames []pyFrame, last string) deathTrace { return deathTrace{frames, last} }
+
+// excepthook is what threading.excepthook prints for the generation
+// thread (mlx-lm 0.31.3, and 0.30.7).
+func (d deathTrace) excepthook() string {
+	return "Exception in thread Thread-1 (_generate):\n" + formatTraceback(slices.Concat(threadFrames, d.frames), d.last)
+}
+
+// wrapperFrame is the function #1837 runs as the thread's target around
+// _generate; its name and line are not known (a guess).
+var wrapperFrame = pyFrame{serverPy, 626, "_run_generation", "self._generate()", ""}
+
+// wrapped is the same death under mlx-lm 0.32.0, whose wrapper (#1837)
+// catches it, marks the thread failed and logs it; the record's wording
+// is not known (a guess): an ERROR record, then the traceback from the
+// wrapper down, as logging.exception prints it. It has no "Exception in
+// thread" line, so a reader of the log alone misses it; /health's 503 is
+// what says it.
+func (d deathTrace) wrapped(l *pyLog) string {
+	return l.record(levelError, "Generation thread failed; failing queued requests") +
+		formatTraceback(slices.Concat([]pyFrame{wrapperFrame}, d.frames), d.last)
+}
+
+// batchNextFrames lead a death in the batch step: server.py L853, outside
+// any try, into BatchGenerator.next (v0.31.3).
+var batchNextFrames = []pyFrame{
+	{serverPy, 853, "_generate", "prompt_responses, gen_responses = batch_generator.next()", "                                  ^^^^^^^^^^^^^^^^^^^^^^"},
+	{generatePy, 1855, "next", "return self._next()", "       ^^^^^^^^^^^^"},
 }
 
 // metalThreadDeath: the fault surfaces at the batch step's mx.eval.
-func metalThreadDeath() string {
-	return threadDeath([]pyFrame{
-		{serverPy, 853, "_generate", "prompt_responses, gen_responses = batch_generator.next()", "                                  ^^^^^^^^^^^^^^^^^^^^^^"},
-		{generatePy, 1855, "next", "return self._next()", "       ^^^^^^^^^^^^"},
+func metalThreadDeath() deathTrace {
+	return threadDeath(slices.Concat(batchNextFrames, []pyFrame{
 		{generatePy, 1775, "_next", "generation_responses = self._generation_batch.next()", "                       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
 		{generatePy, 1415, "next", "tokens, logprobs = self._step()", "                   ^^^^^^^^^^^^"},
 		{generatePy, 1373, "_step", "mx.eval(inputs, self._current_logprobs)", ""},
-	}, MetalThreadDeathLine)
+	}), MetalThreadDeathLine)
 }
 
 // exactHitThreadDeath: a batched text completion whose whole prompt is
@@ -158,7 +187,7 @@ func metalThreadDeath() string {
 // HEAD L692-700), and insert_segments([[]]) fails at seq[-1] (generate.py
 // HEAD L1722), outside any try (reference D16). The frames between are a
 // reconstruction; the last two lines are the cited ones.
-func exactHitThreadDeath() string {
+func exactHitThreadDeath() deathTrace {
 	return threadDeath([]pyFrame{
 		{serverPy, 725, "_generate", "uids = batch_generator.insert_segments(", "       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
 		{generatePy, 1722, "insert_segments", "last_tokens = [seq[-1] for seq in segments[-1]]", "                ~~~^^^^"},
@@ -187,7 +216,7 @@ var loadFrames = []pyFrame{
 
 // loadThreadDeath is a failed load of the default model in the generation
 // thread (mlx-lm 0.31: v0.31.3 server.py L695).
-func loadThreadDeath(model string) string {
+func loadThreadDeath(model string) deathTrace {
 	return threadDeath(slices.Concat([]pyFrame{
 		{serverPy, 695, "_generate", "self.model_provider.load_default()", ""},
 	}, loadFrames), LoadFailLine(model))
@@ -211,24 +240,41 @@ func loadMainTraceback(model string) string {
 // outside the try that guards _tokenize (v0.31.3 server.py L745, after
 // L737-743), so the exception kills the thread (reference D5). An element
 // that is a list or dict fails as a dict key (L634 tuple(stop_words));
-// another non-string fails in tokenizer.encode (L650).
-func stopThreadDeath(exc *pyExc) string {
-	frames := []pyFrame{
-		{serverPy, 745, "_generate", "sm, sequences = self._make_state_machine(", "                ^^^^^^^^^^^^^^^^^^^^^^^^^"},
+// another non-string, or a str with a lone surrogate, fails in
+// tokenizer.encode (L650). mlx-lm 0.32.0 (#1501) does the same from other
+// lines: server.py HEAD L681 and L607-608, and the encode in
+// make_stop_matcher (L612, generate.py L1054).
+func stopThreadDeath(exc *pyExc, v032 bool) deathTrace {
+	call := pyFrame{serverPy, 745, "_generate", "sm, sequences = self._make_state_machine(", "                ^^^^^^^^^^^^^^^^^^^^^^^^^"}
+	key := pyFrame{serverPy, 635, "_make_state_machine", "rs = self._state_machine_cache.get(cache_key)", "     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}
+	encode := []pyFrame{{serverPy, 650, "_make_state_machine", "t = tuple(tokenizer.encode(w, add_special_tokens=False))", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}}
+	if v032 {
+		call = pyFrame{serverPy, 681, "_generate", "stop_matcher, text_sm = self._make_state_machine(", "                        ^^^^^^^^^^^^^^^^^^^^^^^^^"}
+		key = pyFrame{serverPy, 608, "_make_state_machine", "rs = self._state_machine_cache.get(cache_key)", "     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}
+		encode = []pyFrame{
+			{serverPy, 612, "_make_state_machine", "stop_matcher = make_stop_matcher(tokenizer, stop_words)", "               ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+			{generatePy, 1054, "make_stop_matcher", "stop_sequences.append(tuple(tokenizer.encode(w, add_special_tokens=False)))", "                                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
+		}
 	}
+	frames := []pyFrame{call}
 	if strings.HasPrefix(exc.msg, "unhashable") {
-		frames = append(frames, pyFrame{serverPy, 635, "_make_state_machine", "rs = self._state_machine_cache.get(cache_key)", "     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"})
+		frames = append(frames, key)
 	} else {
-		frames = append(frames, pyFrame{serverPy, 650, "_make_state_machine", "t = tuple(tokenizer.encode(w, add_special_tokens=False))", "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"})
+		frames = append(frames, encode...)
 	}
 	return threadDeath(frames, exc.line())
 }
 
-// killThread prints the generation thread's traceback and marks it dead:
-// from now on every completion waits (until Engine.Close).
-func (e *Engine) killThread(traceback string) {
+// killThread prints the generation thread's traceback, as the era prints
+// it, and marks it dead: from now on every completion waits (until
+// Engine.Close), or under mlx-lm 0.32.0 is failed (deadEnd).
+func (e *Engine) killThread(d deathTrace) {
 	e.deadOnce.Do(func() {
-		e.log.write(traceback)
+		if e.era.healthTracksThread {
+			e.log.write(d.wrapped(e.log))
+		} else {
+			e.log.write(d.excepthook())
+		}
 		close(e.dead)
 	})
 }
@@ -245,10 +291,42 @@ func (e *Engine) ThreadDead() bool {
 
 // waitIfDead blocks a request on a dead generation thread until the engine
 // is closed, as response_queue.get() does for ever; false if it is alive.
+// It is for requests the thread had taken (their context made, their
+// headers maybe sent), which no era answers.
 func (e *Engine) waitIfDead() bool {
 	if !e.ThreadDead() {
 		return false
 	}
 	<-e.closed
 	return true
+}
+
+// deadRequestError is str(e) of the exception mlx-lm 0.32.0 (#1837) puts
+// on a queued request's queue, or raises from generate(), once the
+// generation thread is gone; its wording is not known (a guess).
+const deadRequestError = "Generation thread is not running"
+
+// deadEnd ends a request the generation thread has not taken yet, if the
+// thread is dead: under mlx-lm 0.32.0 generate() raises and the handler
+// answers 404 {"error": str(e)} (v0.31.3 L1419-1427, the same code); before,
+// it waits on response_queue.get() for ever. False if the thread lives.
+func (e *Engine) deadEnd(c *pyConn) bool {
+	if !e.ThreadDead() {
+		return false
+	}
+	if e.era.healthTracksThread {
+		e.jsonError(c, 404, deadRequestError)
+		return true
+	}
+	<-e.closed
+	return true
+}
+
+// unhealthyBody is /health's body when 503 (#1791; wording not known).
+const unhealthyBody = `{"status": "unhealthy"}`
+
+// healthy says whether /health and /v1/models answer 200: always before
+// mlx-lm 0.32.0, then while the generation thread lives.
+func (e *Engine) healthy() bool {
+	return !e.era.healthTracksThread || !e.ThreadDead()
 }

@@ -83,6 +83,10 @@ type Options struct {
 	// MLXVersion names the version pair followed (versions.go; default
 	// DefaultMLXVersion): how a Metal fault and a failed load end.
 	MLXVersion string
+	// MLXLMVersion names mlx-lm's release within the pair (versions.go:
+	// 0.31.3 or 0.32.0; default the pair's): what a dead generation thread
+	// looks like from outside, empty content, xtc_threshold's default.
+	MLXLMVersion string
 	// UnsortedTopLogprobs shuffles each top_logprobs list (MLX's documented
 	// argpartition order, its CPU path); by default it comes most likely
 	// first, as Metal's argpartition sorts (logprobs.go).
@@ -174,7 +178,7 @@ func (o *Options) setDefaults() {
 		o.MLXVersion = DefaultMLXVersion
 	}
 	if o.SystemFingerprint == "" {
-		o.SystemFingerprint = Fingerprint(o.MLXVersion)
+		o.SystemFingerprint = FingerprintOf(o.MLXVersion, o.MLXLMVersion)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -73,7 +73,8 @@ func (e *Engine) readRequest(body *pyjson.Dict) *completionRequest {
 	q.freqPenalty = body.GetDefault("frequency_penalty", 0.0)
 	q.freqCtx = body.GetDefault("frequency_context_size", pyjson.NewInt("20"))
 	q.xtcProb = body.GetDefault("xtc_probability", 0.0)
-	q.xtcThresh = body.GetDefault("xtc_threshold", 0.0)
+	// 0.0 in mlx-lm 0.31.3 (server.py L1187), 0.1 from cf10f962 (#1372).
+	q.xtcThresh = body.GetDefault("xtc_threshold", e.era.xtcThreshold)
 	q.logitBias = body.GetDefault("logit_bias", nil)
 	q.logprobs = body.GetDefault("logprobs", false)
 	q.topLogprobs = body.GetDefault("top_logprobs", pyjson.NewInt("-1"))
@@ -360,6 +361,12 @@ func stopSequences(stop any) ([][]int, []string, *pyExc) {
 			if x == "" {
 				continue
 			}
+			if hasLoneSurrogate(x) {
+				// The tokenizers binding cannot take the str as UTF-8 and
+				// fails every variant of TextEncodeInput (its message, from
+				// the binding's source as remembered: unverified).
+				return nil, nil, &pyExc{typ: "TypeError", msg: "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"}
+			}
 			seqs = append(seqs, tokenIDs(tokenize(x)))
 			strs = append(strs, x)
 		case []any, *pyjson.Dict:
@@ -369,4 +376,15 @@ func stopSequences(stop any) ([][]int, []string, *pyExc) {
 		}
 	}
 	return seqs, strs, nil
+}
+
+// hasLoneSurrogate says whether a str (pyjson keeps a lone surrogate in
+// its generalized UTF-8 form, ED A0..BF xx) holds one.
+func hasLoneSurrogate(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == 0xed && s[i+1] >= 0xa0 && s[i+1] <= 0xbf {
+			return true
+		}
+	}
+	return false
 }

@@ -38,8 +38,9 @@ type Engine struct {
 	completions atomic.Int64
 	hung        atomic.Bool
 
-	// pair is the version pair followed (versions.go).
+	// pair is the version pair followed, era mlx-lm's (versions.go).
 	pair versionPair
+	era  mlxLMEra
 	// dead is closed when the generation thread dies (faults.go).
 	dead     chan struct{}
 	deadOnce sync.Once
@@ -57,12 +58,13 @@ type activeSeq struct{ tokens atomic.Int64 }
 
 // New creates an engine that logs to logOut (mlx_lm's stderr). The model
 // starts "loading" at once and is ready after opts.LoadDelay (or fails
-// then, with opts.LoadFail). An unknown opts.MLXVersion is the default's.
+// then, with opts.LoadFail). Unknown or mismatched versions are the
+// default pair's.
 func New(opts Options, logOut io.Writer) *Engine {
 	opts.setDefaults()
-	pair, err := lookupVersion(opts.MLXVersion)
+	pair, era, err := lookupVersions(opts.MLXVersion, opts.MLXLMVersion)
 	if err != nil {
-		pair = versionPairs[DefaultMLXVersion]
+		pair, era = versionPairs[DefaultMLXVersion], mlxLMEras[DefaultMLXLMVersion]
 	}
 	level, ok := ParseLogLevel(opts.LogLevel)
 	if !ok {
@@ -79,6 +81,7 @@ func New(opts Options, logOut io.Writer) *Engine {
 		cache:  newPromptCache(opts.PromptCacheSize, 0, opts.KVBytesPerToken, opts.TrimmableCache),
 		active: map[*activeSeq]struct{}{},
 		pair:   pair,
+		era:    era,
 		dead:   make(chan struct{}),
 	}
 	e.mmu.Lock()
@@ -217,6 +220,11 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (e *Engine) doGET(c *pyConn, path string, created int64) {
 	switch {
+	case (path == "/health" || strings.HasPrefix(path, "/v1/models")) && !e.healthy():
+		c.completionHeaders(503)
+		if c.endHeaders() == nil {
+			_ = c.writeString(unhealthyBody)
+		}
 	case strings.HasPrefix(path, "/v1/models"):
 		c.completionHeaders(200)
 		if c.endHeaders() != nil {
@@ -289,7 +297,11 @@ func (e *Engine) doPOST(c *pyConn, route string, body []byte, hasCL bool, create
 		e.jsonError(c, 400, "Invalid JSON in request body: "+err.Error())
 		return
 	default:
-		e.raise(c, &pyExc{typ: "RecursionError", msg: err.Error(), frames: []pyFrame{
+		typ := "RecursionError"
+		if _, ok := err.(*pyjson.IntDigitsError); ok {
+			typ = "ValueError"
+		}
+		e.raise(c, &pyExc{typ: typ, msg: err.Error(), frames: []pyFrame{
 			{serverPy, lineDoPOSTLoads, "do_POST", "self.body = json.loads(raw_body.decode())", "            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"},
 			frameJSONLoads,
 			frameJSONDecode,

@@ -210,18 +210,26 @@ func TestNonStreamingBodyIsPythonJSON(t *testing.T) {
 	}
 }
 
-func TestContentIsNullWhenEmptyAndASCIIEscaping(t *testing.T) {
-	ts := newTestServer(t, Options{})
-	// A stop word that is the first token empties the content.
-	first := str(path(mustDict(t, ts.chat(t, userHi).body), "choices", 0, "message", "content"))
-	firstTok := tokenize(first)[0].text
-	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "stop": `+pyjson.Dumps(firstTok)+`}`).body)
-	msg := path(d, "choices", 0, "message").(*pyjson.Dict)
-	if v, ok := msg.Get("content"); !ok || v != nil {
-		t.Errorf("content should be null, got %v (present %v)", v, ok)
-	}
-	if str(path(d, "choices", 0, "finish_reason")) != "stop" {
-		t.Errorf("finish_reason %v", path(d, "choices", 0, "finish_reason"))
+// An empty message: mlx-lm 0.31.3 leaves "content" out (server.py
+// v0.31.3 L1355 `if text:`), 0.32.0 sends null (ff0c1c6d, #1739).
+func TestEmptyContentByMLXLMVersionAndASCIIEscaping(t *testing.T) {
+	for _, v := range []string{"0.31.3", "0.32.0"} {
+		ts := newTestServer(t, Options{MLXLMVersion: v})
+		// A stop word that is the first token empties the content.
+		first := str(path(mustDict(t, ts.chat(t, userHi).body), "choices", 0, "message", "content"))
+		firstTok := tokenize(first)[0].text
+		d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "stop": `+pyjson.Dumps(firstTok)+`}`).body)
+		msg := path(d, "choices", 0, "message").(*pyjson.Dict)
+		c, present := msg.Get("content")
+		if v == "0.32.0" && (!present || c != nil) {
+			t.Errorf("%s: content should be null, got %v (present %v)", v, c, present)
+		}
+		if v == "0.31.3" && present {
+			t.Errorf("%s: content should be left out, got %v", v, c)
+		}
+		if str(path(d, "choices", 0, "finish_reason")) != "stop" {
+			t.Errorf("finish_reason %v", path(d, "choices", 0, "finish_reason"))
+		}
 	}
 	// Non-ASCII in the echoed model name is \u-escaped, astral as a pair.
 	ts2 := newTestServer(t, Options{Model: "modèle-😀", ServedModels: []string{"modèle-😀"}})
@@ -560,8 +568,14 @@ func TestToolCalls(t *testing.T) {
 		t.Fatalf("finish_reason: %s", r.body)
 	}
 	msg := path(d, "choices", 0, "message").(*pyjson.Dict)
-	if !slices.Equal(msg.Keys(), []string{"role", "content", "tool_calls"}) || path(msg, "content") != nil {
+	// mlx-lm 0.31.3 (the default) leaves the empty content out; 0.32.0
+	// sends null (versions.go).
+	if !slices.Equal(msg.Keys(), []string{"role", "tool_calls"}) {
 		t.Errorf("message %s", pyjson.Dumps(msg))
+	}
+	msg032 := path(mustDict(t, newTestServer(t, Options{MLXLMVersion: "0.32.0"}).chat(t, body).body), "choices", 0, "message").(*pyjson.Dict)
+	if !slices.Equal(msg032.Keys(), []string{"role", "content", "tool_calls"}) || path(msg032, "content") != nil {
+		t.Errorf("0.32.0 message %s", pyjson.Dumps(msg032))
 	}
 	call := path(msg, "tool_calls", 0).(*pyjson.Dict)
 	if !slices.Equal(call.Keys(), []string{"function", "type", "id"}) || str(path(call, "type")) != "function" {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim/pyjson"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tracebacks.golden")
@@ -27,15 +29,19 @@ var update = flag.Bool("update", false, "rewrite testdata/tracebacks.golden")
 func TestTracebacksArePinned(t *testing.T) {
 	var out strings.Builder
 	section := func(name, text string) { fmt.Fprintf(&out, "===== %s\n%s", name, text) }
+	fixedNow := func() time.Time { return time.Date(2026, 8, 22, 16, 59, 44, 123e6, time.UTC) }
+	topKExc := (&Engine{era: mlxLMEras["0.31.3"]}).samplerFault(&completionRequest{temperatureF: 0.7, topK: pyjson.NewInt("151936"), xtcProb: 0.0})
 
 	section("startup warning", userWarning())
 	section("exit", exitTraceback())
-	section("metal fault, MLX 0.32: the generation thread dies", metalThreadDeath())
-	section("load failure, mlx-lm 0.31: the generation thread dies", loadThreadDeath(DefaultModel))
+	section("metal fault, MLX 0.32: the generation thread dies", metalThreadDeath().excepthook())
+	section("load failure, mlx-lm 0.31: the generation thread dies", loadThreadDeath(DefaultModel).excepthook())
 	section("load failure, mlx-lm 0.30: the main thread, exit 1", loadMainTraceback(DefaultModel))
-	section("stop [1]: the generation thread dies", stopThreadDeath(&pyExc{typ: "TypeError", msg: "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"}))
-	section(`stop [["a"]]: the generation thread dies`, stopThreadDeath(&pyExc{typ: "TypeError", msg: "unhashable type: 'list'"}))
-	section("a text prompt cached whole: the generation thread dies", exactHitThreadDeath())
+	section("stop [1]: the generation thread dies", stopThreadDeath(&pyExc{typ: "TypeError", msg: "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"}, false).excepthook())
+	section(`stop [["a"]]: the generation thread dies`, stopThreadDeath(&pyExc{typ: "TypeError", msg: "unhashable type: 'list'"}, false).excepthook())
+	section("a text prompt cached whole: the generation thread dies", exactHitThreadDeath().excepthook())
+	section("a sampler that raises (top_k): the generation thread dies", threadDeath(samplerThreadDeath(topKExc.frames), topKExc.line()).excepthook())
+	section("stop [1] under mlx-lm 0.32.0: the wrapper logs it", stopThreadDeath(&pyExc{typ: "TypeError", msg: "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"}, true).wrapped(newPyLog(nil, levelInfo, fixedNow)))
 	for _, err := range []error{syscall.EADDRINUSE, syscall.EACCES, syscall.EADDRNOTAVAIL, errors.New("lookup foo: no such host")} {
 		section("bind "+err.Error(), BindErrorTraceback(err))
 	}

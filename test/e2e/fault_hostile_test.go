@@ -100,6 +100,18 @@ func oddBodies() []string {
 	}
 }
 
+// hostileBodies are the odd bodies and the requests that killed the engine
+// (fault_params_test.go) within the body limit of hostileLimits.
+func hostileBodies() []string {
+	bodies := oddBodies()
+	for _, k := range engineKillers() {
+		if len(k.body) < 1<<20 {
+			bodies = append(bodies, k.body)
+		}
+	}
+	return bodies
+}
+
 // hostileOutcome tallies what the front door did with the hostile traffic.
 type hostileOutcome struct {
 	sent, noAnswer atomic.Int64
@@ -204,7 +216,7 @@ func TestFaultHostileRequests(t *testing.T) {
 		url := base + routes[r.IntN(len(routes))]
 		jobs <- func() { o.sendBody(ctx, client, url, http.MethodPost, body) }
 	}
-	for _, b := range oddBodies() {
+	for _, b := range hostileBodies() {
 		for _, route := range routes {
 			body, url := []byte(b), base+route
 			jobs <- func() { o.sendBody(ctx, client, url, http.MethodPost, body) }

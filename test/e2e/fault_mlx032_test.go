@@ -21,21 +21,31 @@ import (
 // waits), and the requests of our own never make it drain its batch.
 
 // metalOnceOverlay runs the simulated engine with --sim-metal-fault-after
-// n under MLX mlxVersion the first time only.
-func metalOnceOverlay(t *testing.T, n int, mlxVersion string) string {
+// n under MLX mlxVersion (and mlx-lm mlxLMVersion, "" for the pair's) the
+// first time only.
+func metalOnceOverlay(t *testing.T, n int, mlxVersion, mlxLMVersion string) string {
 	t.Helper()
 	mark := filepath.Join(t.TempDir(), "started-once")
-	return commandOverlay(t, fmt.Sprintf("#!/bin/sh\nif [ ! -e %q ]; then : > %q; exec \"$MLXSIM\" \"$@\" --sim-metal-fault-after %d --sim-mlx-version %s; fi\nexec \"$MLXSIM\" \"$@\"\n", mark, mark, n, mlxVersion), simArgs)
+	lm := ""
+	if mlxLMVersion != "" {
+		lm = " --sim-mlx-lm-version " + mlxLMVersion
+	}
+	return commandOverlay(t, fmt.Sprintf("#!/bin/sh\nif [ ! -e %q ]; then : > %q; exec \"$MLXSIM\" \"$@\" --sim-metal-fault-after %d --sim-mlx-version %s%s; fi\nexec \"$MLXSIM\" \"$@\"\n", mark, mark, n, mlxVersion, lm), simArgs)
 }
 
 // The generation thread dies of a Metal fault while four clients stream
-// through the proxy, in both MLX generations: the supervisor names it
-// metal_gpu_error (not hung), restarts the engine, and clients succeed
-// again.
+// through the proxy, in both MLX generations and both mlx-lm eras of MLX
+// 0.32 (0.31.3: seen in the log; 0.32.0: /health's 503): the supervisor
+// names it metal_gpu_error (not hung), restarts the engine, and clients
+// succeed again.
 func TestFaultMetalFaultUnderLoad(t *testing.T) {
-	for _, mlx := range []string{"0.32.1", "0.30"} {
+	for _, v := range []struct{ mlx, mlxLM string }{{"0.32.1", "0.31.3"}, {"0.32.1", "0.32.0"}, {"0.30", ""}} {
+		mlx := v.mlx
+		if v.mlxLM != "" {
+			mlx += ", mlx-lm " + v.mlxLM
+		}
 		t.Run("MLX "+mlx, func(t *testing.T) {
-			f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, metalOnceOverlay(t, 12, mlx)), sets: append([]string{quickRestart}, fastProbes...)})
+			f := startFaultCollector(t, collectorOptions{configs: append(demoConfigs, metalOnceOverlay(t, 12, v.mlx, v.mlxLM)), sets: append([]string{quickRestart}, fastProbes...)})
 			waitEngineReady(f.stack)
 			url := f.proxyURL("/v1/chat/completions")
 			f.mark()

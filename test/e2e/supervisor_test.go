@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
@@ -112,7 +114,9 @@ func TestScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 	judged, err := doccheck.MetadataNames(filepath.Join(repoRoot, "receiver/judgereceiver/metadata.yaml"))
 	require.NoError(t, err)
 	for _, n := range judged {
-		if n != "mlx_judge_score" { // only once the judge has scored something
+		// mlx_judge_score only once the judge has scored something; the
+		// fleet contract's series once (a role label tells the two apart).
+		if n != "mlx_judge_score" && !slices.Contains(documented, n) {
 			documented = append(documented, n)
 		}
 	}
@@ -123,10 +127,13 @@ func TestScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 	})
 	sort.Strings(documented)
 	assert.Equal(t, documented, sc.Names())
-	// Labels are the data points' own: no scope or resource labels leak in.
-	assert.Equal(t, []string{`mlx_server_health_checks_total{result="fail"}`, `mlx_server_health_checks_total{result="ok"}`, `mlx_server_health_checks_total{result="skipped"}`},
+	// Labels are the data points' own and the node: no scope or resource
+	// labels leak in.
+	n := `node="` + fleet.NodeName("") + `"`
+	assert.Equal(t, []string{`mlx_server_health_checks_total{` + n + `,result="fail"}`, `mlx_server_health_checks_total{` + n + `,result="ok"}`, `mlx_server_health_checks_total{` + n + `,result="skipped"}`},
 		sc.Series("mlx_server_health_checks_total"))
-	assert.Equal(t, []string{`mlx_server_state{}`}, sc.Series("mlx_server_state"))
+	assert.Equal(t, []string{`mlx_server_state{` + n + `}`}, sc.Series("mlx_server_state"))
+	assert.Equal(t, []string{`mlx_agent_up{` + n + `,role="judge"}`, `mlx_agent_up{` + n + `,role="supervisor"}`}, sc.Series("mlx_agent_up"), "each role's series once")
 	assert.Equal(t, "COUNTER", sc.Families["mlx_server_crashes_total"].GetType().String())
 	assert.Equal(t, "GAUGE", sc.Families["mlx_server_last_crash_reason"].GetType().String())
 }
@@ -199,14 +206,19 @@ func testMetalFault(t *testing.T, mlxVersion string, exitCode float64) {
 
 // A model that cannot be loaded: under mlx-lm 0.31 (the default pair) the
 // generation thread dies and the process stays up, never ready; under
-// 0.30 the process exits 1. Both are model_load_failed, within
-// startup_timeout, and restarted with back-off.
+// 0.30 the process exits 1; under mlx-lm 0.32.0 the thread dies too and
+// /health answers 503. All are model_load_failed, within startup_timeout,
+// and restarted with back-off.
 func TestModelLoadFailureIsNamedAndRestarted(t *testing.T) {
-	for _, mlx := range []string{"0.32.1", "0.30"} {
-		t.Run("MLX "+mlx, func(t *testing.T) {
+	for _, v := range []struct{ mlx, mlxLM string }{{"0.32.1", "0.31.3"}, {"0.32.1", "0.32.0"}, {"0.30", ""}} {
+		t.Run("MLX "+v.mlx+" mlx-lm "+v.mlxLM, func(t *testing.T) {
 			const startupTimeout = 20 * time.Second
+			args := []string{"--sim-load-delay", "500ms", "--sim-load-fail", "--sim-mlx-version", v.mlx}
+			if v.mlxLM != "" {
+				args = append(args, "--sim-mlx-lm-version", v.mlxLM)
+			}
 			s := startCollector(t, collectorOptions{
-				configs: append(demoConfigs, engineOverlay(t, "--sim-load-delay", "500ms", "--sim-load-fail", "--sim-mlx-version", mlx)),
+				configs: append(demoConfigs, engineOverlay(t, args...)),
 				sets:    []string{"receivers::mlx_supervisor::startup_timeout=" + startupTimeout.String()},
 			})
 			started := time.Now()

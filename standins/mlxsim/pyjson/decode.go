@@ -26,6 +26,19 @@ func (e *RecursionError) Error() string {
 	return "maximum recursion depth exceeded while decoding a JSON " + e.what + " from a unicode string"
 }
 
+// IntDigitsError is the ValueError int() raises for a decimal literal of
+// more than 4,300 digits (CPython 3.12 Objects/longobject.c,
+// sys.int_info.default_max_str_digits): json.loads lets it out, and it is
+// no JSONDecodeError.
+type IntDigitsError struct{ Digits int }
+
+func (e *IntDigitsError) Error() string {
+	return fmt.Sprintf("Exceeds the limit (4300 digits) for integer string conversion: value has %d digits; use sys.set_int_max_str_digits() to increase the limit", e.Digits)
+}
+
+// maxIntDigits is CPython's default int_max_str_digits.
+const maxIntDigits = 4300
+
 // maxDepth approximates the nesting at which CPython's scanner hits the
 // recursion limit when called from a request handler thread.
 const maxDepth = 980
@@ -52,7 +65,7 @@ func newDecodeError(s []rune, msg string, pos int) *JSONDecodeError {
 }
 
 // Loads is json.loads(s) for a str (already decoded from UTF-8).
-// The error is a *JSONDecodeError or a *RecursionError.
+// The error is a *JSONDecodeError, a *RecursionError or an *IntDigitsError.
 func Loads(str string) (any, error) {
 	s := []rune(str)
 	if len(s) > 0 && s[0] == 0xfeff {
@@ -202,6 +215,9 @@ func (d *decoder) matchNumber(start int) (any, int, error) {
 			return nil, 0, &stopIteration{start}
 		}
 		return f, idx, nil
+	}
+	if n := len(strings.TrimPrefix(lit, "-")); n > maxIntDigits {
+		return nil, 0, &IntDigitsError{n}
 	}
 	return NewInt(lit), idx, nil
 }
