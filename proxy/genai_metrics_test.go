@@ -82,9 +82,9 @@ func TestGenAIServerMetrics(t *testing.T) {
 	fams := r.scrape().Families
 
 	chat := map[string]string{"gen_ai_operation_name": "chat", "gen_ai_provider_name": "mlx",
-		"gen_ai_request_model": testModel, "gen_ai_response_model": testModel}
+		"gen_ai_request_model": testModel, "gen_ai_response_model": testModel, "origin": OriginUser}
 	text := map[string]string{"gen_ai_operation_name": "text_completion", "gen_ai_provider_name": "mlx",
-		"gen_ai_request_model": testModel, "gen_ai_response_model": testModel}
+		"gen_ai_request_model": testModel, "gen_ai_response_model": testModel, "origin": OriginUser}
 	with := func(m map[string]string, k, v string) map[string]string {
 		out := map[string]string{k: v}
 		for k, v := range m {

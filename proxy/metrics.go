@@ -361,7 +361,7 @@ func (m *Metrics) End(rec *Record) {
 		m.generation.WithLabelValues(model, origin).Observe(rec.End.Sub(rec.Start).Seconds())
 	}
 	m.latency.observe(rec, model, origin, ok)
-	m.genAI.observe(rec, model, m.responseModelLabel(rec, model), ok)
+	m.genAI.observe(rec, model, m.responseModelLabel(rec, model), origin, ok)
 
 	for _, ch := range rec.Choices {
 		if ch.FinishReason != "" {
