@@ -1,6 +1,9 @@
 package dashboards
 
-import "github.com/grafana/grafana-foundation-sdk/go/dashboard"
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+)
 
 func performance() *dashboard.DashboardBuilder {
 	return newDashboard("mlx-performance", "MLX Performance & Confidence").
@@ -25,12 +28,10 @@ func performance() *dashboard.DashboardBuilder {
 		// As vLLM's dashboard shows a server: per token, between tokens,
 		// prefill against decode, and how long prompts and answers are.
 		WithRow(dashboard.NewRowBuilder("Per token, prefill and decode")).
-		WithPanel(ts("Time per output token").Span(8).Unit("s").Min(0).
-			Description("mlx_time_per_output_token_seconds: a streamed answer's decode time over its tokens after the first.").
-			Targets(quantiles("mlx_time_per_output_token_seconds", "{P}", 50, 95, 99))).
-		WithPanel(ts("Inter-token latency").Span(8).Unit("s").Min(0).
-			Description("mlx_inter_token_latency_seconds: every gap between two chunks with text, as clients get them.").
-			Targets(quantiles("mlx_inter_token_latency_seconds", "{P}", 50, 95, 99))).
+		WithPanel(percentilesOf("Time per output token", "mlx_time_per_output_token_seconds: a streamed answer's decode time over its tokens after the first.",
+			"mlx_time_per_output_token_seconds", "{P}")).
+		WithPanel(percentilesOf("Inter-token latency", "mlx_inter_token_latency_seconds: every gap between two chunks with text, as clients get them.",
+			"mlx_inter_token_latency_seconds", "{P}")).
 		WithPanel(ts("End-to-end latency (to 600 s)").Span(8).Unit("s").Min(0).
 			Description("mlx_request_latency_seconds: arrival to the last byte, in buckets long enough for reasoning models.").
 			Targets(quantiles("mlx_request_latency_seconds", "{P}", 50, 95, 99))).
@@ -44,6 +45,18 @@ func performance() *dashboard.DashboardBuilder {
 		WithPanel(heatmap("Generation length").Span(8).Unit("none").
 			Description("mlx_generation_tokens: completion tokens per request, reasoning included.").
 			WithTarget(bucketHeatmap("mlx_generation_tokens"))).
+		// OpenTelemetry GenAI's server metrics, as GenAI dashboards and
+		// gateways read them (gen_ai.server.*, semantic conventions v1.41.0).
+		WithRow(dashboard.NewRowBuilder("OpenTelemetry GenAI (server)")).
+		WithPanel(ts("GenAI request duration").Span(8).Unit("s").Min(0).
+			Description("gen_ai_server_request_duration_seconds: every completion request, arrival to the last byte or the failure, by operation (chat, text_completion).").
+			WithTarget(q(`histogram_quantile(0.5, sum by (le, gen_ai_operation_name) (rate(gen_ai_server_request_duration_seconds_bucket{{G}}[{R}])))`, "p50 {{gen_ai_operation_name}}")).
+			WithTarget(q(`histogram_quantile(0.95, sum by (le, gen_ai_operation_name) (rate(gen_ai_server_request_duration_seconds_bucket{{G}}[{R}])))`, "p95 {{gen_ai_operation_name}}")).
+			WithTarget(qe(`sum by (error_type) (rate(gen_ai_server_request_duration_seconds_count{{G}, error_type!=""}[{R}])) * 60`, "failed / min {{error_type}}", faultFailed))).
+		WithPanel(percentilesOf("GenAI time to first token", "gen_ai_server_time_to_first_token_seconds: successful streamed completions, arrival to the first chunk with a token (reasoning and tool calls count).",
+			"gen_ai_server_time_to_first_token_seconds", "{G}")).
+		WithPanel(percentilesOf("GenAI time per output token", "gen_ai_server_time_per_output_token_seconds: successful streamed completions, decode time per token after the first.",
+			"gen_ai_server_time_per_output_token_seconds", "{G}")).
 		WithRow(dashboard.NewRowBuilder("Throughput and cache")).
 		WithPanel(ts("Completion tokens / s by kind").Span(8).Unit("none").Min(0).Stacking(stacked()).
 			WithTarget(q(`sum by (kind) (rate(mlx_tokens_completion_total{{P}}[{R}]))`, "{{kind}}"))).
@@ -114,4 +127,11 @@ func performance() *dashboard.DashboardBuilder {
 			WithTarget(q(`max(mlx_hallucination_risk{{P}})`, "risk"))).
 		WithPanel(stat("Completions scored (24 h)").Span(6).Unit("none").
 			WithTarget(q(`sum(increase(mlx_confidence_scored_total{{P}}[24h])) or vector(0)`, "scored")))
+}
+
+// percentilesOf is a third-width panel of a latency histogram's p50, p95
+// and p99 under selector sel.
+func percentilesOf(title, description, metric, sel string) *timeseries.PanelBuilder {
+	return ts(title).Span(8).Unit("s").Min(0).Description(description).
+		Targets(quantiles(metric, sel, 50, 95, 99))
 }

@@ -15,6 +15,8 @@ import (
 // for All), so they are only used in regexp matchers.
 const (
 	selProxy = `job="mlx-proxy", model=~"$model"`
+	// The proxy's OpenTelemetry GenAI series name the model as GenAI does.
+	selGenAI = `job="mlx-proxy", gen_ai_request_model=~"$model"`
 	selHW    = `job="mlx-hw", node=~"$node"`
 	selSup   = `job="mlx-supervisor"`
 	selKV    = `job="mlx-kv"`
@@ -40,13 +42,14 @@ const (
 	mtpOnly       = "model-only: models with multi-token prediction layers (mtp_num_hidden_layers in config.json)"
 	flagsOnly     = "fault-only: created by the first flagged response"
 	faultUnscored = "fault-only: created by the first answer whose logprobs could not be scored"
+	faultFailed   = "fault-only: created by the first completion request that failed"
 	cfgOpik       = "config-only: the opik exporter with OPIK_URL set, once a scored trace was read back"
 )
 
-// sub fills {P} {HW} {SUP} {KV} {LOG} {COL} {R} in a query.
+// sub fills {P} {G} {HW} {SUP} {KV} {LOG} {COL} {R} in a query.
 func sub(s string) string {
 	return strings.NewReplacer(
-		"{P}", selProxy, "{HW}", selHW, "{SUP}", selSup, "{KV}", selKV,
+		"{P}", selProxy, "{G}", selGenAI, "{HW}", selHW, "{SUP}", selSup, "{KV}", selKV,
 		"{LOG}", selLog, "{COL}", selCol, "{R}", rate,
 	).Replace(s)
 }

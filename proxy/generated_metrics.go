@@ -4,172 +4,184 @@ package proxy
 
 // The metrics of ../extension/proxyextension/metadata.yaml: name and help text.
 const (
-	metricMlxRequestsTotal                    = "mlx_requests_total"
-	metricMlxRequestsTotalHelp                = "Completion requests (chat and text) the proxy passed to the engine, whatever their outcome; requests it refused itself are in mlx_http_refusals_total."
-	metricMlxTokensPromptTotal                = "mlx_tokens_prompt_total"
-	metricMlxTokensPromptTotalHelp            = "Prompt tokens, from the engine's usage."
-	metricMlxTokensCompletionTotal            = "mlx_tokens_completion_total"
-	metricMlxTokensCompletionTotalHelp        = "Completion tokens (reasoning included), from the engine's usage."
-	metricMlxTtftSeconds                      = "mlx_ttft_seconds"
-	metricMlxTtftSecondsHelp                  = "Streamed completions: arrival at the proxy to the first chunk with non-empty content (reasoning excluded)."
-	metricMlxGenerationSeconds                = "mlx_generation_seconds"
-	metricMlxGenerationSecondsHelp            = "Completed completions: arrival at the proxy to the last byte relayed."
-	metricMlxTokenRateTokensPerSecond         = "mlx_token_rate_tokens_per_second"
-	metricMlxTokenRateTokensPerSecondHelp     = "Completion tokens per second of decoding."
-	metricMlxQueueWaitSeconds                 = "mlx_queue_wait_seconds"
-	metricMlxQueueWaitSecondsHelp             = "Completions, streamed or not: arrival at the proxy to the request being sent to the engine (the original's meaning)."
-	metricMlxAdmissionWaitSeconds             = "mlx_admission_wait_seconds"
-	metricMlxAdmissionWaitSecondsHelp         = "Streamed completions: arrival at the proxy to the engine's response headers (the engine admitted the request)."
-	metricMlxToolCallsTotal                   = "mlx_tool_calls_total"
-	metricMlxToolCallsTotalHelp               = "Tool calls the model made, by tool name and call type."
-	metricMlxFinishReasonTotal                = "mlx_finish_reason_total"
-	metricMlxFinishReasonTotalHelp            = "Choices the engine finished, by finish_reason."
-	metricMlxTemperature                      = "mlx_temperature"
-	metricMlxTemperatureHelp                  = "Sampling temperature of the most recent completion request."
-	metricMlxUp                               = "mlx_up"
-	metricMlxUpHelp                           = "1 if the upstream engine answered its last probe or request, else 0."
-	metricMlxInFlight                         = "mlx_in_flight"
-	metricMlxInFlightHelp                     = "Completion requests in progress."
-	metricMlxErrorTotal                       = "mlx_error_total"
-	metricMlxErrorTotalHelp                   = "Completion requests that failed, by status class (a stream cut short counts as 5xx)."
-	metricMlxProxyPanicsTotal                 = "mlx_proxy_panics_total"
-	metricMlxProxyPanicsTotalHelp             = "Panics the proxy recovered from, by where: handler (the request's connection is aborted), scorer (the answer is not scored), span, probe, live_status."
-	metricMlxProxyBufferCutsTotal             = "mlx_proxy_buffer_cuts_total"
-	metricMlxProxyBufferCutsTotalHelp         = "Completions where a buffer the client's or the engine's input sizes hit its bound, by buffer: sse_event (an event past 1 MiB, relayed unread), tool_arguments (streamed arguments past 1 MiB), text (an answer past 1 MiB of text, for scoring)."
-	metricMlxStreamStallsTotal                = "mlx_stream_stalls_total"
-	metricMlxStreamStallsTotalHelp            = "Completions cut because a side stalled: engine (sent nothing for stream_stall; the client's stream was ended with an error event and [DONE]), client (did not read for client_write)."
-	metricMlxHttpRefusalsTotal                = "mlx_http_refusals_total"
-	metricMlxHttpRefusalsTotalHelp            = "Requests the proxy refused itself instead of passing them to the engine, by route and status: 401/403 a caller, origin or Host it does not let in, 404 a route or model it does not serve, 405, 413, 415, 400 a body it would not pass on, 408 a body too slow, 429 too many requests in progress."
-	metricMlxContextLengthMaxTokens           = "mlx_context_length_max_tokens"
-	metricMlxContextLengthMaxTokensHelp       = "The model's maximum context (max_position_embeddings in config.json)."
-	metricMlxContextUsedTokens                = "mlx_context_used_tokens"
-	metricMlxContextUsedTokensHelp            = "Prompt plus completion tokens of the most recent completion."
-	metricMlxContextUtilization               = "mlx_context_utilization"
-	metricMlxContextUtilizationHelp           = "mlx_context_used_tokens / mlx_context_length_max_tokens (0..1)."
-	metricMlxKvBytesPerToken                  = "mlx_kv_bytes_per_token"
-	metricMlxKvBytesPerTokenHelp              = "KV cache bytes one token takes (2-byte elements, from config.json)."
-	metricMlxPromptCachedTokensTotal          = "mlx_prompt_cached_tokens_total"
-	metricMlxPromptCachedTokensTotalHelp      = "Prompt tokens the engine took from its prompt cache (usage.prompt_tokens_details.cached_tokens)."
-	metricMlxPromptCacheRatio                 = "mlx_prompt_cache_ratio"
-	metricMlxPromptCacheRatioHelp             = "cached_tokens / prompt_tokens of the most recent completion (0..1)."
-	metricMlxModelInfo                        = "mlx_model_info"
-	metricMlxModelInfoHelp                    = "Model configuration from config.json; value = the attribute (layer_count, kv_heads, head_dim, hidden_size, attention_heads, vocab_size, intermediate_size, quant_bits, quant_group_size; where config.json has them, linear_key_heads, linear_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim, mtp_layers, tie_word_embeddings)."
-	metricMlxModelArch                        = "mlx_model_arch"
-	metricMlxModelArchHelp                    = "Model architecture and dtype from config.json; always 1."
-	metricMlxOutputPerplexity                 = "mlx_output_perplexity"
-	metricMlxOutputPerplexityHelp             = "exp(-mean logprob of the sampled tokens) of the most recent scored answer; 1 when every token was certain."
-	metricMlxOutputPerplexityHistogram        = "mlx_output_perplexity_histogram"
-	metricMlxOutputPerplexityHistogramHelp    = "Perplexity of scored answers."
-	metricMlxTokenEntropyNats                 = "mlx_token_entropy_nats"
-	metricMlxTokenEntropyNatsHelp             = "Mean entropy (nats) of the top-N lists renormalised to sum to 1, most recent scored answer: a lower bound of the true entropy."
-	metricMlxTokenEntropyHistogram            = "mlx_token_entropy_histogram"
-	metricMlxTokenEntropyHistogramHelp        = "Mean renormalised top-N entropy (nats) of scored answers."
-	metricMlxTokenConfidenceMean              = "mlx_token_confidence_mean"
-	metricMlxTokenConfidenceMeanHelp          = "Mean probability of the sampled tokens, most recent scored answer."
-	metricMlxTokenConfidenceMin               = "mlx_token_confidence_min"
-	metricMlxTokenConfidenceMinHelp           = "Lowest probability of a sampled token, most recent scored answer."
-	metricMlxTokenConfidenceStd               = "mlx_token_confidence_std"
-	metricMlxTokenConfidenceStdHelp           = "Population standard deviation of the sampled tokens' probabilities, most recent scored answer."
-	metricMlxTokenMarginMean                  = "mlx_token_margin_mean"
-	metricMlxTokenMarginMeanHelp              = "Mean top-1 minus top-2 probability of the top-N lists, most recent scored answer."
-	metricMlxLowConfidenceTokenRatio          = "mlx_low_confidence_token_ratio"
-	metricMlxLowConfidenceTokenRatioHelp      = "Share of sampled tokens with probability below the low-confidence threshold, most recent scored answer."
-	metricMlxConfidenceScoredTotal            = "mlx_confidence_scored_total"
-	metricMlxConfidenceScoredTotalHelp        = "Answers whose logprobs were scored, by where the logprobs came from (client, injected, destreamed, streamed)."
-	metricMlxConfidenceUnscoredTotal          = "mlx_confidence_unscored_total"
-	metricMlxConfidenceUnscoredTotalHelp      = "Answers that should have carried logprobs (by source) but gave no token to score: none sent, or none readable."
-	metricMlxLowConfidenceResponseTotal       = "mlx_low_confidence_response_total"
-	metricMlxLowConfidenceResponseTotalHelp   = "Scored answers whose mean token confidence was below the low-confidence threshold."
-	metricMlxHallucinationRisk                = "mlx_hallucination_risk"
-	metricMlxHallucinationRiskHelp            = "Composite hallucination risk (0..1) of the most recent answer, from the text heuristics."
-	metricMlxHallucinationRiskHistogram       = "mlx_hallucination_risk_histogram"
-	metricMlxHallucinationRiskHistogramHelp   = "Hallucination risk of answers."
-	metricMlxHallucinationFlagTotal           = "mlx_hallucination_flag_total"
-	metricMlxHallucinationFlagTotalHelp       = "Answers whose hallucination risk was above the flag threshold."
-	metricMlxHeuristicRepetition              = "mlx_heuristic_repetition"
-	metricMlxHeuristicRepetitionHelp          = "Count of the most repeated word trigram over the trigrams of the most recent answer (stopwords dropped)."
-	metricMlxHeuristicRefusal                 = "mlx_heuristic_refusal"
-	metricMlxHeuristicRefusalHelp             = "1 if the most recent answer opened with a refusal phrase, else 0."
-	metricMlxHeuristicHedging                 = "mlx_heuristic_hedging"
-	metricMlxHeuristicHedgingHelp             = "Hedge-phrase density of the most recent answer (5 per 100 words = 1)."
-	metricMlxHeuristicUngrounded              = "mlx_heuristic_ungrounded"
-	metricMlxHeuristicUngroundedHelp          = "Factual-looking content without a tool call when tools were offered, most recent answer (0, 0.5 or 1)."
-	metricMlxScoringDroppedTotal              = "mlx_scoring_dropped_total"
-	metricMlxScoringDroppedTotalHelp          = "Finished answers not scored (confidence and heuristics) because the scoring queue was full."
-	metricMlxSpansDroppedTotal                = "mlx_spans_dropped_total"
-	metricMlxSpansDroppedTotalHelp            = "Request spans dropped before the collector's traces pipeline took them (a queue was full, or no pipeline took them)."
-	metricMlxAccessLogDroppedTotal            = "mlx_access_log_dropped_total"
-	metricMlxAccessLogDroppedTotalHelp        = "Access log records dropped before the collector's logs pipeline took them (the queue was full, or no pipeline took them)."
-	metricMlxLiveRecordsDroppedTotal          = "mlx_live_records_dropped_total"
-	metricMlxLiveRecordsDroppedTotalHelp      = "Live stream records (VeloBenchmark) dropped, by reason: queue_full, no_pipeline, refused, export_failed."
-	metricMlxTimeToFirstTokenSeconds          = "mlx_time_to_first_token_seconds"
-	metricMlxTimeToFirstTokenSecondsHelp      = "Streamed completions: arrival at the proxy to the first chunk with non-empty content, in buckets up to 300 s for reasoning models (mlx_ttft_seconds keeps the original's buckets, to 60 s)."
-	metricMlxRequestLatencySeconds            = "mlx_request_latency_seconds"
-	metricMlxRequestLatencySecondsHelp        = "Completed completions: arrival at the proxy to the last byte relayed, in buckets up to 600 s (mlx_generation_seconds keeps the original's, to 120 s)."
-	metricMlxTimePerOutputTokenSeconds        = "mlx_time_per_output_token_seconds"
-	metricMlxTimePerOutputTokenSecondsHelp    = "Streamed completions answered in full: decode time per output token after the first, (end - first output) / (completion tokens - 1)."
-	metricMlxInterTokenLatencySeconds         = "mlx_inter_token_latency_seconds"
-	metricMlxInterTokenLatencySecondsHelp     = "Streamed completions: the time between two consecutive chunks with text (content or reasoning), one observation per gap."
-	metricMlxPromptTokens                     = "mlx_prompt_tokens"
-	metricMlxPromptTokensHelp                 = "Prompt tokens per completion answered 2xx with usage (the length distribution; mlx_tokens_prompt_total is the sum)."
-	metricMlxGenerationTokens                 = "mlx_generation_tokens"
-	metricMlxGenerationTokensHelp             = "Completion tokens per completion answered 2xx with usage (reasoning included)."
-	metricMlxPrefillSeconds                   = "mlx_prefill_seconds"
-	metricMlxPrefillSecondsHelp               = "Streamed completions: the request sent to the engine to its first chunk with text: queueing in the engine and prompt processing."
-	metricMlxDecodeSeconds                    = "mlx_decode_seconds"
-	metricMlxDecodeSecondsHelp                = "Streamed completions answered in full: the first chunk with text to the last byte (generation after prefill)."
-	metricMlxClientRequestsTotal              = "mlx_client_requests_total"
-	metricMlxClientRequestsTotalHelp          = "Completion requests by caller (API key name, local or anonymous) and the status class they were answered with."
-	metricMlxClientTokensTotal                = "mlx_client_tokens_total"
-	metricMlxClientTokensTotalHelp            = "Prompt and completion tokens by caller, from the engine's usage."
-	metricMlxProxyConnectionsRefusedTotal     = "mlx_proxy_connections_refused_total"
-	metricMlxProxyConnectionsRefusedTotalHelp = "Client connections the proxy closed as soon as it accepted them, by the bound they met: max_connections or max_connections_per_client."
-	metricMlxUserFeedbackTotal                = "mlx_user_feedback_total"
-	metricMlxUserFeedbackTotalHelp            = "Feedback from people on answers (POST /v1/feedback), by verdict; each answer is counted once."
-	metricMlxUserFeedbackDroppedTotal         = "mlx_user_feedback_dropped_total"
-	metricMlxUserFeedbackDroppedTotalHelp     = "Feedback records dropped before the collector's logs pipeline took them (the queue was full, or the pipeline refused them)."
+	metricMlxRequestsTotal                         = "mlx_requests_total"
+	metricMlxRequestsTotalHelp                     = "Completion requests (chat and text) the proxy passed to the engine, whatever their outcome; requests it refused itself are in mlx_http_refusals_total."
+	metricMlxTokensPromptTotal                     = "mlx_tokens_prompt_total"
+	metricMlxTokensPromptTotalHelp                 = "Prompt tokens, from the engine's usage."
+	metricMlxTokensCompletionTotal                 = "mlx_tokens_completion_total"
+	metricMlxTokensCompletionTotalHelp             = "Completion tokens (reasoning included), from the engine's usage."
+	metricMlxTtftSeconds                           = "mlx_ttft_seconds"
+	metricMlxTtftSecondsHelp                       = "Streamed completions: arrival at the proxy to the first chunk with non-empty content (reasoning excluded)."
+	metricMlxGenerationSeconds                     = "mlx_generation_seconds"
+	metricMlxGenerationSecondsHelp                 = "Completed completions: arrival at the proxy to the last byte relayed."
+	metricMlxTokenRateTokensPerSecond              = "mlx_token_rate_tokens_per_second"
+	metricMlxTokenRateTokensPerSecondHelp          = "Completion tokens per second of decoding."
+	metricMlxQueueWaitSeconds                      = "mlx_queue_wait_seconds"
+	metricMlxQueueWaitSecondsHelp                  = "Completions, streamed or not: arrival at the proxy to the request being sent to the engine (the original's meaning)."
+	metricMlxAdmissionWaitSeconds                  = "mlx_admission_wait_seconds"
+	metricMlxAdmissionWaitSecondsHelp              = "Streamed completions: arrival at the proxy to the engine's response headers (the engine admitted the request)."
+	metricMlxToolCallsTotal                        = "mlx_tool_calls_total"
+	metricMlxToolCallsTotalHelp                    = "Tool calls the model made, by tool name and call type."
+	metricMlxFinishReasonTotal                     = "mlx_finish_reason_total"
+	metricMlxFinishReasonTotalHelp                 = "Choices the engine finished, by finish_reason."
+	metricMlxTemperature                           = "mlx_temperature"
+	metricMlxTemperatureHelp                       = "Sampling temperature of the most recent completion request."
+	metricMlxUp                                    = "mlx_up"
+	metricMlxUpHelp                                = "1 if the upstream engine answered its last probe or request, else 0."
+	metricMlxInFlight                              = "mlx_in_flight"
+	metricMlxInFlightHelp                          = "Completion requests in progress."
+	metricMlxErrorTotal                            = "mlx_error_total"
+	metricMlxErrorTotalHelp                        = "Completion requests that failed, by status class (a stream cut short counts as 5xx)."
+	metricMlxProxyPanicsTotal                      = "mlx_proxy_panics_total"
+	metricMlxProxyPanicsTotalHelp                  = "Panics the proxy recovered from, by where: handler (the request's connection is aborted), scorer (the answer is not scored), span, probe, live_status."
+	metricMlxProxyBufferCutsTotal                  = "mlx_proxy_buffer_cuts_total"
+	metricMlxProxyBufferCutsTotalHelp              = "Completions where a buffer the client's or the engine's input sizes hit its bound, by buffer: sse_event (an event past 1 MiB, relayed unread), tool_arguments (streamed arguments past 1 MiB), text (an answer past 1 MiB of text, for scoring)."
+	metricMlxStreamStallsTotal                     = "mlx_stream_stalls_total"
+	metricMlxStreamStallsTotalHelp                 = "Completions cut because a side stalled: engine (sent nothing for stream_stall; the client's stream was ended with an error event and [DONE]), client (did not read for client_write)."
+	metricMlxHttpRefusalsTotal                     = "mlx_http_refusals_total"
+	metricMlxHttpRefusalsTotalHelp                 = "Requests the proxy refused itself instead of passing them to the engine, by route and status: 401/403 a caller, origin or Host it does not let in, 404 a route or model it does not serve, 405, 413, 415, 400 a body it would not pass on, 408 a body too slow, 429 too many requests in progress."
+	metricMlxContextLengthMaxTokens                = "mlx_context_length_max_tokens"
+	metricMlxContextLengthMaxTokensHelp            = "The model's maximum context (max_position_embeddings in config.json)."
+	metricMlxContextUsedTokens                     = "mlx_context_used_tokens"
+	metricMlxContextUsedTokensHelp                 = "Prompt plus completion tokens of the most recent completion."
+	metricMlxContextUtilization                    = "mlx_context_utilization"
+	metricMlxContextUtilizationHelp                = "mlx_context_used_tokens / mlx_context_length_max_tokens (0..1)."
+	metricMlxKvBytesPerToken                       = "mlx_kv_bytes_per_token"
+	metricMlxKvBytesPerTokenHelp                   = "KV cache bytes one token takes (2-byte elements, from config.json)."
+	metricMlxPromptCachedTokensTotal               = "mlx_prompt_cached_tokens_total"
+	metricMlxPromptCachedTokensTotalHelp           = "Prompt tokens the engine took from its prompt cache (usage.prompt_tokens_details.cached_tokens)."
+	metricMlxPromptCacheRatio                      = "mlx_prompt_cache_ratio"
+	metricMlxPromptCacheRatioHelp                  = "cached_tokens / prompt_tokens of the most recent completion (0..1)."
+	metricMlxModelInfo                             = "mlx_model_info"
+	metricMlxModelInfoHelp                         = "Model configuration from config.json; value = the attribute (layer_count, kv_heads, head_dim, hidden_size, attention_heads, vocab_size, intermediate_size, quant_bits, quant_group_size; where config.json has them, linear_key_heads, linear_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim, mtp_layers, tie_word_embeddings)."
+	metricMlxModelArch                             = "mlx_model_arch"
+	metricMlxModelArchHelp                         = "Model architecture and dtype from config.json; always 1."
+	metricMlxOutputPerplexity                      = "mlx_output_perplexity"
+	metricMlxOutputPerplexityHelp                  = "exp(-mean logprob of the sampled tokens) of the most recent scored answer; 1 when every token was certain."
+	metricMlxOutputPerplexityHistogram             = "mlx_output_perplexity_histogram"
+	metricMlxOutputPerplexityHistogramHelp         = "Perplexity of scored answers."
+	metricMlxTokenEntropyNats                      = "mlx_token_entropy_nats"
+	metricMlxTokenEntropyNatsHelp                  = "Mean entropy (nats) of the top-N lists renormalised to sum to 1, most recent scored answer: a lower bound of the true entropy."
+	metricMlxTokenEntropyHistogram                 = "mlx_token_entropy_histogram"
+	metricMlxTokenEntropyHistogramHelp             = "Mean renormalised top-N entropy (nats) of scored answers."
+	metricMlxTokenConfidenceMean                   = "mlx_token_confidence_mean"
+	metricMlxTokenConfidenceMeanHelp               = "Mean probability of the sampled tokens, most recent scored answer."
+	metricMlxTokenConfidenceMin                    = "mlx_token_confidence_min"
+	metricMlxTokenConfidenceMinHelp                = "Lowest probability of a sampled token, most recent scored answer."
+	metricMlxTokenConfidenceStd                    = "mlx_token_confidence_std"
+	metricMlxTokenConfidenceStdHelp                = "Population standard deviation of the sampled tokens' probabilities, most recent scored answer."
+	metricMlxTokenMarginMean                       = "mlx_token_margin_mean"
+	metricMlxTokenMarginMeanHelp                   = "Mean top-1 minus top-2 probability of the top-N lists, most recent scored answer."
+	metricMlxLowConfidenceTokenRatio               = "mlx_low_confidence_token_ratio"
+	metricMlxLowConfidenceTokenRatioHelp           = "Share of sampled tokens with probability below the low-confidence threshold, most recent scored answer."
+	metricMlxConfidenceScoredTotal                 = "mlx_confidence_scored_total"
+	metricMlxConfidenceScoredTotalHelp             = "Answers whose logprobs were scored, by where the logprobs came from (client, injected, destreamed, streamed)."
+	metricMlxConfidenceUnscoredTotal               = "mlx_confidence_unscored_total"
+	metricMlxConfidenceUnscoredTotalHelp           = "Answers that should have carried logprobs (by source) but gave no token to score: none sent, or none readable."
+	metricMlxLowConfidenceResponseTotal            = "mlx_low_confidence_response_total"
+	metricMlxLowConfidenceResponseTotalHelp        = "Scored answers whose mean token confidence was below the low-confidence threshold."
+	metricMlxHallucinationRisk                     = "mlx_hallucination_risk"
+	metricMlxHallucinationRiskHelp                 = "Composite hallucination risk (0..1) of the most recent answer, from the text heuristics."
+	metricMlxHallucinationRiskHistogram            = "mlx_hallucination_risk_histogram"
+	metricMlxHallucinationRiskHistogramHelp        = "Hallucination risk of answers."
+	metricMlxHallucinationFlagTotal                = "mlx_hallucination_flag_total"
+	metricMlxHallucinationFlagTotalHelp            = "Answers whose hallucination risk was above the flag threshold."
+	metricMlxHeuristicRepetition                   = "mlx_heuristic_repetition"
+	metricMlxHeuristicRepetitionHelp               = "Count of the most repeated word trigram over the trigrams of the most recent answer (stopwords dropped)."
+	metricMlxHeuristicRefusal                      = "mlx_heuristic_refusal"
+	metricMlxHeuristicRefusalHelp                  = "1 if the most recent answer opened with a refusal phrase, else 0."
+	metricMlxHeuristicHedging                      = "mlx_heuristic_hedging"
+	metricMlxHeuristicHedgingHelp                  = "Hedge-phrase density of the most recent answer (5 per 100 words = 1)."
+	metricMlxHeuristicUngrounded                   = "mlx_heuristic_ungrounded"
+	metricMlxHeuristicUngroundedHelp               = "Factual-looking content without a tool call when tools were offered, most recent answer (0, 0.5 or 1)."
+	metricMlxScoringDroppedTotal                   = "mlx_scoring_dropped_total"
+	metricMlxScoringDroppedTotalHelp               = "Finished answers not scored (confidence and heuristics) because the scoring queue was full."
+	metricMlxSpansDroppedTotal                     = "mlx_spans_dropped_total"
+	metricMlxSpansDroppedTotalHelp                 = "Request spans dropped before the collector's traces pipeline took them (a queue was full, or no pipeline took them)."
+	metricMlxAccessLogDroppedTotal                 = "mlx_access_log_dropped_total"
+	metricMlxAccessLogDroppedTotalHelp             = "Access log records dropped before the collector's logs pipeline took them (the queue was full, or no pipeline took them)."
+	metricMlxLiveRecordsDroppedTotal               = "mlx_live_records_dropped_total"
+	metricMlxLiveRecordsDroppedTotalHelp           = "Live stream records (VeloBenchmark) dropped, by reason: queue_full, no_pipeline, refused, export_failed."
+	metricMlxTimeToFirstTokenSeconds               = "mlx_time_to_first_token_seconds"
+	metricMlxTimeToFirstTokenSecondsHelp           = "Streamed completions: arrival at the proxy to the first chunk with non-empty content, in buckets up to 300 s for reasoning models (mlx_ttft_seconds keeps the original's buckets, to 60 s)."
+	metricMlxRequestLatencySeconds                 = "mlx_request_latency_seconds"
+	metricMlxRequestLatencySecondsHelp             = "Completed completions: arrival at the proxy to the last byte relayed, in buckets up to 600 s (mlx_generation_seconds keeps the original's, to 120 s)."
+	metricMlxTimePerOutputTokenSeconds             = "mlx_time_per_output_token_seconds"
+	metricMlxTimePerOutputTokenSecondsHelp         = "Streamed completions answered in full: decode time per output token after the first, (end - first output) / (completion tokens - 1)."
+	metricMlxInterTokenLatencySeconds              = "mlx_inter_token_latency_seconds"
+	metricMlxInterTokenLatencySecondsHelp          = "Streamed completions: the time between two consecutive chunks with text (content or reasoning), one observation per gap."
+	metricMlxPromptTokens                          = "mlx_prompt_tokens"
+	metricMlxPromptTokensHelp                      = "Prompt tokens per completion answered 2xx with usage (the length distribution; mlx_tokens_prompt_total is the sum)."
+	metricMlxGenerationTokens                      = "mlx_generation_tokens"
+	metricMlxGenerationTokensHelp                  = "Completion tokens per completion answered 2xx with usage (reasoning included)."
+	metricMlxPrefillSeconds                        = "mlx_prefill_seconds"
+	metricMlxPrefillSecondsHelp                    = "Streamed completions: the request sent to the engine to its first chunk with text: queueing in the engine and prompt processing."
+	metricMlxDecodeSeconds                         = "mlx_decode_seconds"
+	metricMlxDecodeSecondsHelp                     = "Streamed completions answered in full: the first chunk with text to the last byte (generation after prefill)."
+	metricMlxClientRequestsTotal                   = "mlx_client_requests_total"
+	metricMlxClientRequestsTotalHelp               = "Completion requests by caller (API key name, local or anonymous) and the status class they were answered with."
+	metricMlxClientTokensTotal                     = "mlx_client_tokens_total"
+	metricMlxClientTokensTotalHelp                 = "Prompt and completion tokens by caller, from the engine's usage."
+	metricMlxProxyConnectionsRefusedTotal          = "mlx_proxy_connections_refused_total"
+	metricMlxProxyConnectionsRefusedTotalHelp      = "Client connections the proxy closed as soon as it accepted them, by the bound they met: max_connections or max_connections_per_client."
+	metricMlxUserFeedbackTotal                     = "mlx_user_feedback_total"
+	metricMlxUserFeedbackTotalHelp                 = "Feedback from people on answers (POST /v1/feedback), by verdict; each answer is counted once."
+	metricMlxUserFeedbackDroppedTotal              = "mlx_user_feedback_dropped_total"
+	metricMlxUserFeedbackDroppedTotalHelp          = "Feedback records dropped before the collector's logs pipeline took them (the queue was full, or the pipeline refused them)."
+	metricGenAiServerRequestDurationSeconds        = "gen_ai_server_request_duration_seconds"
+	metricGenAiServerRequestDurationSecondsHelp    = "GenAI gen_ai.server.request.duration: arrival at the proxy to the last byte relayed (or the failure), every completion request."
+	metricGenAiServerTimeToFirstTokenSeconds       = "gen_ai_server_time_to_first_token_seconds"
+	metricGenAiServerTimeToFirstTokenSecondsHelp   = "GenAI gen_ai.server.time_to_first_token: arrival at the proxy to the first streamed chunk with a token (content, reasoning or a tool call), successful streamed completions."
+	metricGenAiServerTimePerOutputTokenSeconds     = "gen_ai_server_time_per_output_token_seconds"
+	metricGenAiServerTimePerOutputTokenSecondsHelp = "GenAI gen_ai.server.time_per_output_token: (last byte - first token) / (completion tokens - 1), successful streamed completions."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
 var metricUnits = map[string]string{
-	"mlx_ttft_seconds":                  "s",
-	"mlx_generation_seconds":            "s",
-	"mlx_token_rate_tokens_per_second":  "{token}/s",
-	"mlx_queue_wait_seconds":            "s",
-	"mlx_admission_wait_seconds":        "s",
-	"mlx_context_length_max_tokens":     "{token}",
-	"mlx_context_used_tokens":           "{token}",
-	"mlx_context_utilization":           "1",
-	"mlx_kv_bytes_per_token":            "By",
-	"mlx_prompt_cached_tokens_total":    "{token}",
-	"mlx_prompt_cache_ratio":            "1",
-	"mlx_time_to_first_token_seconds":   "s",
-	"mlx_request_latency_seconds":       "s",
-	"mlx_time_per_output_token_seconds": "s",
-	"mlx_inter_token_latency_seconds":   "s",
-	"mlx_prompt_tokens":                 "{token}",
-	"mlx_generation_tokens":             "{token}",
-	"mlx_prefill_seconds":               "s",
-	"mlx_decode_seconds":                "s",
-	"mlx_client_tokens_total":           "{token}",
+	"mlx_ttft_seconds":                            "s",
+	"mlx_generation_seconds":                      "s",
+	"mlx_token_rate_tokens_per_second":            "{token}/s",
+	"mlx_queue_wait_seconds":                      "s",
+	"mlx_admission_wait_seconds":                  "s",
+	"mlx_context_length_max_tokens":               "{token}",
+	"mlx_context_used_tokens":                     "{token}",
+	"mlx_context_utilization":                     "1",
+	"mlx_kv_bytes_per_token":                      "By",
+	"mlx_prompt_cached_tokens_total":              "{token}",
+	"mlx_prompt_cache_ratio":                      "1",
+	"mlx_time_to_first_token_seconds":             "s",
+	"mlx_request_latency_seconds":                 "s",
+	"mlx_time_per_output_token_seconds":           "s",
+	"mlx_inter_token_latency_seconds":             "s",
+	"mlx_prompt_tokens":                           "{token}",
+	"mlx_generation_tokens":                       "{token}",
+	"mlx_prefill_seconds":                         "s",
+	"mlx_decode_seconds":                          "s",
+	"mlx_client_tokens_total":                     "{token}",
+	"gen_ai_server_request_duration_seconds":      "s",
+	"gen_ai_server_time_to_first_token_seconds":   "s",
+	"gen_ai_server_time_per_output_token_seconds": "s",
 }
 
 // Histogram buckets (upper bounds).
 var (
-	metricMlxTtftSecondsBuckets                = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
-	metricMlxGenerationSecondsBuckets          = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
-	metricMlxTokenRateTokensPerSecondBuckets   = []float64{1, 2, 5, 10, 20, 40, 80, 160, 320, 640}
-	metricMlxQueueWaitSecondsBuckets           = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
-	metricMlxAdmissionWaitSecondsBuckets       = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
-	metricMlxOutputPerplexityHistogramBuckets  = []float64{1.05, 1.1, 1.25, 1.5, 2, 3, 5, 8, 13, 21, 50}
-	metricMlxTokenEntropyHistogramBuckets      = []float64{0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3}
-	metricMlxHallucinationRiskHistogramBuckets = []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
-	metricMlxTimeToFirstTokenSecondsBuckets    = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300}
-	metricMlxRequestLatencySecondsBuckets      = []float64{0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 450, 600}
-	metricMlxTimePerOutputTokenSecondsBuckets  = []float64{0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5}
-	metricMlxInterTokenLatencySecondsBuckets   = []float64{0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5}
-	metricMlxPromptTokensBuckets               = []float64{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072}
-	metricMlxGenerationTokensBuckets           = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768}
-	metricMlxPrefillSecondsBuckets             = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300}
-	metricMlxDecodeSecondsBuckets              = []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 450, 600}
+	metricMlxTtftSecondsBuckets                       = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	metricMlxGenerationSecondsBuckets                 = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+	metricMlxTokenRateTokensPerSecondBuckets          = []float64{1, 2, 5, 10, 20, 40, 80, 160, 320, 640}
+	metricMlxQueueWaitSecondsBuckets                  = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+	metricMlxAdmissionWaitSecondsBuckets              = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+	metricMlxOutputPerplexityHistogramBuckets         = []float64{1.05, 1.1, 1.25, 1.5, 2, 3, 5, 8, 13, 21, 50}
+	metricMlxTokenEntropyHistogramBuckets             = []float64{0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3}
+	metricMlxHallucinationRiskHistogramBuckets        = []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
+	metricMlxTimeToFirstTokenSecondsBuckets           = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300}
+	metricMlxRequestLatencySecondsBuckets             = []float64{0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 450, 600}
+	metricMlxTimePerOutputTokenSecondsBuckets         = []float64{0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5}
+	metricMlxInterTokenLatencySecondsBuckets          = []float64{0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5}
+	metricMlxPromptTokensBuckets                      = []float64{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072}
+	metricMlxGenerationTokensBuckets                  = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768}
+	metricMlxPrefillSecondsBuckets                    = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300}
+	metricMlxDecodeSecondsBuckets                     = []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 450, 600}
+	metricGenAiServerRequestDurationSecondsBuckets    = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	metricGenAiServerTimeToFirstTokenSecondsBuckets   = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+	metricGenAiServerTimePerOutputTokenSecondsBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5}
 )

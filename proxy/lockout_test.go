@@ -91,7 +91,7 @@ func TestRefusalFloodChangesNothing(t *testing.T) {
 		spans.mu.Lock()
 		defer spans.mu.Unlock()
 		for _, s := range spans.spans {
-			if errorTypeOf(s) == OutcomeRefused.String() {
+			if spanErrorType(s) == OutcomeRefused.String() {
 				refused++
 			}
 		}
@@ -113,8 +113,8 @@ func familyText(sc interface{ Series(string) []string }, name string) string {
 	return fmt.Sprint(sc.Series(name))
 }
 
-// errorTypeOf is a span's error.type attribute.
-func errorTypeOf(s *Span) string {
+// spanErrorType is a span's error.type attribute.
+func spanErrorType(s *Span) string {
 	for _, kv := range s.Attributes {
 		if kv.Key == attrErrorType {
 			return kv.Value.AsString()

@@ -57,6 +57,7 @@ type Metrics struct {
 	accessDropped   prometheus.Counter
 	liveDropped     *prometheus.CounterVec
 	latency         latencyMetrics
+	genAI           genAIMetrics
 	clientRequests  *prometheus.CounterVec
 	clientTokens    *prometheus.CounterVec
 	connsRefused    *prometheus.CounterVec
@@ -125,6 +126,7 @@ func newMetrics(cfg Config) *Metrics {
 	}
 
 	m.latency = newLatencyMetrics(r)
+	m.genAI = newGenAIMetrics(r)
 	m.clientRequests = counter(metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, "client", "status")
 	m.clientTokens = counter(metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, "client", "type")
 	m.connsRefused = counter(metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, "reason")
@@ -359,6 +361,7 @@ func (m *Metrics) End(rec *Record) {
 		m.generation.WithLabelValues(model, origin).Observe(rec.End.Sub(rec.Start).Seconds())
 	}
 	m.latency.observe(rec, model, origin, ok)
+	m.genAI.observe(rec, model, m.responseModelLabel(rec, model), origin, ok)
 
 	for _, ch := range rec.Choices {
 		if ch.FinishReason != "" {
@@ -402,6 +405,19 @@ func (m *Metrics) End(rec *Record) {
 	if mc > 0 {
 		m.contextUtil.WithLabelValues(model).Set(min(1, float64(used)/float64(mc)))
 	}
+}
+
+// responseModelLabel is gen_ai.response.model as a bounded label: the
+// request's label when the answer names the same model (or none, or mlx_lm's
+// "default_model"), a kept model's name, else "other"; "" without an answer.
+func (m *Metrics) responseModelLabel(rec *Record, model string) string {
+	switch {
+	case rec.ResponseModel == "":
+		return ""
+	case rec.ResponseModel == rec.Model || rec.ResponseModel == defaultModelName:
+		return model
+	}
+	return m.models.lookup(rec.ResponseModel)
 }
 
 // countClient counts a request and its tokens under its caller. A request

@@ -211,6 +211,9 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		"mlx_client_requests_total", "mlx_client_tokens_total", "mlx_proxy_connections_refused_total",
 		// Feedback from people.
 		"mlx_user_feedback_total", "mlx_user_feedback_dropped_total",
+		// OpenTelemetry GenAI's server histograms.
+		"gen_ai_server_request_duration_seconds", "gen_ai_server_time_to_first_token_seconds",
+		"gen_ai_server_time_per_output_token_seconds",
 	}
 	assert.ElementsMatch(t, families, sc.Names(), "exactly the proxy's families")
 	// Every request came from this machine without a key: "local".

@@ -42,17 +42,20 @@ func TestOpenMetricsScrapeShowsUnits(t *testing.T) {
 	require.Equal(t, http.StatusOK, om.status)
 	assert.True(t, strings.HasPrefix(om.header.Get("Content-Type"), "application/openmetrics-text"), om.header.Get("Content-Type"))
 	assert.Equal(t, map[string]string{
-		"mlx_ttft_seconds":                  "seconds",
-		"mlx_time_to_first_token_seconds":   "seconds",
-		"mlx_request_latency_seconds":       "seconds",
-		"mlx_time_per_output_token_seconds": "seconds",
-		"mlx_inter_token_latency_seconds":   "seconds",
-		"mlx_prefill_seconds":               "seconds",
-		"mlx_decode_seconds":                "seconds",
-		"mlx_generation_seconds":            "seconds",
-		"mlx_queue_wait_seconds":            "seconds",
-		"mlx_admission_wait_seconds":        "seconds",
-		"mlx_token_rate_tokens_per_second":  "per_second",
+		"gen_ai_server_request_duration_seconds":      "seconds",
+		"gen_ai_server_time_to_first_token_seconds":   "seconds",
+		"gen_ai_server_time_per_output_token_seconds": "seconds",
+		"mlx_ttft_seconds":                            "seconds",
+		"mlx_time_to_first_token_seconds":             "seconds",
+		"mlx_request_latency_seconds":                 "seconds",
+		"mlx_time_per_output_token_seconds":           "seconds",
+		"mlx_inter_token_latency_seconds":             "seconds",
+		"mlx_prefill_seconds":                         "seconds",
+		"mlx_decode_seconds":                          "seconds",
+		"mlx_generation_seconds":                      "seconds",
+		"mlx_queue_wait_seconds":                      "seconds",
+		"mlx_admission_wait_seconds":                  "seconds",
+		"mlx_token_rate_tokens_per_second":            "per_second",
 	}, unitLines(om.body), "{token}, 1 and a unit the name does not end with (mlx_kv_bytes_per_token's By) show none")
 
 	text := r.do(r.url, http.MethodGet, "/metrics", "")

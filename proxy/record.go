@@ -161,6 +161,9 @@ type Record struct {
 	// Status is the HTTP status the client got (0 if none was sent).
 	Status  int
 	Outcome Outcome
+	// EngineError is the message of the engine's error answer (tap_error.go),
+	// "" when it sent none.
+	EngineError string
 	// SawDone: a stream carried `data: [DONE]`.
 	SawDone bool
 

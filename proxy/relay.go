@@ -101,6 +101,9 @@ func (p *Proxy) onResponse(res *http.Response) error {
 	if res.StatusCode < 200 || res.StatusCode > 299 || encoded(res) {
 		// Errors pass through untouched; an encoded body cannot be read.
 		rec.Outcome = OutcomeComplete
+		if res.StatusCode >= 400 && !encoded(res) {
+			res.Body = newErrorTap(res.Body, rec)
+		}
 		return nil
 	}
 	if rec.rewritesAnswer() && !isEventStream(res) {

@@ -40,6 +40,7 @@ type spanFacts struct {
 	firstChunk, firstContent  time.Time
 	status                    int
 	outcome                   Outcome
+	engineError               string // the engine's error message (tap_error.go)
 	usage                     *Usage
 	respID, respModel         string
 	out                       *outputFacts   // the first choice; nil without one
@@ -65,14 +66,14 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 	if !ok {
 		return nil // the client's traceparent said not sampled
 	}
-	span := &Span{Context: sc, Parent: psc, Name: SpanName, Kind: trace.SpanKindServer, Start: rec.Start, Source: t.source}
+	span := &Span{Context: sc, Parent: psc, Name: spanName(rec.Route, rec.Model), Kind: trace.SpanKindServer, Start: rec.Start, Source: t.source}
 	f := spanFacts{
 		route: rec.Route, path: rec.Path, model: rec.Model, kind: rec.Kind, source: rec.LogprobsSource,
 		streaming: rec.Streaming, destreamed: rec.Destreamed,
 		toolsOffered: rec.ToolsOffered, hasTemp: rec.HasTemperature, temperature: rec.Temperature,
 		start: rec.Start, end: rec.End, headers: rec.Headers,
 		firstChunk: rec.FirstChunk, firstContent: rec.FirstContent,
-		status: rec.Status, outcome: rec.Outcome, usage: rec.Usage,
+		status: rec.Status, outcome: rec.Outcome, engineError: rec.EngineError, usage: rec.Usage,
 		respID: rec.ResponseID, respModel: rec.ResponseModel, request: t.keep(rec.request),
 		session: headerSessionOf(rec.parent),
 		client:  rec.Client,
@@ -107,9 +108,14 @@ func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
 	if errType, msg := f.errorType(); errType != "" {
 		b.add(attribute.String(attrErrorType, errType))
 		span.Status, span.StatusMessage = codes.Error, msg
-		// OpenInference records errors as an exception event as well.
+		// OpenInference records errors as an exception event as well;
+		// its message is the engine's own when it sent one.
+		excMsg := msg
+		if f.engineError != "" {
+			excMsg = f.engineError
+		}
 		span.Events = append(span.Events, SpanEvent{Name: eventException, Time: f.end, Attributes: []attribute.KeyValue{
-			attribute.String("exception.type", errType), attribute.String("exception.message", msg)}})
+			attribute.String("exception.type", errType), attribute.String("exception.message", excMsg)}})
 	}
 	ps.originalAttrs(b, h, sc)
 	ps.genAIAttrs(b)
@@ -205,12 +211,8 @@ func (f *spanFacts) ttft() (float64, bool) {
 // genAIAttrs are the OTel GenAI semantic conventions' span attributes.
 func (ps *pendingSpan) genAIAttrs(b *attrs) {
 	f := &ps.f
-	op := "chat"
-	if f.route == RouteText {
-		op = "text_completion"
-	}
 	b.add(
-		attribute.String(attrGenAiOperationName, op),
+		attribute.String(attrGenAiOperationName, operationName(f.route)),
 		attribute.String(attrGenAiProviderName, Provider),
 		attribute.String(attrGenAiRequestModel, ident(f.model)),
 	)
@@ -295,18 +297,36 @@ func (f *spanFacts) answerModel() string {
 // short, a client that went away, and the proxy's own refusals (413) and
 // upstream failures (502/503/504) are errors.
 func (f *spanFacts) errorType() (string, string) {
+	errType := errorTypeOf(f.outcome, f.status)
 	switch f.outcome {
 	case OutcomeClientGone:
-		return "client_gone", "the client went away before the answer was complete"
+		return errType, "the client went away before the answer was complete"
 	case OutcomeIncomplete:
-		return "incomplete", "the engine ended the answer before it was complete"
+		return errType, "the engine ended the answer before it was complete"
 	case OutcomeUnavailable, OutcomeBadGateway, OutcomeTimeout, OutcomeTooLarge, OutcomeRefused:
-		return f.outcome.String(), "the proxy answered " + strconv.Itoa(f.status) + " (" + f.outcome.String() + ")"
+		return errType, "the proxy answered " + strconv.Itoa(f.status) + " (" + f.outcome.String() + ")"
 	}
-	if f.status >= 400 {
-		return strconv.Itoa(f.status), "the engine answered " + strconv.Itoa(f.status)
+	if errType != "" {
+		msg := "the engine answered " + strconv.Itoa(f.status)
+		if f.engineError != "" {
+			msg += ": " + f.engineError
+		}
+		return errType, msg
 	}
 	return "", ""
+}
+
+// errorTypeOf is a request's error.type (spans and the GenAI metrics): what
+// failed, or the engine's HTTP status; "" when it did not fail.
+func errorTypeOf(outcome Outcome, status int) string {
+	switch outcome {
+	case OutcomeClientGone, OutcomeIncomplete, OutcomeUnavailable, OutcomeBadGateway, OutcomeTimeout, OutcomeTooLarge, OutcomeRefused:
+		return outcome.String()
+	}
+	if status >= 400 {
+		return strconv.Itoa(status)
+	}
+	return ""
 }
 
 // number reads a JSON number (nil or another type: false), as

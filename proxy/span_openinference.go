@@ -280,8 +280,11 @@ func inputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
 	for i, m := range msgs {
 		var c messageContent
 		switch {
+		case isNull(m.Content):
+			// No content (an assistant's tool calls): none on the span,
+			// not "" (OpenAI's "content": null).
 		case readString(m.Content, &c.text) == nil:
-			c.isText = true // a string, or null (as "")
+			c.isText = true
 		case len(m.Content) > 0 && m.Content[0] == '[':
 			if parts, ok := readContentParts(m.Content); ok {
 				c.parts = parts
@@ -291,8 +294,8 @@ func inputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
 	}
 }
 
-// messageContent is a message's content as read: text (a string, or null
-// as ""), or its parts; neither for anything else.
+// messageContent is a message's content as read: text, or its parts;
+// neither for null or anything else.
 type messageContent struct {
 	text   string
 	isText bool

@@ -20,6 +20,7 @@ func refInputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
 	for i, m := range msgs {
 		var c messageContent
 		switch {
+		case isNull(m.Content):
 		case json.Unmarshal(m.Content, &c.text) == nil:
 			c.isText = true
 		case json.Unmarshal(m.Content, &c.parts) == nil:

@@ -17,8 +17,8 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
-// Tracing: one span per completion request, named as the original named it
-// and written as plain data (spandata.go) with the OpenTelemetry API's
+// Tracing: one span per completion request, named as OpenTelemetry's GenAI
+// conventions name it (spanName) and written as plain data (spandata.go) with the OpenTelemetry API's
 // types. The span is started when the
 // request ends (with the request's arrival as its start time, so the IDs
 // are known to the access log), given its attributes off the request path
@@ -27,8 +27,27 @@ import (
 // bounded outbox that the collector side drains; nothing on the request
 // path waits for export.
 
-// SpanName is the name of the proxy's span (the original's).
-const SpanName = "mlx.chat.completions"
+// spanName is a span's name as GenAI names it, "{gen_ai.operation.name}
+// {gen_ai.request.model}" (semantic conventions v1.41.0,
+// gen-ai-spans.md, "Inference"), or the operation alone when the model
+// is unknown. Spans stored before were named "mlx.chat.completions" on
+// every route (README.md, "Spans from before the GenAI name").
+func spanName(route Route, model string) string {
+	op := operationName(route)
+	if model = ident(model); model != "" {
+		return op + " " + model
+	}
+	return op
+}
+
+// operationName is gen_ai.operation.name: "text_completion" on
+// /v1/completions, "chat" on /v1/chat/completions.
+func operationName(route Route) string {
+	if route == RouteText {
+		return "text_completion"
+	}
+	return "chat"
+}
 
 // TracerName is the instrumentation scope of the proxy's spans (the
 // original's tracer).

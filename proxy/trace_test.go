@@ -159,7 +159,7 @@ func TestSpanOfANonStreamedChat(t *testing.T) {
 	a := attrsOf(span)
 	requireKeys(t, a, everySpanKeys, answerKeys, scoredKeys)
 
-	assert.Equal(t, SpanName, span.Name)
+	assert.Equal(t, "chat "+testModel, span.Name, "{gen_ai.operation.name} {gen_ai.request.model}")
 	assert.Equal(t, trace.SpanKindServer, span.Kind)
 	assert.Equal(t, TracerName, span.Source.Scope)
 	assert.Equal(t, codes.Unset, span.Status)
@@ -321,7 +321,8 @@ func TestSpanOfAnEngineError(t *testing.T) {
 	r := rigWithUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"error": "model not found"}`))
+		// mlx_lm v0.31.3 server.py answers a ValueError so (handle_completion).
+		_, _ = w.Write([]byte(`{"error": "Only 'text' content type is supported."}`))
 	}, nil)
 	sink := &spanSink{}
 	detachOnCleanup(t, r.proxy.AttachSpans(sink.spansSink))
@@ -331,6 +332,7 @@ func TestSpanOfAnEngineError(t *testing.T) {
 	a := attrsOf(span)
 	requireKeys(t, a, everySpanKeys)
 	assert.Equal(t, codes.Error, span.Status)
+	assert.Equal(t, "the engine answered 404: Only 'text' content type is supported.", span.StatusMessage)
 	assert.Equal(t, "404", a["error.type"].AsString())
 	require.Len(t, span.Events, 1, "the error as an exception event too")
 	ev := span.Events[0]
@@ -339,7 +341,7 @@ func TestSpanOfAnEngineError(t *testing.T) {
 	for _, kv := range ev.Attributes {
 		evAttrs[string(kv.Key)] = kv.Value.AsString()
 	}
-	assert.Equal(t, map[string]string{"exception.type": "404", "exception.message": "the engine answered 404"}, evAttrs)
+	assert.Equal(t, map[string]string{"exception.type": "404", "exception.message": "Only 'text' content type is supported."}, evAttrs)
 	assert.NotContains(t, a, "mlx.hallucination_risk", "an error is not scored")
 	assert.NotContains(t, a, "output.value")
 }
@@ -429,7 +431,9 @@ func TestCaptureContentOffDropsContentAndNothingElse(t *testing.T) {
 		assert.Contains(t, withContent, "input.value")
 	}
 	assert.Equal(t, "Once upon a time", attrsOf(onSink.next(t, 2))["llm.prompts.0.prompt.text"].AsString())
-	assert.Equal(t, "text_completion", attrsOf(onSink.next(t, 2))["gen_ai.operation.name"].AsString())
+	text := onSink.next(t, 2)
+	assert.Equal(t, "text_completion", attrsOf(text)["gen_ai.operation.name"].AsString())
+	assert.Equal(t, "text_completion "+testModel, text.Name)
 }
 
 func TestOpenInferenceHideSettings(t *testing.T) {

@@ -32,6 +32,9 @@ type Config struct {
 	// Project is the Opik project the traces land in (the projectName
 	// header) and that scores name.
 	Project string `mapstructure:"project"`
+	// Environment is Opik's environment of every trace and span written
+	// (Opik 2.x filters by it: production, staging ...); "" sends none.
+	Environment string `mapstructure:"environment"`
 	// Timeout bounds each HTTP request to Opik.
 	Timeout time.Duration `mapstructure:"timeout"`
 	// BatchSize is the most requests (traces, and their spans) one REST

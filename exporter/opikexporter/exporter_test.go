@@ -72,7 +72,7 @@ func startOpik(t *testing.T) *opiktest.Server {
 // proxySpan is a span as the mlx_proxy receiver emits it.
 func proxySpan(td ptrace.Traces, traceID byte, scored bool) ptrace.Span {
 	s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	s.SetName("mlx.chat.completions")
+	s.SetName("chat mlx-community/Qwen3-4B-4bit")
 	s.SetTraceID(pcommon.TraceID{traceID, 0xaa})
 	s.SetSpanID(pcommon.SpanID{traceID})
 	start := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)

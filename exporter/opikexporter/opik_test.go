@@ -76,3 +76,54 @@ func TestEachRequestIsAReadableOpikTraceWithItsScores(t *testing.T) {
 		}
 	}
 }
+
+// Opik 2.x's fields: ttft in milliseconds on the trace and the LLM span
+// (a relayed stream's first chunk, else the original's ttft), model and
+// provider on the span, the configured environment on both, and no
+// total_estimated_cost.
+func TestOpik2Fields(t *testing.T) {
+	opik := startOpik(t)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Endpoint = opik.URL()
+	cfg.Environment = "staging"
+	exp := startExporter(t, cfg)
+
+	td := ptrace.NewTraces()
+	readableSpan(td, 1, false).Attributes().PutStr("llm.provider", "mlx")
+	streamed := readableSpan(td, 2, false)
+	streamed.Attributes().PutDouble("gen_ai.response.time_to_first_chunk", 0.05)
+	// The engine's error answer: mlx.ttft_seconds is its whole time, but
+	// no token came.
+	readableSpan(td, 3, false).Attributes().PutStr("error.type", "404")
+	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+	require.Eventually(t, func() bool { return len(opik.Spans("mlx")) == 3 && len(opik.Traces("mlx")) == 3 },
+		5*time.Second, 20*time.Millisecond)
+
+	ttft := map[string]float64{}
+	for _, tr := range opik.Traces("mlx") {
+		assert.Equal(t, "staging", tr.Environment)
+		if tr.TTFT != nil {
+			ttft[tr.ID] = *tr.TTFT
+		}
+	}
+	assert.ElementsMatch(t, []float64{120, 50}, values(ttft), "ms: the original's ttft, the first chunk's; none for the third")
+	for _, sp := range opik.Spans("mlx") {
+		assert.Equal(t, "staging", sp.Environment)
+		assert.Equal(t, "m", sp.Model)
+		assert.Nil(t, sp.TotalEstimatedCost, "a local model has no price")
+		if tr, ok := ttft[sp.TraceID]; ok {
+			require.NotNil(t, sp.TTFT)
+			assert.Equal(t, tr, *sp.TTFT, "the span's ttft is the trace's")
+		} else {
+			assert.Nil(t, sp.TTFT)
+		}
+	}
+}
+
+func values(m map[string]float64) []float64 {
+	var out []float64
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

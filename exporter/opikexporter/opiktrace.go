@@ -28,6 +28,8 @@ const (
 	attrPrompt       = "llm.token_count.prompt"
 	attrCompletion   = "llm.token_count.completion"
 	attrTotal        = "llm.token_count.total"
+	attrFirstChunk   = "gen_ai.response.time_to_first_chunk"
+	attrTTFT         = "mlx.ttft_seconds"
 	attrCacheRead    = "llm.token_count.prompt_details.cache_read"
 	attrReasoning    = "llm.token_count.completion_details.reasoning"
 	resourceNodeName = "mlx.node.name"
@@ -58,7 +60,7 @@ func isProxySpan(s ptrace.Span) bool {
 
 // requestOf maps one proxy span to Opik (exporter/opikexporter/
 // documentation.md, "What Opik shows").
-func requestOf(s ptrace.Span, res pcommon.Map, project string, scores bool) request {
+func requestOf(s ptrace.Span, res pcommon.Map, project, environment string, scores bool) request {
 	at := s.Attributes()
 	str := func(k string) string {
 		if v, ok := at.Get(k); ok {
@@ -95,7 +97,12 @@ func requestOf(s ptrace.Span, res pcommon.Map, project string, scores bool) requ
 		Tags:        nonEmpty(model, node, str(attrKind)),
 		ErrorInfo:   errorInfoOf(s),
 		ThreadID:    threadOf(str(attrSessionID), str(attrInput)),
+		TTFT:        ttftOf(at),
+		Environment: environment,
 	}
+	// No total_estimated_cost: Opik prices a span from its model and
+	// provider when it has a price for them, and has none for a local
+	// model; 0 would claim a cost nobody measured.
 	sp := opikapi.NewSpan{NewTrace: t, TraceID: t.ID, Type: "llm", Model: model, Provider: str(attrProvider), Usage: usageOf(at)}
 	sp.ID = opikid.Span(s.TraceID(), s.SpanID(), start)
 	sp.ThreadID = "" // a span has none
@@ -105,6 +112,25 @@ func requestOf(s ptrace.Span, res pcommon.Map, project string, scores bool) requ
 		r.scores = scoresOf(s, t.ID, project)
 	}
 	return r
+}
+
+// ttftOf is Opik's ttft in milliseconds: to the first streamed chunk with
+// a token (gen_ai.response.time_to_first_chunk), else, for a request that
+// did not fail, the original's mlx.ttft_seconds (the first content, or the
+// whole answer for one that was not streamed: its first token reached the
+// client with the rest); nil when no token came.
+func ttftOf(at pcommon.Map) *float64 {
+	keys := []string{attrFirstChunk}
+	if _, failed := at.Get(attrErrorType); !failed {
+		keys = append(keys, attrTTFT)
+	}
+	for _, k := range keys {
+		if v, ok := at.Get(k); ok && v.Type() == pcommon.ValueTypeDouble {
+			ms := v.Double() * 1000
+			return &ms
+		}
+	}
+	return nil
 }
 
 // jsonValue is a JSON attribute as the JSON it holds; text that is not

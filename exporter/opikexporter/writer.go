@@ -119,7 +119,7 @@ func (w *writer) requests(td ptrace.Traces) []request {
 		for j := 0; j < rs.ScopeSpans().Len(); j++ {
 			spans := rs.ScopeSpans().At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
-				out = append(out, requestOf(spans.At(k), rs.Resource().Attributes(), w.cfg.Project, w.cfg.FeedbackScores.Enabled))
+				out = append(out, requestOf(spans.At(k), rs.Resource().Attributes(), w.cfg.Project, w.cfg.Environment, w.cfg.FeedbackScores.Enabled))
 			}
 		}
 	}

@@ -130,6 +130,12 @@ type NewTrace struct {
 	Tags        []string       `json:"tags,omitempty"`
 	ErrorInfo   *ErrorInfo     `json:"error_info,omitempty"`
 	ThreadID    string         `json:"thread_id,omitempty"`
+	// TTFT is the time to the first token in milliseconds; nil leaves it
+	// out. Environment names where the trace comes from; "" leaves it out.
+	// Both are in Opik 2.x's TraceWrite and SpanWrite (npm opik 2.0.40,
+	// its REST types generated from Opik's OpenAPI spec).
+	TTFT        *float64 `json:"ttft,omitempty"`
+	Environment string   `json:"environment,omitempty"`
 }
 
 // NewSpan is one item of POST /v1/private/spans/batch (api/Span,

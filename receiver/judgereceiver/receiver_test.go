@@ -41,7 +41,7 @@ func sendTrace(t *testing.T, opik *opiktest.Server, p opiktest.ProxyTrace) {
 	if p.Model == "" {
 		p.Model = "mlx-community/Qwen3-4B-4bit"
 	}
-	body, err := json.Marshal(map[string]any{"traces": []any{p.Trace("mlx")}})
+	body, err := json.Marshal(map[string]any{"traces": []any{p.Write("mlx")}})
 	require.NoError(t, err)
 	req, err := http.NewRequest(http.MethodPost, opik.URL()+"/v1/private/traces/batch", bytes.NewReader(body))
 	require.NoError(t, err)

@@ -185,8 +185,14 @@ func TestSpansAsDocumented(t *testing.T) {
 	}
 	spans := s.spans(t, len(bodies))
 	require.Len(t, spans, len(bodies))
+	names := map[string]int{}
 	for _, sp := range spans {
-		assert.Equal(t, "mlx.chat.completions", sp.Name())
+		names[sp.Name()]++
+	}
+	// GenAI's span name, {gen_ai.operation.name} {gen_ai.request.model}.
+	assert.Equal(t, map[string]int{"chat mlx-community/Qwen3-4B-4bit": len(bodies) - 1,
+		"text_completion mlx-community/Qwen3-4B-4bit": 1}, names)
+	for _, sp := range spans {
 		assert.Equal(t, ptrace.SpanKindServer, sp.Kind())
 		assert.True(t, sp.EndTimestamp() > sp.StartTimestamp())
 		checkAgainstSchema(t, schema(t).SpanAttributes, sp.Attributes())

@@ -88,6 +88,27 @@
 //     GET /v1/private/traces/{id}: the trace, or 404
 //     {"code":404,"message":"Trace not found"}.
 //  11. Unparsable JSON: 400 {"code":400,"message":"Unable to process JSON"}.
+//  13. Reads (rule 10) carry no project_name: api/Trace.java gives
+//     projectName View.Write only (@JsonView({Trace.View.Write.class}),
+//     at 01b41f3 and e477b83; TracePublic of the opik npm SDK 2.0.40,
+//     generated from Opik's OpenAPI spec, has none). A trace without an
+//     end time reads without end_time (a null Instant), not a zero date.
+//     Spans do carry project_name (SpanPublic, ibid.).
+//  14. Opik 2.x's write fields (TraceWrite and SpanWrite of npm opik
+//     2.0.40): ttft (milliseconds, a number) and environment on traces
+//     and spans, total_estimated_cost on spans; a read returns them as
+//     written. The stand-in does not price spans.
+//  15. PATCH /v1/private/traces/{id} with a TraceUpdate (what the SDK
+//     sends for a trace's end() once its create was flushed,
+//     TraceBatchQueue.updateEntity -> traces.updateTrace): 204; the fields
+//     sent replace the stored ones (tags_to_add and tags_to_remove are
+//     not reproduced). domain/TraceService.java at c70d62c, update: the
+//     id must be version 7 (400 as in rule 7); a trace of another project
+//     is 409 (updateOrFail, IdentifierMismatchException; the message
+//     wording is not verified); an id with no trace is kept as a partial
+//     trace of the update's fields (insertUpdate, partialInsert). Guessed:
+//     a partial trace's start_time is its id's UUIDv7 time, and a later
+//     create replaces it whole (Opik merges the two).
 //  12. Behind Opik's frontend the API is under /api (nginx rewrites
 //     /api/(.*) to the backend); both prefixes are served.
 //
@@ -119,13 +140,18 @@ import (
 // DefaultProject is where spans without a projectName header go.
 const DefaultProject = "Default Project"
 
-// Trace is a stored trace, in the JSON shape of Opik's api/Trace.
+// Trace is a stored trace, in the JSON shape of Opik's api/Trace as a
+// read returns it (rule 13).
 type Trace struct {
-	ID             string           `json:"id"`
-	ProjectName    string           `json:"project_name"`
+	ID string `json:"id"`
+	// ProjectName is where the trace is kept; a read does not carry it
+	// (rule 13): tests read it here.
+	ProjectName    string           `json:"-"`
 	Name           string           `json:"name,omitempty"`
 	StartTime      time.Time        `json:"start_time"`
-	EndTime        time.Time        `json:"end_time,omitempty"`
+	EndTime        time.Time        `json:"end_time,omitzero"`
+	TTFT           *float64         `json:"ttft,omitempty"`
+	Environment    string           `json:"environment,omitempty"`
 	Input          any              `json:"input,omitempty"`
 	Output         any              `json:"output,omitempty"`
 	Metadata       any              `json:"metadata,omitempty"`
@@ -152,7 +178,7 @@ type Span struct {
 	Name         string           `json:"name,omitempty"`
 	Type         string           `json:"type,omitempty"`
 	StartTime    time.Time        `json:"start_time"`
-	EndTime      time.Time        `json:"end_time,omitempty"`
+	EndTime      time.Time        `json:"end_time,omitzero"`
 	Input        any              `json:"input,omitempty"`
 	Output       any              `json:"output,omitempty"`
 	Metadata     any              `json:"metadata,omitempty"`
@@ -161,6 +187,11 @@ type Span struct {
 	Tags         []string         `json:"tags,omitempty"`
 	Usage        map[string]int64 `json:"usage,omitempty"`
 	ErrorInfo    *ErrorInfo       `json:"error_info,omitempty"`
+	TTFT         *float64         `json:"ttft,omitempty"`
+	Environment  string           `json:"environment,omitempty"`
+	// TotalEstimatedCost is what the writer sent; Opik computes one from
+	// model and provider when none is sent (not reproduced).
+	TotalEstimatedCost *float64 `json:"total_estimated_cost,omitempty"`
 }
 
 // ErrorInfo is Opik's error_info.
@@ -286,6 +317,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.feedbackScores(w, r)
 	case r.Method == http.MethodGet && path == "/v1/private/traces":
 		s.listTraces(w, r)
+	case r.Method == http.MethodPatch && strings.HasPrefix(path, "/v1/private/traces/"):
+		s.updateTrace(w, r, strings.TrimPrefix(path, "/v1/private/traces/"))
 	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/private/traces/"):
 		s.getTrace(w, strings.TrimPrefix(path, "/v1/private/traces/"))
 	default:

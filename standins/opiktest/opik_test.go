@@ -33,7 +33,7 @@ func traces(override string) ptrace.Traces {
 	ss.Scope().SetName("mlx.proxy")
 	spans := ss.Spans()
 	root := spans.AppendEmpty()
-	root.SetName("mlx.chat.completions")
+	root.SetName("chat mlx-community/Qwen3-4B-4bit")
 	root.SetTraceID(pcommon.TraceID{1, 2, 3})
 	root.SetSpanID(pcommon.SpanID{1})
 	root.SetStartTimestamp(pcommon.NewTimestampFromTime(t0))
@@ -135,7 +135,7 @@ func TestOverrideDropsTraceCreation(t *testing.T) {
 	spans := s.Spans("mlx")
 	require.Len(t, spans, 2)
 	for _, sp := range spans {
-		if sp.Name == "mlx.chat.completions" {
+		if sp.Name == "chat mlx-community/Qwen3-4B-4bit" {
 			assert.Equal(t, id, sp.TraceID, "the span is kept under the override")
 			assert.NotContains(t, sp.Input, "opik.trace_id", "the key is dropped")
 		}
@@ -295,4 +295,56 @@ func TestDownAndUp(t *testing.T) {
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
 	assert.Zero(t, page.Total)
+}
+
+// Rules 13, 14, 15: reads without project_name or a zero end_time, Opik
+// 2.x's write fields, and the PATCH the SDK sends for end().
+func TestReadsWriteFieldsAndPatch(t *testing.T) {
+	s := start(t)
+	id := opikid.New(time.Now())
+	tr := map[string]any{"id": id, "project_name": "mlx", "name": "chat m", "start_time": time.Now(), "ttft": 12.5, "environment": "staging"}
+	status, _ := sendJSON(t, http.MethodPost, s.URL()+"/v1/private/traces/batch", map[string]any{"traces": []any{tr}})
+	require.Equal(t, http.StatusNoContent, status)
+	status, body := send(t, http.MethodGet, s.URL()+"/v1/private/traces/"+id, "", nil)
+	require.Equal(t, http.StatusOK, status)
+	var read map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &read))
+	assert.NotContains(t, read, "project_name", "write-only in Opik's Trace")
+	assert.NotContains(t, read, "end_time", "no end time: none read back, not year 1")
+	assert.Equal(t, 12.5, read["ttft"])
+	assert.Equal(t, "staging", read["environment"])
+	_, list := send(t, http.MethodGet, s.URL()+"/v1/private/traces?project_name=mlx", "", nil)
+	assert.NotContains(t, list, "project_name")
+
+	end := time.Now().Add(time.Second).UTC().Truncate(time.Millisecond)
+	status, _ = sendJSON(t, http.MethodPatch, s.URL()+"/v1/private/traces/"+id, map[string]any{"project_name": "mlx", "end_time": end, "ttft": 20.0})
+	require.Equal(t, http.StatusNoContent, status)
+	got, ok := s.Trace(id)
+	require.True(t, ok)
+	assert.True(t, got.EndTime.Equal(end))
+	assert.Equal(t, 20.0, *got.TTFT)
+	assert.Equal(t, "chat m", got.Name, "what the update leaves out is kept")
+	assert.Equal(t, "staging", got.Environment)
+
+	status, _ = sendJSON(t, http.MethodPatch, s.URL()+"/v1/private/traces/"+id, map[string]any{"project_name": "other"})
+	assert.Equal(t, http.StatusConflict, status, "a trace of another project")
+	status, _ = sendJSON(t, http.MethodPatch, s.URL()+"/v1/private/traces/6f1c2b9e-1d2c-4a6b-8a6b-2f0e9c1d2e3f", map[string]any{})
+	assert.Equal(t, http.StatusBadRequest, status)
+	absent := opikid.New(time.Now())
+	status, _ = sendJSON(t, http.MethodPatch, s.URL()+"/v1/private/traces/"+absent, map[string]any{"project_name": "mlx", "name": "late"})
+	assert.Equal(t, http.StatusNoContent, status)
+	partial, ok := s.Trace(absent)
+	require.True(t, ok, "an update before its create is kept")
+	assert.Equal(t, "late", partial.Name)
+
+	spanID := opikid.New(time.Now())
+	sp := map[string]any{"id": spanID, "trace_id": id, "project_name": "mlx", "type": "llm", "start_time": time.Now(),
+		"model": "m", "provider": "mlx", "ttft": 12.5, "environment": "staging"}
+	status, _ = sendJSON(t, http.MethodPost, s.URL()+"/v1/private/spans/batch", map[string]any{"spans": []any{sp}})
+	require.Equal(t, http.StatusNoContent, status)
+	spans := s.Spans("mlx")
+	require.Len(t, spans, 1)
+	assert.Equal(t, 12.5, *spans[0].TTFT)
+	assert.Equal(t, "mlx", spans[0].Provider)
+	assert.Nil(t, spans[0].TotalEstimatedCost)
 }

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 )
 
@@ -35,6 +36,14 @@ func (p ProxyTrace) Trace(project string) Trace {
 		Metadata: map[string]any{"node": "mac", "otel_trace_id": p.TraceID.String(), "otel_span_id": p.SpanID.String(),
 			"model": p.Model},
 		Tags: []string{p.Model, "mac", "chat"}, OTelTraceID: p.TraceID.String()}
+}
+
+// Write is Trace as the create body the exporter sends (POST
+// /v1/private/traces/batch): with project_name, which reads leave out.
+func (p ProxyTrace) Write(project string) opikapi.NewTrace {
+	t := p.Trace(project)
+	return opikapi.NewTrace{ID: t.ID, ProjectName: project, Name: t.Name, StartTime: t.StartTime, EndTime: t.EndTime,
+		Input: t.Input, Output: t.Output, Metadata: t.Metadata.(map[string]any), Tags: t.Tags}
 }
 
 // OTLP is the request as another client's OpenInference instrumentation

@@ -26,17 +26,24 @@ func refuseUUID(w http.ResponseWriter, resource string) {
 
 // traceWrite is api/Trace's View.Write fields.
 type traceWrite struct {
-	ID          string          `json:"id"`
-	ProjectName string          `json:"project_name"`
-	Name        string          `json:"name"`
-	StartTime   *time.Time      `json:"start_time"`
-	EndTime     *time.Time      `json:"end_time"`
-	Input       json.RawMessage `json:"input"`
-	Output      json.RawMessage `json:"output"`
-	Metadata    json.RawMessage `json:"metadata"`
-	Tags        []string        `json:"tags"`
-	ErrorInfo   *ErrorInfo      `json:"error_info"`
-	ThreadID    string          `json:"thread_id"`
+	ID          string     `json:"id"`
+	ProjectName string     `json:"project_name"`
+	Name        string     `json:"name"`
+	StartTime   *time.Time `json:"start_time"`
+	EndTime     *time.Time `json:"end_time"`
+	contentWrite
+	ThreadID    string `json:"thread_id"`
+	Environment string `json:"environment"`
+}
+
+// contentWrite are the fields a trace's create and update share.
+type contentWrite struct {
+	Input     json.RawMessage `json:"input"`
+	Output    json.RawMessage `json:"output"`
+	Metadata  json.RawMessage `json:"metadata"`
+	Tags      []string        `json:"tags"`
+	ErrorInfo *ErrorInfo      `json:"error_info"`
+	TTFT      *float64        `json:"ttft"`
 }
 
 // spanWrite is api/Span's View.Write fields.
@@ -48,6 +55,8 @@ type spanWrite struct {
 	Model        string           `json:"model"`
 	Provider     string           `json:"provider"`
 	Usage        map[string]int64 `json:"usage"`
+	// TotalEstimatedCost is Opik 2.x's (rule 14).
+	TotalEstimatedCost *float64 `json:"total_estimated_cost"`
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -80,7 +89,8 @@ func (s *Server) project(name string) string {
 
 func (s *Server) traceOf(t traceWrite) *Trace {
 	out := &Trace{ID: t.ID, ProjectName: s.project(t.ProjectName), Name: t.Name, StartTime: t.StartTime.UTC(),
-		Input: raw(t.Input), Output: raw(t.Output), Metadata: raw(t.Metadata), Tags: t.Tags, ErrorInfo: t.ErrorInfo, ThreadID: t.ThreadID}
+		Input: raw(t.Input), Output: raw(t.Output), Metadata: raw(t.Metadata), Tags: t.Tags, ErrorInfo: t.ErrorInfo, ThreadID: t.ThreadID,
+		TTFT: t.TTFT, Environment: t.Environment}
 	if t.EndTime != nil {
 		out.EndTime = t.EndTime.UTC()
 	}
@@ -194,7 +204,8 @@ func (s *Server) createSpans(w http.ResponseWriter, r *http.Request) {
 		}
 		s.spans[sp.ID] = &Span{ID: sp.ID, ProjectName: t.ProjectName, TraceID: sp.TraceID, ParentSpanID: sp.ParentSpanID,
 			Name: t.Name, Type: typ, StartTime: t.StartTime, EndTime: t.EndTime, Input: t.Input, Output: t.Output,
-			Metadata: t.Metadata, Model: sp.Model, Provider: sp.Provider, Tags: t.Tags, Usage: sp.Usage, ErrorInfo: t.ErrorInfo}
+			Metadata: t.Metadata, Model: sp.Model, Provider: sp.Provider, Tags: t.Tags, Usage: sp.Usage, ErrorInfo: t.ErrorInfo,
+			TTFT: t.TTFT, Environment: t.Environment, TotalEstimatedCost: sp.TotalEstimatedCost}
 	}
 	s.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
@@ -293,6 +304,71 @@ func (s *Server) getTrace(w http.ResponseWriter, id string) {
 		return
 	}
 	writeJSON(w, http.StatusOK, t)
+}
+
+// traceUpdate is api/TraceUpdate: every field optional.
+type traceUpdate struct {
+	ProjectName string     `json:"project_name"`
+	Name        *string    `json:"name"`
+	EndTime     *time.Time `json:"end_time"`
+	contentWrite
+	ThreadID    *string `json:"thread_id"`
+	Environment *string `json:"environment"`
+}
+
+// updateTrace is rule 15.
+func (s *Server) updateTrace(w http.ResponseWriter, r *http.Request, id string) {
+	var u traceUpdate
+	if !decode(w, r, &u) {
+		return
+	}
+	if !isVersion7(id) {
+		refuseUUID(w, "Trace")
+		return
+	}
+	project := s.project(u.ProjectName)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.traces[id]
+	switch {
+	case ok && t.ProjectName != project:
+		writeErrors(w, http.StatusConflict, "Project name and workspace name do not match the existing trace")
+		return
+	case !ok:
+		start, _ := opikid.Time(id)
+		t = &Trace{ID: id, ProjectName: project, StartTime: start.UTC()}
+		s.traces[id] = t
+	}
+	if u.Name != nil {
+		t.Name = *u.Name
+	}
+	if u.EndTime != nil {
+		t.EndTime = u.EndTime.UTC()
+	}
+	for _, f := range []struct {
+		raw json.RawMessage
+		to  *any
+	}{{u.Input, &t.Input}, {u.Output, &t.Output}, {u.Metadata, &t.Metadata}} {
+		if len(f.raw) > 0 {
+			*f.to = raw(f.raw)
+		}
+	}
+	if u.Tags != nil {
+		t.Tags = u.Tags
+	}
+	if u.ErrorInfo != nil {
+		t.ErrorInfo = u.ErrorInfo
+	}
+	if u.ThreadID != nil {
+		t.ThreadID = *u.ThreadID
+	}
+	if u.TTFT != nil {
+		t.TTFT = u.TTFT
+	}
+	if u.Environment != nil {
+		t.Environment = *u.Environment
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // Put keeps t as if it had been created by POST /v1/private/traces/batch.

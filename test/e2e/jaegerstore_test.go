@@ -113,7 +113,7 @@ func postOTLPSpan(t *testing.T, otlpHTTP, traceID string) {
 	t.Helper()
 	now := time.Now()
 	body := fmt.Sprintf(`{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"mlx-otelcol-test"}}]},
-"scopeSpans":[{"spans":[{"traceId":%q,"spanId":"00f067aa0ba902b7","name":"mlx.chat.completions","kind":2,
+"scopeSpans":[{"spans":[{"traceId":%q,"spanId":"00f067aa0ba902b7","name":"chat mlx-community/Qwen3-4B-4bit","kind":2,
 "startTimeUnixNano":"%d","endTimeUnixNano":"%d"}]}]}]}`, traceID, now.Add(-time.Second).UnixNano(), now.UnixNano())
 	resp, err := http.Post("http://"+otlpHTTP+"/v1/traces", "application/json", strings.NewReader(body))
 	require.NoError(t, err)

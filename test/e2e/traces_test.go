@@ -231,7 +231,9 @@ func TestTracesInJaegerAndOpik(t *testing.T) {
 		spans, services := j.waitTrace(t, ids[c.name])
 		require.Len(t, spans, 1, c.name)
 		sp := spans[0]
-		assert.Equal(t, "mlx.chat.completions", sp.OperationName)
+		model, _ := sp.tag("gen_ai.request.model")
+		require.NotEmpty(t, model, c.name)
+		assert.Equal(t, fmt.Sprintf("chat %s", model), sp.OperationName, "%s: GenAI's span name", c.name)
 		assert.Equal(t, []string{"mlx-metrics-proxy"}, services)
 		require.Len(t, sp.References, 1, "a child of the client's span")
 		assert.Equal(t, "00f067aa0ba902b7", sp.References[0].SpanID)
