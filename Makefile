@@ -36,8 +36,13 @@ $(OCB):
 build: $(COLLECTOR)
 # flock (where there is one) keeps two builds from writing _build/ at once.
 LOCK := $(shell command -v flock >/dev/null 2>&1 && echo flock .build.lock)
+# The git commit the binary is built from, "-dirty" with uncommitted
+# changes: mlx_agent_info's commit label (internal/fleet). ocb's own
+# ldflags are "-s -w"; --ldflags replaces them, so they are repeated.
+GIT_COMMIT  := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c; })
+LDFLAGS     := -s -w -X github.com/mlx-otelcol/mlx-otelcol/internal/fleet.commit=$(GIT_COMMIT)
 $(COLLECTOR): $(OCB) builder-config.yaml go.mod go.sum $(COMPONENT_SRC)
-	$(LOCK) $(OCB) --config builder-config.yaml
+	$(LOCK) $(OCB) --config builder-config.yaml --ldflags "$(LDFLAGS)"
 	@touch $@
 
 $(MLXSIM): $(shell find cmd/mlxsim standins/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod

@@ -109,5 +109,23 @@ func cluster() *dashboard.DashboardBuilder {
 			WithTarget(qe(`mlx_hw_cpu_power_milliwatts{{HW}} / 1000`, "CPU {{node}}", macOS)).
 			WithTarget(qe(`mlx_hw_ane_power_milliwatts{{HW}} / 1000`, "ANE {{node}}", macOS))).
 		WithPanel(ts("Exporters up by job").Span(12).Unit("none").Min(0).Max(1).
-			WithTarget(q(`up{job=~"mlx-.*"}`, "{{job}} {{node}}")))
+			WithTarget(q(`up{job=~"mlx-.*"}`, "{{job}} {{node}}"))).
+		// The fleet contract (internal/fleet, docs/fleet.md): every role of
+		// every node's collector says whether it works, what build and
+		// model it runs, how long it has run and how often it restarted.
+		WithRow(dashboard.NewRowBuilder("Collector roles")).
+		WithPanel(stat("Roles up").Span(8).Unit("none").
+			Description("mlx_agent_up: roles that say they work, of those that report. A role that sends nothing is not counted here.").
+			WithTarget(q(`sum(mlx_agent_up{node=~"$node"}) or vector(0)`, "up")).
+			WithTarget(q(`count(mlx_agent_up{node=~"$node"}) or vector(0)`, "reporting"))).
+		WithPanel(stat("Role restarts (1 h)").Span(8).Unit("none").
+			Description("mlx_agent_restarts_total, counted across the collector's own restarts; crashes are the restarts after no clean stop.").
+			Thresholds(thresholds("green", at(1, "orange"), at(3, "red"))).
+			WithTarget(q(`sum(increase(mlx_agent_restarts_total{node=~"$node"}[1h])) or vector(0)`, "restarts")).
+			WithTarget(q(`sum(increase(mlx_agent_crashes_total{node=~"$node"}[1h])) or vector(0)`, "crashes"))).
+		WithPanel(stat("Lowest role uptime").Span(8).Unit("s").
+			WithTarget(q(`min(mlx_agent_uptime_seconds{node=~"$node"})`, "uptime"))).
+		WithPanel(table("Roles: build, model and weights").Span(24).
+			Description("mlx_agent_info: version and commit of the build each role runs, its model and where the weights are on disk.").
+			WithTarget(instant(q(`mlx_agent_info{node=~"$node"}`, ""))))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
@@ -302,7 +303,7 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		return info[l[1]]
 	})
 	assert.Len(t, sc.Series("mlx_model_info"), len(info))
-	assert.Equal(t, []string{`mlx_model_arch{arch="Qwen3ForCausalLM",dtype="bfloat16",model="mlx-community/Qwen3-4B-4bit"}`}, sc.Series("mlx_model_arch"))
+	assert.Equal(t, []string{`mlx_model_arch{arch="Qwen3ForCausalLM",dtype="bfloat16",model="mlx-community/Qwen3-4B-4bit",node="` + fleet.NodeName("") + `"}`}, sc.Series("mlx_model_arch"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_model_arch"))
 }
 
@@ -337,7 +338,9 @@ func wantSeries(t *testing.T, sc *promtext.Scrape, name string, labels []string,
 		for i, l := range labels {
 			vals[i] = labelValue(m, l)
 		}
-		require.Len(t, m.GetLabel(), len(labels), "%s has labels %v", name, labels)
+		// And node, on every series (internal/fleet).
+		require.Len(t, m.GetLabel(), len(labels)+1, "%s has labels %v and node", name, labels)
+		require.Equal(t, fleet.NodeName(""), labelValue(m, "node"), name)
 		if o := labelValue(m, "origin"); o != "" {
 			require.Equal(t, OriginUser, o, "%s: every request of these tests is a user's", name)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
@@ -27,7 +28,7 @@ func TestOpenMetricsIsOptIn(t *testing.T) {
 	require.Equal(t, http.StatusOK, om.status)
 	assert.True(t, strings.HasPrefix(om.header.Get("Content-Type"), "text/plain; version=0.0.4"), om.header.Get("Content-Type"))
 	assert.NotContains(t, string(om.body), "# UNIT")
-	assert.Contains(t, string(om.body), `mlx_ttft_seconds_bucket{model="mlx-community/Qwen3-4B-4bit",origin="user",le="1"}`, "le as the classic text writes it")
+	assert.Contains(t, string(om.body), `mlx_ttft_seconds_bucket{model="mlx-community/Qwen3-4B-4bit",node="`+fleet.NodeName("")+`",origin="user",le="1"}`, "le as the classic text writes it")
 }
 
 // With metrics_open_metrics, a scraper that asks for OpenMetrics

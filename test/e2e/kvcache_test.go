@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
@@ -163,10 +164,11 @@ func TestKVCacheScrapeAgreesWithTheLastBlockInTheLog(t *testing.T) {
 	require.NoError(t, err)
 	documented = slices.DeleteFunc(documented, func(n string) bool { return n == "mlx_kv_cache_max_bytes" })
 	assert.Equal(t, documented, sc.Names())
+	n := `node="` + fleet.NodeName("") + `",`
 	assert.Equal(t, []string{
-		`mlx_kv_cache_sequences{type="assistant"}`, `mlx_kv_cache_sequences{type="system"}`,
-		`mlx_kv_cache_sequences{type="total"}`, `mlx_kv_cache_sequences{type="user"}`,
-	}, sc.Series("mlx_kv_cache_sequences"))
+		`mlx_kv_cache_sequences{` + n + `type="assistant"}`, `mlx_kv_cache_sequences{` + n + `type="system"}`,
+		`mlx_kv_cache_sequences{` + n + `type="total"}`, `mlx_kv_cache_sequences{` + n + `type="user"}`,
+	}, sc.Series("mlx_kv_cache_sequences"), "its own labels and the node's")
 	assert.Equal(t, "GAUGE", sc.Families["mlx_kv_cache_bytes"].GetType().String())
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/otlptest"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
@@ -357,8 +358,9 @@ func TestLogHealthScrapeServesExactlyTheDocumentedSeries(t *testing.T) {
 	assert.Equal(t, documented, sc.Names())
 	assert.Equal(t, "COUNTER", sc.Families["mlx_log_tailer_shipped_total"].GetType().String())
 	assert.Equal(t, "GAUGE", sc.Families["mlx_log_tailer_queue_depth"].GetType().String())
-	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{sink="mlx_jsonl"}`, `mlx_log_tailer_queue_depth{sink="mlx_otlp_http"}`, `mlx_log_tailer_queue_depth{sink="mlx_otlp_http/vlogs"}`},
-		sc.Series("mlx_log_tailer_queue_depth"), "only the data points' own labels")
+	n := `node="` + fleet.NodeName("") + `",`
+	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{` + n + `sink="mlx_jsonl"}`, `mlx_log_tailer_queue_depth{` + n + `sink="mlx_otlp_http"}`, `mlx_log_tailer_queue_depth{` + n + `sink="mlx_otlp_http/vlogs"}`},
+		sc.Series("mlx_log_tailer_queue_depth"), "only the data points' own labels and the node's")
 }
 
 // counted says how many records d accepted, and how many of those were

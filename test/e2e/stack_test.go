@@ -213,6 +213,10 @@ func startLiveCollector(t *testing.T, engine string) (*stack, int) {
 			env: map[string]string{
 				"MLXSIM":            engine,
 				"MLXSIM_LOAD_DELAY": "1s",
+				// The series name their node themselves (the scrape
+				// config keeps them, honor_labels): rank0, as the rendered
+				// env of a ring's first node says.
+				"MLX_NODE_NAME": "rank0",
 				// On a Mac the engine's model is in the Hugging Face cache,
 				// where the KV-cache receiver reads its shape; the demo
 				// engine downloads nothing, so the test lays one out.
