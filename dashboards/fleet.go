@@ -51,10 +51,10 @@ func fleetStatus() *dashboard.DashboardBuilder {
 			Description("Distinct models whose proxy is up and its engine answering (proxy status up).").
 			WithTarget(q(`count(count by (model) (max by (node, model) (last_over_time(mlx_agent_info{role="proxy", model!=""}[3m])) * on (node) group_left () (max by (node) (`+agentStatus+`{role="proxy"}) == 3))) or vector(0)`, "models"))).
 		WithRow(dashboard.NewRowBuilder("Last 30 minutes")).
-		WithPanel(statusTimeline("Node status by minute").Span(24).Height(10).
+		WithPanel(statusTimeline("Node status by minute").Span(24).Height(7).
 			Description("Each node's worst role, minute by minute: up, degraded, down, or no data (grey, nothing arrived), each cell with its word.").
 			WithTarget(q(`min by (node) (`+agentStatus+`)`, "{{node}}").Interval("1m"))).
-		WithPanel(fleetTable("Roles by node").Span(24).Height(10).
+		WithPanel(fleetTable("Roles by node").Span(24).Height(8).
 			Description("The status of every role (column) on every node (row) now; empty where a node does not run the role.").
 			Mappings(statusMappings()).
 			CellOptions(common.TableCellOptions{TableColorTextCellOptions: &common.TableColorTextCellOptions{Type: "color-text"}}).
@@ -125,8 +125,8 @@ func fleetAttention() *dashboard.DashboardBuilder {
 		WithPanel(stat("Nodes behind the newest version").Span(6).Unit("none").NoValue("none").
 			Thresholds(thresholds(colourDegraded)).
 			WithTarget(qe(`count(max by (node) (`+versionOld()+`) == 1)`, "nodes", faultOld))).
-		WithPanel(fleetTable("Agents down, degraded or silent").Span(12).Height(10).
-			Description("Worst first; since: how long the role has not been up (blank: not up in the last day).").
+		WithPanel(fleetTable("Agents down, degraded or silent").Span(12).Height(9).
+			Description("Worst first; since: how long the role has not been up, to the recording rule's 30 s (blank: not up in the last day).").
 			SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("status")}).
 			WithTransformation(merge()).
 			WithTransformation(columns(nil, map[string]string{"Value #A": "status", "Value #B": "since"}, []string{"node", "role", "status", "since"})).
@@ -134,16 +134,16 @@ func fleetAttention() *dashboard.DashboardBuilder {
 			OverrideByName("since", unitOf("s")).
 			WithTarget(instant(qe(agentStatus+` < 3`, "", faultAgents))).
 			WithTarget(instant(qe(outageAge, "", faultAgents)))).
-		WithPanel(fleetTable("Restarts by node (1 h)").Span(12).Height(10).
+		WithPanel(fleetTable("Restarts by node (1 h)").Span(12).Height(9).
 			SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("restarts").Desc(true)}).
 			WithTransformation(merge()).
 			WithTransformation(columns(nil, map[string]string{"Value #A": "restarts", "Value #B": "crashes"}, []string{"node", "restarts", "crashes"})).
 			WithTarget(instant(qe(collectorRestarts+` > 0`, "", faultRestarts))).
 			WithTarget(instant(qe(collectorCrashes+` > 0`, "", faultRestarts)))).
-		WithPanel(fleetTable("Nodes on an older version").Span(12).Height(8).
+		WithPanel(fleetTable("Nodes on an older version").Span(12).Height(6).
 			WithTransformation(columns([]string{"Value"}, nil, []string{"node", "version"})).
 			WithTarget(instant(qe(`max by (node, version) (`+versionOld()+`) == 1`, "", faultOld)))).
-		WithPanel(fleetTable("Lowest node uptimes (under a day)").Span(12).Height(8).
+		WithPanel(fleetTable("Lowest node uptimes (under a day)").Span(12).Height(6).
 			SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("uptime")}).
 			WithTransformation(columns(nil, map[string]string{"Value": "uptime"}, []string{"node", "uptime"})).
 			OverrideByName("uptime", unitOf("s")).

@@ -20,8 +20,9 @@ const (
 	agentInfoNow = `max by (node, role, version) (last_over_time(mlx_agent_info[3m]))`
 
 	// outageAge is how long each role that is not up has not been: now
-	// minus the last minute its status was up (in the last day).
-	outageAge = `(time() - max_over_time(timestamp(` + agentStatus + ` == 3)[24h:1m])) and on (node, role) (` + agentStatus + ` < 3)`
+	// minus the last evaluation (every 30 s) its status was up, in the
+	// last day.
+	outageAge = `(time() - max_over_time(timestamp(` + agentStatus + ` == 3)[24h:30s])) and on (node, role) (` + agentStatus + ` < 3)`
 
 	// collectorRestarts is each node's restarts in the last hour: its roles
 	// start together with the collector, so the largest role count is the

@@ -11,7 +11,7 @@
 //	                (supervisor up, mlx_server_ready 0) since WedgedAgo;
 //	                the node rebooted RebootAgo before the end
 //	node05          its collector crash-looping: every role restarts (and
-//	                crashes) every CrashEvery over the last 30 minutes,
+//	                crashes) every CrashEvery over the last half hour,
 //	                on an older version (OldVersion)
 //
 // The data is synthetic: values are scripted, not measured, and no
@@ -35,7 +35,7 @@ const (
 	WedgedAgo  = 8 * time.Minute
 	RebootAgo  = 3 * time.Hour
 	CrashEvery = 3 * time.Minute
-	CrashSince = 30 * time.Minute
+	CrashSince = 31 * time.Minute // the last restart a minute before the end
 
 	Version    = "0.1.0"
 	OldVersion = "0.0.9"
