@@ -7,11 +7,13 @@ import (
 	"go/format"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
 type options struct {
@@ -185,6 +187,10 @@ func goSource(c *mdschema.Component, pkg, from string) ([]byte, error) {
 	if len(c.Metrics) > 0 {
 		b.WriteString("// The metrics of " + from + ": name and help text.\nconst (\n")
 		for _, e := range c.Metrics {
+			// The fleet contract's series are internal/fleet's to emit.
+			if slices.Contains(fleet.Metrics, e.Key) {
+				continue
+			}
 			id := "metric" + camel(e.Key)
 			fmt.Fprintf(&b, "\t%s = %q\n\t%sHelp = %q\n", id, e.Key, id, e.Value.Description)
 		}
@@ -214,7 +220,7 @@ func goSource(c *mdschema.Component, pkg, from string) ([]byte, error) {
 func writeUnits(b *bytes.Buffer, c *mdschema.Component) {
 	b.WriteString("\n// metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.\nvar metricUnits = map[string]string{\n")
 	for _, e := range c.Metrics {
-		if e.Value.Unit != "" {
+		if e.Value.Unit != "" && !slices.Contains(fleet.Metrics, e.Key) {
 			fmt.Fprintf(b, "\t%q: %q,\n", e.Key, e.Value.Unit)
 		}
 	}

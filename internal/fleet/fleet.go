@@ -73,6 +73,10 @@ const (
 	HelpCrashes  = "Restarts of this role whose previous run ended without a clean stop (killed, crashed, power lost)."
 )
 
+// Metrics are the contract's series. cmd/mdgen writes no constants for
+// them into a component's generated_metrics.go: this package emits them.
+var Metrics = []string{MetricUp, MetricInfo, MetricUptime, MetricRestarts, MetricCrashes}
+
 // The labels of the series.
 const (
 	LabelRole      = "role"

@@ -237,9 +237,9 @@ func TestStackTwoNodes(t *testing.T) {
 		assert.Empty(t, twice, "series served by more than one target")
 		assert.Greater(t, len(targets), 100, "the check saw the series")
 
-		// Each node names itself as the scrape config names it, from the
-		// hostfile (the scrape puts the receiver's own name aside), and
-		// counts its ring interface only.
+		// Each node names itself from the hostfile as the rules and
+		// dashboards know it (the scrape keeps the series' own node,
+		// honor_labels), and counts its ring interface only.
 		for _, n := range []struct{ ip, rank string }{{rank0, "rank0"}, {rank1, "rank1"}} {
 			sc, err := scrapeNode(n.ip, 9102)
 			require.NoError(t, err)

@@ -8,6 +8,7 @@ package fleetmetrics
 import (
 	"context"
 	"errors"
+	"iter"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -66,7 +67,12 @@ func (w *wrapped) Start(ctx context.Context, host component.Host) error {
 	if err := w.role.Agent.Start(now); err != nil {
 		return err
 	}
-	return w.Metrics.Start(ctx, host)
+	if err := w.Metrics.Start(ctx, host); err != nil {
+		// A start that failed is no run: the collector stops with the
+		// error, and its next start must not count it as a crash.
+		return errors.Join(err, w.role.Agent.Stop())
+	}
+	return nil
 }
 
 func (w *wrapped) Shutdown(ctx context.Context) error {
@@ -103,28 +109,25 @@ func StampNode(md pmetric.Metrics, node string) {
 			for _, m := range sm.Metrics().All() {
 				switch m.Type() {
 				case pmetric.MetricTypeGauge:
-					for _, dp := range m.Gauge().DataPoints().All() {
-						put(dp.Attributes())
-					}
+					eachPoint(m.Gauge().DataPoints().All(), put)
 				case pmetric.MetricTypeSum:
-					for _, dp := range m.Sum().DataPoints().All() {
-						put(dp.Attributes())
-					}
+					eachPoint(m.Sum().DataPoints().All(), put)
 				case pmetric.MetricTypeHistogram:
-					for _, dp := range m.Histogram().DataPoints().All() {
-						put(dp.Attributes())
-					}
+					eachPoint(m.Histogram().DataPoints().All(), put)
 				case pmetric.MetricTypeExponentialHistogram:
-					for _, dp := range m.ExponentialHistogram().DataPoints().All() {
-						put(dp.Attributes())
-					}
+					eachPoint(m.ExponentialHistogram().DataPoints().All(), put)
 				case pmetric.MetricTypeSummary:
-					for _, dp := range m.Summary().DataPoints().All() {
-						put(dp.Attributes())
-					}
+					eachPoint(m.Summary().DataPoints().All(), put)
 				}
 			}
 		}
+	}
+}
+
+// eachPoint calls f with the attributes of every data point of one kind.
+func eachPoint[P interface{ Attributes() pcommon.Map }](points iter.Seq2[int, P], f func(pcommon.Map)) {
+	for _, dp := range points {
+		f(dp.Attributes())
 	}
 }
 
