@@ -1,14 +1,16 @@
 package dashrender
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 )
 
 // Series is one series of a query's result.
@@ -29,92 +31,84 @@ type Querier interface {
 	QueryRange(expr string, start, end time.Time, step time.Duration) ([]Series, error)
 }
 
-// API is a Prometheus-compatible query API (VictoriaMetrics' /api/v1/query
-// and /api/v1/query_range) at URL.
+// API is a Prometheus-compatible query API at URL (VictoriaMetrics'
+// /api/v1/query and /api/v1/query_range), through Prometheus' own client.
 type API struct {
 	URL    string
 	Client *http.Client
 }
 
+func (a API) api() (promv1.API, error) {
+	cfg := api.Config{Address: a.URL}
+	if a.Client != nil {
+		cfg.Client = a.Client
+	}
+	c, err := api.NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return promv1.NewAPI(c), nil
+}
+
 // Query runs an instant query at t.
 func (a API) Query(expr string, t time.Time) ([]Series, error) {
-	return a.get("/api/v1/query", url.Values{"query": {expr}, "time": {unix(t)}})
+	p, err := a.api()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, _, _, err := p.Query(ctx, expr, t)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", expr, err)
+	}
+	return series(v)
 }
 
 // QueryRange runs a range query.
 func (a API) QueryRange(expr string, start, end time.Time, step time.Duration) ([]Series, error) {
-	return a.get("/api/v1/query_range", url.Values{"query": {expr}, "start": {unix(start)}, "end": {unix(end)},
-		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64) + "s"}})
+	p, err := a.api()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, _, _, err := p.QueryRange(ctx, expr, promv1.Range{Start: start, End: end, Step: step})
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", expr, err)
+	}
+	return series(v)
 }
 
-func unix(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64) }
-
-func (a API) get(path string, v url.Values) ([]Series, error) {
-	c := a.Client
-	if c == nil {
-		c = &http.Client{Timeout: 30 * time.Second}
-	}
-	resp, err := c.PostForm(a.URL+path, v)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  []any             `json:"value"`
-				Values [][]any           `json:"values"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", path, b, err)
-	}
-	if r.Status != "success" {
-		return nil, fmt.Errorf("%s %q: %s", path, v.Get("query"), r.Error)
-	}
+func series(v model.Value) ([]Series, error) {
 	var out []Series
-	for _, res := range r.Data.Result {
-		s := Series{Labels: res.Metric}
-		vals := res.Values
-		if res.Value != nil {
-			vals = [][]any{res.Value}
+	labels := func(m model.Metric) map[string]string {
+		l := map[string]string{}
+		for k, v := range m {
+			l[string(k)] = string(v)
 		}
-		for _, pv := range vals {
-			p, err := point(pv)
-			if err != nil {
-				return nil, fmt.Errorf("%s %q: %w", path, v.Get("query"), err)
+		return l
+	}
+	switch r := v.(type) {
+	case model.Vector:
+		for _, s := range r {
+			out = append(out, Series{Labels: labels(s.Metric), Points: []Point{{T: s.Timestamp.Time(), V: float64(s.Value)}}})
+		}
+	case model.Matrix:
+		for _, s := range r {
+			ser := Series{Labels: labels(s.Metric)}
+			for _, p := range s.Values {
+				ser.Points = append(ser.Points, Point{T: p.Timestamp.Time(), V: float64(p.Value)})
 			}
-			s.Points = append(s.Points, p)
+			out = append(out, ser)
 		}
-		out = append(out, s)
+	case *model.Scalar:
+		out = append(out, Series{Labels: map[string]string{}, Points: []Point{{T: r.Timestamp.Time(), V: float64(r.Value)}}})
+	default:
+		return nil, fmt.Errorf("result type %s is not read here", v.Type())
 	}
 	sort.Slice(out, func(i, j int) bool { return labelString(out[i].Labels) < labelString(out[j].Labels) })
 	return out, nil
-}
-
-func point(pv []any) (Point, error) {
-	if len(pv) != 2 {
-		return Point{}, fmt.Errorf("sample %v", pv)
-	}
-	ts, ok := pv[0].(float64)
-	vs, ok2 := pv[1].(string)
-	if !ok || !ok2 {
-		return Point{}, fmt.Errorf("sample %v", pv)
-	}
-	v, err := strconv.ParseFloat(vs, 64)
-	if err != nil {
-		return Point{}, err
-	}
-	return Point{T: time.UnixMilli(int64(ts * 1000)), V: v}, nil
 }
 
 func labelString(m map[string]string) string {
