@@ -4,6 +4,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
 )
 
@@ -107,24 +108,24 @@ func fleetInventory() *dashboard.DashboardBuilder {
 
 func fleetAttention() *dashboard.DashboardBuilder {
 	return newDashboard("mlx-fleet-attention", "MLX Fleet attention required").
-		Description("Only what is wrong: agents not up, restarts, the oldest outage, old builds, recent reboots. Empty on a healthy fleet.").
+		Description("Only what is wrong: agents not up, restarts, the oldest outage, old builds, recent reboots. Empty on a healthy fleet. Every query is instant: what is wrong now.").
 		Tags([]string{"mlx", "fleet"}).
 		Time("now-1h", "now").
 		WithPanel(stat("Agents not up").Span(6).Unit("none").NoValue("none").
 			Thresholds(thresholds("green", at(1, colourDown))).
-			WithTarget(qe(`count(`+agentStatus+` < 3)`, "agents", faultAgents))).
+			WithTarget(instant(qe(`count(`+agentStatus+` < 3)`, "agents", faultAgents)).Format(prometheus.PromQueryFormatTimeSeries))).
 		WithPanel(stat("Oldest outage").Span(6).Unit("s").NoValue("none").TextMode(common.BigValueTextModeValueAndName).
 			Description("The role that has not been up the longest, and where (node role).").
 			Thresholds(thresholds(colourDown)).
-			WithTarget(qe(`topk(1, `+outageAge+`)`, "{{node}} {{role}}", faultAgents))).
+			WithTarget(instant(qe(`topk(1, `+outageAge+`)`, "{{node}} {{role}}", faultAgents)).Format(prometheus.PromQueryFormatTimeSeries))).
 		WithPanel(stat("Collector restarts (1 h)").Span(6).Unit("none").NoValue("none").TextMode(common.BigValueTextModeValueAndName).
 			Description("mlx_agent_restarts_total over the last hour, per node the largest of its roles' (they restart with the collector); and on how many nodes.").
 			Thresholds(thresholds(colourDegraded)).
-			WithTarget(qe(`sum(`+collectorRestarts+` > 0)`, "restarts", faultRestarts)).
-			WithTarget(qe(`count(`+collectorRestarts+` > 0)`, "nodes", faultRestarts))).
+			WithTarget(instant(qe(`sum(`+collectorRestarts+` > 0)`, "restarts", faultRestarts)).Format(prometheus.PromQueryFormatTimeSeries)).
+			WithTarget(instant(qe(`count(`+collectorRestarts+` > 0)`, "nodes", faultRestarts)).Format(prometheus.PromQueryFormatTimeSeries))).
 		WithPanel(stat("Nodes behind the newest version").Span(6).Unit("none").NoValue("none").
 			Thresholds(thresholds(colourDegraded)).
-			WithTarget(qe(`count(max by (node) (`+versionOld()+`) == 1)`, "nodes", faultOld))).
+			WithTarget(instant(qe(`count(max by (node) (`+versionOld()+`) == 1)`, "nodes", faultOld)).Format(prometheus.PromQueryFormatTimeSeries))).
 		WithPanel(fleetTable("Agents down, degraded or silent").Span(12).Height(9).
 			Description("Worst first; since: how long the role has not been up, to the recording rule's 30 s (blank: not up in the last day).").
 			SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("status")}).

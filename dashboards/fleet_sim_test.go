@@ -63,6 +63,57 @@ func loopbackPort(t *testing.T) string {
 // what each shows: the right cell, row and count for each incident, and
 // nothing raised for the healthy nodes.
 func TestFleetViewsOnASimulatedFleet(t *testing.T) {
+	results := fleetViews(t, true)
+	for uid, r := range results {
+		// Every panel query has data on the incident fleet.
+		for _, p := range r.Panels {
+			for _, q := range p.Queries {
+				assert.NotEmpty(t, q.Series, "%s/%s/%s: no data: %s", uid, p.Panel.Title, q.RefID, q.Expr)
+			}
+		}
+		if fleetShots != "" {
+			screenshot(t, r, filepath.Join(fleetShots, uid))
+		}
+	}
+	checkFleetStatus(t, results["mlx-fleet-status"])
+	checkFleetInventory(t, results["mlx-fleet-inventory"])
+	checkFleetAttention(t, results["mlx-fleet-attention"])
+}
+
+// The same fleet without an incident: every agent up, and Attention
+// required empty, every query of it.
+func TestFleetViewsOnAHealthyFleet(t *testing.T) {
+	results := fleetViews(t, false)
+	r := results["mlx-fleet-status"]
+	assert.Equal(t, map[string]string{"up": "26", "expected": "26"}, statItems(t, r, "Agents up"))
+	for _, title := range []string{"Degraded", "Down", "No data"} {
+		for _, v := range statItems(t, r, title) {
+			assert.Equal(t, "0", v, title)
+		}
+	}
+	for _, row := range panel(t, r, "Node status by minute").Timeline {
+		for _, c := range row.Cells {
+			assert.Equal(t, "up", c.Text, "%s at %s", row.Name, c.Name)
+		}
+	}
+	for _, row := range panel(t, results["mlx-fleet-inventory"], "Agents").Table.Rows {
+		assert.Equal(t, "up", row[3].Text)
+		assert.Equal(t, "current", row[7].Text)
+	}
+	a := results["mlx-fleet-attention"]
+	require.NotEmpty(t, a.Panels)
+	for _, p := range a.Panels {
+		for _, q := range p.Queries {
+			assert.Empty(t, q.Series, "%s/%s on a healthy fleet: %s", p.Panel.Title, q.RefID, q.Expr)
+		}
+	}
+}
+
+// fleetViews loads the synthetic fleet's history (with its incidents or
+// without) into a real VictoriaMetrics, records mlx:agent_status:node_role
+// over it with a real vmalert (its replay mode, the shipped rule file),
+// and evaluates the three fleet dashboards at its end, by uid.
+func fleetViews(t *testing.T, incidents bool) map[string]dashrender.Result {
 	vmBin := store(t, "victoria-metrics", "VICTORIA_METRICS")
 	vmalertBin := store(t, "vmalert", "VMALERT")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -71,7 +122,7 @@ func TestFleetViewsOnASimulatedFleet(t *testing.T) {
 	port := loopbackPort(t)
 	vmURL := "http://127.0.0.1:" + port
 	var vmLog bytes.Buffer
-	vm := exec.CommandContext(ctx, vmBin, "-storageDataPath="+t.TempDir(), "-httpListenAddr=127.0.0.1:"+port,
+	vm := exec.Command(vmBin, "-storageDataPath="+t.TempDir(), "-httpListenAddr=127.0.0.1:"+port,
 		"-search.disableCache", "-search.latencyOffset=0s", "-loggerLevel=ERROR", "-retentionPeriod=10y")
 	vm.Stdout, vm.Stderr = &vmLog, &vmLog
 	require.NoError(t, vm.Start())
@@ -90,7 +141,7 @@ func TestFleetViewsOnASimulatedFleet(t *testing.T) {
 	// evaluates on its group's 30 s grid, and the dashboards are read at end.
 	end := time.Now().UTC().Truncate(time.Minute).Add(-2 * time.Minute)
 	var body bytes.Buffer
-	require.NoError(t, fleetsim.Write(&body, end))
+	require.NoError(t, fleetsim.Write(&body, end, incidents))
 	resp, err := client.Post(vmURL+"/api/v1/import", "application/json", &body)
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -119,19 +170,8 @@ func TestFleetViewsOnASimulatedFleet(t *testing.T) {
 		r, err := dashrender.Evaluate(d, api, end)
 		require.NoError(t, err)
 		results[uid] = r
-		// Every panel query has data on the incident fleet.
-		for _, p := range r.Panels {
-			for _, q := range p.Queries {
-				assert.NotEmpty(t, q.Series, "%s/%s/%s: no data: %s", uid, p.Panel.Title, q.RefID, q.Expr)
-			}
-		}
-		if fleetShots != "" {
-			screenshot(t, r, filepath.Join(fleetShots, uid))
-		}
 	}
-	checkFleetStatus(t, results["mlx-fleet-status"])
-	checkFleetInventory(t, results["mlx-fleet-inventory"])
-	checkFleetAttention(t, results["mlx-fleet-attention"])
+	return results
 }
 
 func panel(t *testing.T, r dashrender.Result, title string) dashrender.PanelResult {

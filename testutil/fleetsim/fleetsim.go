@@ -86,10 +86,16 @@ type Line struct {
 	Timestamps []int64           `json:"timestamps"`
 }
 
-// Write writes the history ending at end to w, one JSON line per series.
-func Write(w io.Writer, end time.Time) error {
+// Write writes the history ending at end to w, one JSON line per series;
+// without incidents, every node is healthy (node04 not rebooted, node05 on
+// the current version and not restarting, all roles up to the end).
+func Write(w io.Writer, end time.Time, incidents bool) error {
 	enc := json.NewEncoder(w)
-	for _, l := range Series(end) {
+	lines := Series(end)
+	if !incidents {
+		lines = Healthy(end)
+	}
+	for _, l := range lines {
 		if err := enc.Encode(l); err != nil {
 			return err
 		}
@@ -97,14 +103,19 @@ func Write(w io.Writer, end time.Time) error {
 	return nil
 }
 
-// Series is the whole history ending at end.
-func Series(end time.Time) []Line {
+// Series is the whole history ending at end, with the incidents.
+func Series(end time.Time) []Line { return history(end, true) }
+
+// Healthy is the same fleet's history without an incident.
+func Healthy(end time.Time) []Line { return history(end, false) }
+
+func history(end time.Time, incidents bool) []Line {
 	end = end.Truncate(Step)
 	start := end.Add(-History)
 	var out []Line
 	for _, node := range Nodes {
 		for _, r := range RolesOf(node) {
-			out = append(out, roleSeries(node, r, start, end)...)
+			out = append(out, roleSeries(node, r, start, end, incidents)...)
 		}
 	}
 	return out
@@ -113,7 +124,9 @@ func Series(end time.Time) []Line {
 // at is the value of a series at t, and whether it has a sample then.
 type at func(t time.Time) (float64, bool)
 
-func roleSeries(node string, r Role, start, end time.Time) []Line {
+func roleSeries(node string, r Role, start, end time.Time, incidents bool) []Line {
+	// is says whether node is n and plays its incident.
+	is := func(n string) bool { return incidents && node == n }
 	base := map[string]string{"job": r.Job, "instance": node + ".local:" + r.Port, "node": node}
 	with := func(name string, kv ...string) map[string]string {
 		m := map[string]string{"__name__": name}
@@ -125,18 +138,18 @@ func roleSeries(node string, r Role, start, end time.Time) []Line {
 		}
 		return m
 	}
-	live := func(t time.Time) bool { return node != "node03" || t.Before(end.Add(-DarkAgo)) }
+	live := func(t time.Time) bool { return !is("node03") || t.Before(end.Add(-DarkAgo)) }
 	since := func(ago time.Duration, t time.Time) bool { return !t.Before(end.Add(-ago)) }
 	// restarts is how many restarts of node05's crash loop happened by t.
 	restarts := func(t time.Time) float64 {
-		if node != "node05" || !since(CrashSince, t) {
+		if !is("node05") || !since(CrashSince, t) {
 			return 0
 		}
 		return float64(t.Sub(end.Add(-CrashSince)) / CrashEvery)
 	}
 	const earlierRestarts = 2 // before the history: clean upgrades
 	version, model, path := Version, "", ""
-	if node == "node05" {
+	if is("node05") {
 		version = OldVersion
 	}
 	if withModel[r.Name] {
@@ -149,7 +162,7 @@ func roleSeries(node string, r Role, start, end time.Time) []Line {
 		value  at
 	}{
 		{with("mlx_agent_up", "role", r.Name), func(t time.Time) (float64, bool) {
-			if node == "node04" && r.Name == "kvcache" && since(DownAgo, t) {
+			if is("node04") && r.Name == "kvcache" && since(DownAgo, t) {
 				return 0, true
 			}
 			return 1, true
@@ -181,13 +194,13 @@ func roleSeries(node string, r Role, start, end time.Time) []Line {
 			add(with("mlx_hw_source_up", "source", s), one)
 		}
 		boot := end.Add(-5 * 24 * time.Hour)
-		if node == "node04" {
+		if is("node04") {
 			boot = end.Add(-RebootAgo)
 		}
 		add(with("mlx_hw_uptime_seconds"), func(t time.Time) (float64, bool) { return t.Sub(boot).Truncate(time.Second).Seconds(), true })
 	case "supervisor":
 		add(with("mlx_server_ready"), func(t time.Time) (float64, bool) {
-			if node == "node04" && since(WedgedAgo, t) {
+			if is("node04") && since(WedgedAgo, t) {
 				return 0, true
 			}
 			return 1, true
