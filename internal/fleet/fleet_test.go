@@ -142,9 +142,13 @@ mlx_other_total{node="n1"} 0
 `
 	assert.NoError(t, testutil.GatherAndCompare(WithNode(reg, "n1"), strings.NewReader(want),
 		MetricCrashes, MetricInfo, MetricRestarts, MetricUp, "mlx_other_total"))
-	up, err := testutil.GatherAndCount(reg, MetricUptime)
+	mfs, err := reg.Gather()
 	require.NoError(t, err)
-	assert.Equal(t, 1, up)
+	units := map[string]string{}
+	for _, mf := range mfs {
+		units[mf.GetName()] = mf.GetUnit()
+	}
+	assert.Equal(t, "seconds", units[MetricUptime], "the uptime's unit, for an OpenMetrics scrape")
 }
 
 // Every component that runs a role lists the contract's series in its

@@ -20,10 +20,12 @@ type Collector struct {
 func NewCollector(a *Agent) *Collector {
 	rn := []string{LabelRole, LabelNode}
 	return &Collector{
-		a:        a,
-		up:       prometheus.NewDesc(MetricUp, HelpUp, rn, nil),
-		info:     prometheus.NewDesc(MetricInfo, HelpInfo, append(rn, LabelVersion, LabelCommit, LabelModel, LabelModelPath), nil),
-		uptime:   prometheus.NewDesc(MetricUptime, HelpUptime, rn, nil),
+		a:    a,
+		up:   prometheus.NewDesc(MetricUp, HelpUp, rn, nil),
+		info: prometheus.NewDesc(MetricInfo, HelpInfo, append(rn, LabelVersion, LabelCommit, LabelModel, LabelModelPath), nil),
+		// Its unit, for an OpenMetrics scrape (metrics_open_metrics), as the
+		// proxy gives it to its own series whose names end with one.
+		uptime:   prometheus.V2.NewDesc(MetricUptime, HelpUptime, prometheus.UnconstrainedLabels(rn), nil, prometheus.WithUnit("seconds")),
 		restarts: prometheus.NewDesc(MetricRestarts, HelpRestarts, rn, nil),
 		crash:    prometheus.NewDesc(MetricCrashes, HelpCrashes, rn, nil),
 	}
