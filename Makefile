@@ -19,7 +19,7 @@ CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render jaeger victorialogs promtool stores stores-darwin bench bench-profile
+.PHONY: all build run demo test unit e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render fleet-screenshots jaeger victorialogs promtool stores stores-darwin bench bench-profile
 
 mlxsim: $(MLXSIM)
 ## mlxjudge: one-off judge passes (bin/mlxjudge --once --dry-run).
@@ -64,6 +64,14 @@ report-render:
 	scripts/install-chromium.sh
 	$(GO) vet -tags chromium ./cmd/mlxbench/
 	$(GO) test -count=1 -tags chromium -run Chromium -timeout 5m ./cmd/mlxbench/
+
+## fleet-screenshots: the three fleet dashboards rendered from a synthetic
+## five-node fleet in VictoriaMetrics (docs/fleet-views.md) into
+## docs/fleet/*.png with Debian's headless Chromium.
+fleet-screenshots: rules-deps
+	scripts/install-chromium.sh
+	PATH="$(BIN):$$PATH" FLEET_SCREENSHOTS=$(CURDIR)/docs/fleet $(GO) test -count=1 -run TestFleetViewsOnASimulatedFleet ./dashboards/
+	rm -f docs/fleet/*.html
 
 # Overlays make run and make demo add: the live stream for VeloBenchmark
 # (config/live.yaml), when it has a receiver; the engine's log and the

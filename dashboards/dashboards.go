@@ -13,7 +13,7 @@
 //	go test ./dashboards -run TestGenerated -update
 //
 // The test fails when a JSON file differs from what the Go generates, when
-// the set of dashboards is not the twelve it lists, when a panel or target
+// the set of dashboards is not the fifteen it lists, when a panel or target
 // names another datasource than the dashboard's `datasource` variable, when
 // a query does not parse as MetricsQL or reads an unknown series, and when
 // expected-empty.yml names a query that does not exist.
@@ -45,6 +45,7 @@ func All() []*dashboard.DashboardBuilder {
 	return []*dashboard.DashboardBuilder{
 		cluster(), performance(), node(), gpuPower(), httpKinds(),
 		tools(), model(), alerts(), sre(), logs(), callTypes(), modelInternals(),
+		fleetStatus(), fleetInventory(), fleetAttention(),
 	}
 }
 

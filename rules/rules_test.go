@@ -76,7 +76,7 @@ var addedAlerts = map[string][]string{
 var groupIntervals = map[string]string{
 	"mlx-hardware": "30s", "mlx-serving": "15s", "mlx-inference": "15s", "mlx-quality": "30s",
 	"mlx-confidence": "30s", "mlx-slo": "30s", "mlx-slo-recording": "30s", "mlx-collector": "30s",
-	"mlx-judge": "30s", "mlx-failures": "30s",
+	"mlx-judge": "30s", "mlx-failures": "30s", "mlx-fleet-status": "30s",
 }
 
 // Alerts that read a last-request gauge must be gated on traffic: they also

@@ -85,7 +85,10 @@ var GrafanaDefaults = map[string]string{
 	"__range_ms":      "3600000",
 }
 
-var grafanaVar = regexp.MustCompile(`\$\{([A-Za-z0-9_]+)(?::[A-Za-z0-9_]+)?\}|\$([A-Za-z0-9_]+)`)
+// A variable's name starts with a letter or _: "$1" in label_replace's
+// replacement is a capture group, which Grafana leaves as it is (no
+// variable has that name).
+var grafanaVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::[A-Za-z0-9_]+)?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
 
 // ExpandGrafana replaces Grafana's template variables in a dashboard query:
 // the interval ones by vars or GrafanaDefaults, every other one by vars or
