@@ -3,6 +3,8 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
@@ -221,6 +223,9 @@ func (a allowlist) checkParams(f map[string]json.RawMessage, body []byte, m mode
 	if ref, refused := checkLogitBias(asSent(body, f, "logit_bias"), m.vocab); refused {
 		return ref, true
 	}
+	if ref, refused := checkSeed(f["seed"]); refused {
+		return ref, true
+	}
 	if raw, ok := f["top_k"]; ok && m.vocab > 0 && pyNumber(raw) >= float64(m.vocab) {
 		return badRequest("invalid_value", "top_k", "`top_k` must be less than the model's vocabulary size, %d.", m.vocab)
 	}
@@ -275,6 +280,25 @@ func checkLogitBias(raw json.RawMessage, vocab int) (refusal, bool) {
 				return badRequest("invalid_type", "logit_bias", "`logit_bias` values must be numbers; the one of token %d is %s.", id, pyTypeName(vt))
 			}
 		}
+	}
+	return refusal{}, false
+}
+
+// checkSeed: a request with a seed is served alone, and mlx_lm v0.31.3
+// server.py _serve_single (the same at 0.32.0) calls mx.random.seed(seed)
+// after it has handed the handler the request's context: MLX's binding
+// takes a uint64_t (MLX python/src/random.cpp at 00f7a457, `seed`), and
+// nanobind refuses a negative int, or one of 2**64 and more, with a
+// TypeError (nanobind src/common.cpp, load_int). The error reaches the
+// handler after its 200 and escapes do_POST: the connection drops. A bool
+// is an int (True seeds 1); null is no seed.
+func checkSeed(raw json.RawMessage) (refusal, bool) {
+	if raw == nil || pyTypeOf(raw) != pyInt {
+		return refusal{}, false
+	}
+	n, ok := new(big.Int).SetString(string(bytes.TrimSpace(raw)), 10)
+	if !ok || n.Sign() < 0 || n.BitLen() > 64 {
+		return badRequest("invalid_value", "seed", "`seed` must be an integer from 0 to %d (MLX seeds its generator with an unsigned 64-bit integer).", uint64(math.MaxUint64))
 	}
 	return refusal{}, false
 }

@@ -44,7 +44,7 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		`"logprobs": true`, `"logprobs": false`,
 		`"top_logprobs": -1`, `"top_logprobs": 0`, `"top_logprobs": 11`,
 		`"xtc_probability": 0.0`, `"xtc_threshold": 0.9`, `"xtc_probability": 0.0, "xtc_threshold": 0.1`,
-		`"seed": 42`, `"seed": null`, `"seed": -1`, `"seed": true`,
+		`"seed": 42`, `"seed": null`, `"seed": 0`, `"seed": -0`, `"seed": 18446744073709551615`, `"seed": true`,
 		`"logit_bias": null`, `"logit_bias": {}`, `"logit_bias": {"5": -100, "999": 2.5, "0": true, "7": NaN}`,
 		`"max_tokens": null, "max_completion_tokens": 5`, `"max_completion_tokens": null`,
 		`"stop": "\ud83d\ude00"`, `"prompt_suffix": 12345678901234567890`,
@@ -97,6 +97,8 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		{`"xtc_threshold": 1.1`, "xtc_threshold", "invalid_value"},
 		{`"seed": "x"`, "seed", "invalid_type"},
 		{`"seed": 1.5`, "seed", "invalid_type"},
+		{`"seed": -1`, "seed", "invalid_value"},
+		{`"seed": 18446744073709551616`, "seed", "invalid_value"},
 		{`"logit_bias": [1]`, "logit_bias", "invalid_type"},
 		{`"logit_bias": {"x": 1}`, "logit_bias", "invalid_value"},
 		{`"logit_bias": {"1_0": 1}`, "logit_bias", "invalid_value"},
@@ -133,8 +135,9 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, resp.status)
 		assert.Equal(t, strings.Trim(strings.SplitN(body, ":", 2)[0], `{"`), errorOf(t, resp)["param"])
 	}
-	// An integer of exactly 4300 digits is Python's, and passes.
-	resp := r.post(chatPath, `{`+userHi+`, "seed": 1`+strings.Repeat("0", 4299)+`}`)
+	// An integer of exactly 4300 digits is Python's, and passes (as a
+	// penalty, which has no bound; a seed has MLX's).
+	resp := r.post(chatPath, `{`+userHi+`, "presence_penalty": 1`+strings.Repeat("0", 4299)+`}`)
 	assert.Equal(t, http.StatusOK, resp.status)
 	assert.Len(t, e.seen(), len(good)+1, "no refused body reached the engine")
 }
