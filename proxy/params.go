@@ -226,6 +226,11 @@ func (a allowlist) checkParams(f map[string]json.RawMessage, body []byte, m mode
 	if ref, refused := checkSeed(f["seed"]); refused {
 		return ref, true
 	}
+	for _, key := range scalarPenalties {
+		if raw, ok := f[key]; ok && pyTypeOf(raw) == pyInt && !fitsInt32(raw) {
+			return badRequest("invalid_value", key, "`%s` must be a float, or an integer from %d to %d (MLX casts an integer scalar to a C++ integer).", key, math.MinInt32, math.MaxInt32)
+		}
+	}
 	if raw, ok := f["top_k"]; ok && m.vocab > 0 && pyNumber(raw) >= float64(m.vocab) {
 		return badRequest("invalid_value", "top_k", "`top_k` must be less than the model's vocabulary size, %d.", m.vocab)
 	}
@@ -282,6 +287,24 @@ func checkLogitBias(raw json.RawMessage, vocab int) (refusal, bool) {
 		}
 	}
 	return refusal{}, false
+}
+
+// scalarPenalties are applied to the logits as Python scalars, in the
+// generation step (mlx_lm v0.31.3 sample_utils.py, make_repetition_penalty
+// `selected_logits * penalty`, make_presence_penalty `logits[:, tokens] -=
+// penalty`, make_frequency_penalty `.subtract(penalty)`; generate.py
+// GenerationBatch._step runs them inside batch_generator.next(), outside
+// any try), where MLX casts a Python int scalar to a C++ integer and
+// raises beyond it (MLX python/src/utils.cpp, to_array: nb::cast<long> in
+// recent releases, nb::cast<int> in older ones): the generation thread
+// dies. validate_model_parameters takes any int. The bound is int32's,
+// which holds under either cast.
+var scalarPenalties = []string{"repetition_penalty", "presence_penalty", "frequency_penalty"}
+
+// fitsInt32 says whether an int literal fits in an int32.
+func fitsInt32(raw json.RawMessage) bool {
+	_, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 32)
+	return err == nil
 }
 
 // checkSeed: a request with a seed is served alone, and mlx_lm v0.31.3

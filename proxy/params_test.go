@@ -40,7 +40,7 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		`"num_draft_tokens": 3`,
 		`"repetition_penalty": 1.1`, `"repetition_penalty": 1`, `"repetition_context_size": 64`,
 		`"presence_penalty": -1.5`, `"presence_penalty": 2`, `"presence_context_size": 0`,
-		`"frequency_penalty": -2`, `"frequency_penalty": 0.5`, `"frequency_context_size": 20`,
+		`"frequency_penalty": -2`, `"frequency_penalty": 0.5`, `"frequency_penalty": -2147483648`, `"presence_penalty": 2147483647`, `"presence_penalty": 1e300`, `"frequency_context_size": 20`,
 		`"logprobs": true`, `"logprobs": false`,
 		`"top_logprobs": -1`, `"top_logprobs": 0`, `"top_logprobs": 11`,
 		`"xtc_probability": 0.0`, `"xtc_threshold": 0.9`, `"xtc_probability": 0.0, "xtc_threshold": 0.1`,
@@ -82,6 +82,9 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		{`"repetition_context_size": 1.5`, "repetition_context_size", "invalid_type"},
 		{`"repetition_context_size": -1`, "repetition_context_size", "invalid_value"},
 		{`"presence_penalty": {}`, "presence_penalty", "invalid_type"},
+		{`"presence_penalty": 2147483648`, "presence_penalty", "invalid_value"},
+		{`"frequency_penalty": -2147483649`, "frequency_penalty", "invalid_value"},
+		{`"repetition_penalty": 100000000000000000000`, "repetition_penalty", "invalid_value"},
 		{`"presence_context_size": -3`, "presence_context_size", "invalid_value"},
 		{`"frequency_penalty": null`, "frequency_penalty", "invalid_type"},
 		{`"frequency_context_size": "20"`, "frequency_context_size", "invalid_type"},
@@ -135,9 +138,9 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, resp.status)
 		assert.Equal(t, strings.Trim(strings.SplitN(body, ":", 2)[0], `{"`), errorOf(t, resp)["param"])
 	}
-	// An integer of exactly 4300 digits is Python's, and passes (as a
-	// penalty, which has no bound; a seed has MLX's).
-	resp := r.post(chatPath, `{`+userHi+`, "presence_penalty": 1`+strings.Repeat("0", 4299)+`}`)
+	// An integer of exactly 4300 digits is Python's, and passes (in a
+	// member of the client's own; a seed or a penalty has MLX's bound).
+	resp := r.post(chatPath, `{`+userHi+`, "prompt_suffix": 1`+strings.Repeat("0", 4299)+`}`)
 	assert.Equal(t, http.StatusOK, resp.status)
 	assert.Len(t, e.seen(), len(good)+1, "no refused body reached the engine")
 }
