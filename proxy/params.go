@@ -226,9 +226,9 @@ func (a allowlist) checkParams(f map[string]json.RawMessage, body []byte, m mode
 	if ref, refused := checkSeed(f["seed"]); refused {
 		return ref, true
 	}
-	for _, key := range scalarPenalties {
+	for _, key := range int32Params {
 		if raw, ok := f[key]; ok && pyTypeOf(raw) == pyInt && !fitsInt32(raw) {
-			return badRequest("invalid_value", key, "`%s` must be a float, or an integer from %d to %d (MLX casts an integer scalar to a C++ integer).", key, math.MinInt32, math.MaxInt32)
+			return badRequest("invalid_value", key, "`%s` must be at most %d (and at least %d): MLX casts it to a 32-bit integer.", key, math.MaxInt32, math.MinInt32)
 		}
 	}
 	if raw, ok := f["top_k"]; ok && m.vocab > 0 && pyNumber(raw) >= float64(m.vocab) {
@@ -289,7 +289,7 @@ func checkLogitBias(raw json.RawMessage, vocab int) (refusal, bool) {
 	return refusal{}, false
 }
 
-// scalarPenalties are applied to the logits as Python scalars, in the
+// int32Params are the penalties, applied to the logits as Python scalars in the
 // generation step (mlx_lm v0.31.3 sample_utils.py, make_repetition_penalty
 // `selected_logits * penalty`, make_presence_penalty `logits[:, tokens] -=
 // penalty`, make_frequency_penalty `.subtract(penalty)`; generate.py
@@ -297,9 +297,14 @@ func checkLogitBias(raw json.RawMessage, vocab int) (refusal, bool) {
 // any try), where MLX casts a Python int scalar to a C++ integer and
 // raises beyond it (MLX python/src/utils.cpp, to_array: nb::cast<long> in
 // recent releases, nb::cast<int> in older ones): the generation thread
-// dies. validate_model_parameters takes any int. The bound is int32's,
-// which holds under either cast.
-var scalarPenalties = []string{"repetition_penalty", "presence_penalty", "frequency_penalty"}
+// dies. The penalties' context sizes slice the token context, an MLX
+// array there (models/cache.py TokenBuffer), as tokens[-context_size:],
+// and MLX casts a slice's ends to int. validate_model_parameters takes any
+// int. The bound is int32's, which holds under either cast.
+var int32Params = []string{
+	"repetition_penalty", "presence_penalty", "frequency_penalty",
+	"repetition_context_size", "presence_context_size", "frequency_context_size",
+}
 
 // fitsInt32 says whether an int literal fits in an int32.
 func fitsInt32(raw json.RawMessage) bool {
