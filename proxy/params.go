@@ -3,6 +3,8 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
@@ -221,6 +223,14 @@ func (a allowlist) checkParams(f map[string]json.RawMessage, body []byte, m mode
 	if ref, refused := checkLogitBias(asSent(body, f, "logit_bias"), m.vocab); refused {
 		return ref, true
 	}
+	if ref, refused := checkSeed(f["seed"]); refused {
+		return ref, true
+	}
+	for _, key := range int32Params {
+		if raw, ok := f[key]; ok && pyTypeOf(raw) == pyInt && !fitsInt32(raw) {
+			return badRequest("invalid_value", key, "`%s` must be at most %d (and at least %d): MLX casts it to a 32-bit integer.", key, math.MaxInt32, math.MinInt32)
+		}
+	}
 	if raw, ok := f["top_k"]; ok && m.vocab > 0 && pyNumber(raw) >= float64(m.vocab) {
 		return badRequest("invalid_value", "top_k", "`top_k` must be less than the model's vocabulary size, %d.", m.vocab)
 	}
@@ -275,6 +285,48 @@ func checkLogitBias(raw json.RawMessage, vocab int) (refusal, bool) {
 				return badRequest("invalid_type", "logit_bias", "`logit_bias` values must be numbers; the one of token %d is %s.", id, pyTypeName(vt))
 			}
 		}
+	}
+	return refusal{}, false
+}
+
+// int32Params are the penalties, applied to the logits as Python scalars in the
+// generation step (mlx_lm v0.31.3 sample_utils.py, make_repetition_penalty
+// `selected_logits * penalty`, make_presence_penalty `logits[:, tokens] -=
+// penalty`, make_frequency_penalty `.subtract(penalty)`; generate.py
+// GenerationBatch._step runs them inside batch_generator.next(), outside
+// any try), where MLX casts a Python int scalar to a C++ integer and
+// raises beyond it (MLX python/src/utils.cpp, to_array: nb::cast<long> in
+// recent releases, nb::cast<int> in older ones): the generation thread
+// dies. The penalties' context sizes slice the token context, an MLX
+// array there (models/cache.py TokenBuffer), as tokens[-context_size:],
+// and MLX casts a slice's ends to int. validate_model_parameters takes any
+// int. The bound is int32's, which holds under either cast.
+var int32Params = []string{
+	"repetition_penalty", "presence_penalty", "frequency_penalty",
+	"repetition_context_size", "presence_context_size", "frequency_context_size",
+}
+
+// fitsInt32 says whether an int literal fits in an int32.
+func fitsInt32(raw json.RawMessage) bool {
+	_, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 32)
+	return err == nil
+}
+
+// checkSeed: a request with a seed is served alone, and mlx_lm v0.31.3
+// server.py _serve_single (the same at 0.32.0) calls mx.random.seed(seed)
+// after it has handed the handler the request's context: MLX's binding
+// takes a uint64_t (MLX python/src/random.cpp at 00f7a457, `seed`), and
+// nanobind refuses a negative int, or one of 2**64 and more, with a
+// TypeError (nanobind src/common.cpp, load_int). The error reaches the
+// handler after its 200 and escapes do_POST: the connection drops. A bool
+// is an int (True seeds 1); null is no seed.
+func checkSeed(raw json.RawMessage) (refusal, bool) {
+	if raw == nil || pyTypeOf(raw) != pyInt {
+		return refusal{}, false
+	}
+	n, ok := new(big.Int).SetString(string(bytes.TrimSpace(raw)), 10)
+	if !ok || n.Sign() < 0 || n.BitLen() > 64 {
+		return badRequest("invalid_value", "seed", "`seed` must be an integer from 0 to %d (MLX seeds its generator with an unsigned 64-bit integer).", uint64(math.MaxUint64))
 	}
 	return refusal{}, false
 }

@@ -39,12 +39,12 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		`"min_p": 0.05`, `"min_p": 1`,
 		`"num_draft_tokens": 3`,
 		`"repetition_penalty": 1.1`, `"repetition_penalty": 1`, `"repetition_context_size": 64`,
-		`"presence_penalty": -1.5`, `"presence_penalty": 2`, `"presence_context_size": 0`,
-		`"frequency_penalty": -2`, `"frequency_penalty": 0.5`, `"frequency_context_size": 20`,
+		`"presence_penalty": -1.5`, `"presence_penalty": 2`, `"presence_context_size": 0`, `"presence_context_size": 2147483647`,
+		`"frequency_penalty": -2`, `"frequency_penalty": 0.5`, `"frequency_penalty": -2147483648`, `"presence_penalty": 2147483647`, `"presence_penalty": 1e300`, `"frequency_context_size": 20`,
 		`"logprobs": true`, `"logprobs": false`,
 		`"top_logprobs": -1`, `"top_logprobs": 0`, `"top_logprobs": 11`,
 		`"xtc_probability": 0.0`, `"xtc_threshold": 0.9`, `"xtc_probability": 0.0, "xtc_threshold": 0.1`,
-		`"seed": 42`, `"seed": null`, `"seed": -1`, `"seed": true`,
+		`"seed": 42`, `"seed": null`, `"seed": 0`, `"seed": -0`, `"seed": 18446744073709551615`, `"seed": true`,
 		`"logit_bias": null`, `"logit_bias": {}`, `"logit_bias": {"5": -100, "999": 2.5, "0": true, "7": NaN}`,
 		`"max_tokens": null, "max_completion_tokens": 5`, `"max_completion_tokens": null`,
 		`"stop": "\ud83d\ude00"`, `"prompt_suffix": 12345678901234567890`,
@@ -82,6 +82,11 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		{`"repetition_context_size": 1.5`, "repetition_context_size", "invalid_type"},
 		{`"repetition_context_size": -1`, "repetition_context_size", "invalid_value"},
 		{`"presence_penalty": {}`, "presence_penalty", "invalid_type"},
+		{`"presence_penalty": 2147483648`, "presence_penalty", "invalid_value"},
+		{`"frequency_penalty": -2147483649`, "frequency_penalty", "invalid_value"},
+		{`"repetition_penalty": 100000000000000000000`, "repetition_penalty", "invalid_value"},
+		{`"repetition_context_size": 2147483648`, "repetition_context_size", "invalid_value"},
+		{`"presence_context_size": 99999999999999999999`, "presence_context_size", "invalid_value"},
 		{`"presence_context_size": -3`, "presence_context_size", "invalid_value"},
 		{`"frequency_penalty": null`, "frequency_penalty", "invalid_type"},
 		{`"frequency_context_size": "20"`, "frequency_context_size", "invalid_type"},
@@ -97,6 +102,8 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		{`"xtc_threshold": 1.1`, "xtc_threshold", "invalid_value"},
 		{`"seed": "x"`, "seed", "invalid_type"},
 		{`"seed": 1.5`, "seed", "invalid_type"},
+		{`"seed": -1`, "seed", "invalid_value"},
+		{`"seed": 18446744073709551616`, "seed", "invalid_value"},
 		{`"logit_bias": [1]`, "logit_bias", "invalid_type"},
 		{`"logit_bias": {"x": 1}`, "logit_bias", "invalid_value"},
 		{`"logit_bias": {"1_0": 1}`, "logit_bias", "invalid_value"},
@@ -133,8 +140,9 @@ func TestParametersAsTheEngineValidatesThem(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, resp.status)
 		assert.Equal(t, strings.Trim(strings.SplitN(body, ":", 2)[0], `{"`), errorOf(t, resp)["param"])
 	}
-	// An integer of exactly 4300 digits is Python's, and passes.
-	resp := r.post(chatPath, `{`+userHi+`, "seed": 1`+strings.Repeat("0", 4299)+`}`)
+	// An integer of exactly 4300 digits is Python's, and passes (in a
+	// member of the client's own; a seed or a penalty has MLX's bound).
+	resp := r.post(chatPath, `{`+userHi+`, "prompt_suffix": 1`+strings.Repeat("0", 4299)+`}`)
 	assert.Equal(t, http.StatusOK, resp.status)
 	assert.Len(t, e.seen(), len(good)+1, "no refused body reached the engine")
 }

@@ -92,7 +92,9 @@ func (l ledger) read() (record, error) {
 }
 
 // write replaces the file in one rename, so that a crash while writing
-// leaves the old count or the new one, never half a file.
+// leaves the old count or the new one, never half a file; the directory is
+// synced after the rename, so that the power gone right after a start does
+// not lose the start's running mark (and with it the crash).
 func (l ledger) write(r record) error {
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o750); err != nil {
 		return err
@@ -116,5 +118,17 @@ func (l ledger) write(r record) error {
 		_ = os.Remove(tmp.Name())
 		return err
 	}
+	syncDir(filepath.Dir(l.path))
 	return nil
+}
+
+// syncDir makes a rename in dir durable. Best effort: some file systems
+// refuse fsync on a directory, and the file itself is already synced.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	_ = d.Close()
 }

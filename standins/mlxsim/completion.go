@@ -731,7 +731,7 @@ func (g *generation) response(text string, finish any, a *accum, toolCalls []any
 			key = "delta"
 		}
 		m := pyjson.NewDict("role", "assistant")
-		// mlx-lm 0.32.0 (ff0c1c6d, #1739; HEAD L1306) sends null for an
+		// mlx-lm 0.32.0 (ff0c1c6d, #1739; server.py at d78bf58e L1306) sends null for an
 		// empty non-streamed message; 0.31.3 leaves the key out (L1355).
 		switch {
 		case text != "":

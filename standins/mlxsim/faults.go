@@ -242,7 +242,7 @@ func loadMainTraceback(model string) string {
 // that is a list or dict fails as a dict key (L634 tuple(stop_words));
 // another non-string, or a str with a lone surrogate, fails in
 // tokenizer.encode (L650). mlx-lm 0.32.0 (#1501) does the same from other
-// lines: server.py HEAD L681 and L607-608, and the encode in
+// lines: server.py at d78bf58e L681 and L607-608, and the encode in
 // make_stop_matcher (L612, generate.py L1054).
 func stopThreadDeath(exc *pyExc, v032 bool) deathTrace {
 	call := pyFrame{serverPy, 745, "_generate", "sm, sequences = self._make_state_machine(", "                ^^^^^^^^^^^^^^^^^^^^^^^^^"}

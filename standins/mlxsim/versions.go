@@ -42,11 +42,11 @@ import (
 // released. What 0.32.0 changes (mlxLMEra):
 //
 //   - ff0c1c6d (#1739): a non-streamed chat answer without text carries
-//     "content": null (HEAD server.py L1306); v0.31.3 leaves the key out
+//     "content": null (server.py at d78bf58e L1306); v0.31.3 leaves the key out
 //     (L1355 `if text:`).
-//   - cf10f962 (#1372): xtc_threshold defaults to 0.1 (HEAD L1136), not
+//   - cf10f962 (#1372): xtc_threshold defaults to 0.1 (d78bf58e L1136), not
 //     0.0 (v0.31.3 L1187).
-//   - 15b522f5 (#1176): xtc_special_tokens is a flat list (HEAD L389). In
+//   - 15b522f5 (#1176): xtc_special_tokens is a flat list (d78bf58e L389). In
 //     v0.31.3 (L407-410) it is [eos_token_id, tokenizer.encode("\n")], and
 //     apply_xtc's `mask[..., xtc_special_tokens] = False` fails on it
 //     ("ValueError: Initialization encountered extra dimension.",

@@ -250,6 +250,7 @@ func TestFaultNoClientLocksOutTheRest(t *testing.T) {
 	// At most 128 stay open at once: past its bound each new connection
 	// of the attacker's closes its own oldest idle one.
 	t.Logf("attacker: %d slow bodies, %d connections answered keep-alive", slots, idle.Load())
+	require.GreaterOrEqual(t, idle.Load(), int64(perClient), "the attacker reached its bound of connections")
 
 	// Its key is at its share.
 	resp, body := postJSONAuth(t, base+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}], "max_tokens": 4}`, lockoutKey)

@@ -83,8 +83,10 @@ func (w *wrapped) Shutdown(ctx context.Context) error {
 // stamper is the Role as the receiver's consumer.
 type stamper Role
 
+// Capabilities: the stamper writes node into the batch it is given and
+// appends the agent series to it.
 func (s *stamper) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{MutatesData: false}
+	return consumer.Capabilities{MutatesData: true}
 }
 
 func (s *stamper) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
