@@ -87,6 +87,15 @@ func TestNodeName(t *testing.T) {
 	t.Setenv(NodeEnv, "")
 	t.Setenv(RingHostfileEnv, filepath.Join(t.TempDir(), "missing.json"))
 	assert.Equal(t, host, NodeName(""), "no hostfile: the host name")
+
+	// Unset, the hostfile is the one the ring configs read by default,
+	// relative to the working directory.
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(DefaultRingHostfile)), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, DefaultRingHostfile), []byte(`[{"ssh": "b", "ips": ["127.0.0.1"]}]`), 0o600))
+	t.Chdir(dir)
+	t.Setenv(RingHostfileEnv, "")
+	assert.Equal(t, "rank0", NodeName(""), "the configs' default hostfile")
 }
 
 func TestModelPath(t *testing.T) {

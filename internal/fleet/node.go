@@ -13,13 +13,18 @@ import (
 const (
 	NodeEnv         = "MLX_NODE_NAME"
 	RingHostfileEnv = "MLX_RING_HOSTFILE"
+	// DefaultRingHostfile is the hostfile config/ring.yaml and
+	// config/node.yaml read when $MLX_RING_HOSTFILE is unset (relative to
+	// the working directory, as they read it), so that every role of a
+	// ring member names its node as the hardware receiver does.
+	DefaultRingHostfile = "config/ring/hosts.json"
 )
 
 // NodeName is the node label of this process's series: configured when not
 // empty, else $MLX_NODE_NAME, else this host's rank in the ring's hostfile
-// ($MLX_RING_HOSTFILE, the file mlx.launch and the hardware receiver read:
-// rank0, rank1..., the names the scrape config and the rules use), else
-// the host name, else "unknown".
+// ($MLX_RING_HOSTFILE, or DefaultRingHostfile when it is unset: the file
+// mlx.launch and the hardware receiver read; rank0, rank1..., the names the
+// scrape config and the rules use), else the host name, else "unknown".
 func NodeName(configured string) string {
 	if configured != "" {
 		return configured
@@ -27,7 +32,11 @@ func NodeName(configured string) string {
 	if n := strings.TrimSpace(os.Getenv(NodeEnv)); n != "" {
 		return n
 	}
-	if n := ringNodeName(os.Getenv(RingHostfileEnv)); n != "" {
+	hostfile := os.Getenv(RingHostfileEnv)
+	if hostfile == "" {
+		hostfile = DefaultRingHostfile
+	}
+	if n := ringNodeName(hostfile); n != "" {
 		return n
 	}
 	if h, err := os.Hostname(); err == nil && h != "" {

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
 // The original's two-Mac ring: rank 1 holds 203.0.113.2 on en0.
@@ -71,6 +73,23 @@ func TestRingHostfileKeepsWhatIsConfigured(t *testing.T) {
 	require.NoError(t, err)
 	p := points(t, md, "test-node")
 	assert.NotContains(t, p, "mlx_hw_source_up{source=ring_hostfile}")
+}
+
+// $MLX_NODE_NAME wins over the hostfile's rank, as it does for the
+// collector's other roles (fleet.NodeName): one collector, one node name.
+func TestRingHostfileYieldsToMLXNodeName(t *testing.T) {
+	t.Setenv(fleet.NodeEnv, "studio-7")
+	withLocalAddrs(t, map[string][]string{"en0": {"203.0.113.2"}})
+	cfg := testConfig()
+	cfg.Node = ""
+	cfg.RingHostfile = hostfile(t, twoRanks)
+	h := newHWScraperWith(cfg, zap.NewNop(), newProcMatcher(cfg, 1), nil, nil)
+	require.NoError(t, h.start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { _ = h.shutdown(context.Background()) })
+	md, err := h.scrape(context.Background())
+	require.NoError(t, err)
+	p := points(t, md, "studio-7")
+	assert.Equal(t, 1.0, p["mlx_hw_source_up{source=ring_hostfile}"])
 }
 
 // netdevLike reports every interface, with the platform's default ring:

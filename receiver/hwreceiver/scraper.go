@@ -93,7 +93,9 @@ func (h *hwScraper) startRing(ctx context.Context) error {
 	case !ok:
 		h.logger.Warn("No interface of this host holds a ring address of the hostfile: the node keeps its name, and mlx_net_* is empty until one does",
 			zap.String("ring_hostfile", h.cfg.RingHostfile), zap.String("node", h.opts.node))
-	case h.cfg.Node == "":
+	case h.cfg.Node == "" && os.Getenv(fleet.NodeEnv) == "":
+		// Named as fleet.NodeName names the collector's other roles: a
+		// configured node or $MLX_NODE_NAME wins over the rank.
 		h.opts.node = ringhosts.NodeName(rank)
 	}
 	if len(h.cfg.RingInterfaces) == 0 {
