@@ -103,8 +103,10 @@ service:
 	}
 	gw := startGateway()
 	relays := map[string]*relay{}
+	relayAddrs := map[string]string{}
 	for _, h := range fleetHosts {
-		relays[h.node] = startRelay(t, addr(h.rootIP)+":4317", fmt.Sprintf("127.0.0.1:%d", gwGRPC))
+		relayAddrs[h.node] = fmt.Sprintf("%s:%d", addr(h.rootIP), freePort(t))
+		relays[h.node] = startRelay(t, relayAddrs[h.node], fmt.Sprintf("127.0.0.1:%d", gwGRPC))
 	}
 
 	// The nodes: each its own name, data directory (the push queue) and
@@ -116,7 +118,7 @@ service:
 		}
 		env := []string{
 			"MLX_NODE_NAME=" + h.node, "MLX_DATA_DIR=" + dataDirs[h.node],
-			"MLX_GATEWAY_OTLP=" + addr(h.rootIP) + ":4317", "MLX_PUSH_INTERVAL=" + pushInterval.String(),
+			"MLX_GATEWAY_OTLP=" + relayAddrs[h.node], "MLX_PUSH_INTERVAL=" + pushInterval.String(),
 		}
 		if h.engine {
 			env = append(env, "MLXSIM="+binary(t, "MLXSIM"), "MLXSIM_LOAD_DELAY=0s")
@@ -250,7 +252,7 @@ service:
 	t.Run("CrashLoopFires", func(t *testing.T) {
 		h := fleetHosts[1]
 		restarts := func() float64 {
-			res, err := push.query(fmt.Sprintf(`max(mlx_agent_restarts_total{node=%q, role="collector"})`, h.node))
+			res, err := push.query(fmt.Sprintf(`max(mlx_agent_restarts_total{node=%q, role="hardware"})`, h.node))
 			if err != nil || len(res) != 1 {
 				return -1
 			}
@@ -259,7 +261,7 @@ service:
 		}
 		var before float64
 		require.Eventually(t, func() bool { before = restarts(); return before >= 0 }, 30*time.Second, time.Second,
-			"mlx_agent_restarts_total of %s's collector", h.node)
+			"mlx_agent_restarts_total{role=\"hardware\"} of %s", h.node)
 		for i := 1; i <= 3; i++ {
 			nodes[h.node].kill(syscall.SIGKILL)
 			nodes[h.node] = startNode(h)
@@ -267,7 +269,7 @@ service:
 				"restart %d of %s's collector counted", i, h.node)
 		}
 		t.Logf("mlx_agent_restarts_total of %s: %v -> %v", h.node, before, restarts())
-		waitAlert(t, push, 2*time.Minute, "MLXAgentCrashLoop", map[string]string{"node": h.node, "role": "collector"})
+		waitAlert(t, push, 2*time.Minute, "MLXAgentCrashLoop", map[string]string{"node": h.node, "role": "hardware"})
 	})
 
 	t.Run("PoweredOffNodeFires", func(t *testing.T) {
