@@ -128,6 +128,16 @@ const (
 	metricMlxUserFeedbackTotalHelp            = "Feedback from people on answers (POST /v1/feedback), by verdict; each answer is counted once."
 	metricMlxUserFeedbackDroppedTotal         = "mlx_user_feedback_dropped_total"
 	metricMlxUserFeedbackDroppedTotalHelp     = "Feedback records dropped before the collector's logs pipeline took them (the queue was full, or the pipeline refused them)."
+	metricMlxAgentUp                          = "mlx_agent_up"
+	metricMlxAgentUpHelp                      = "1 while this role of the collector works (docs/fleet.md says what that is per role), else 0."
+	metricMlxAgentInfo                        = "mlx_agent_info"
+	metricMlxAgentInfoHelp                    = "Always 1: the build, version and model of this role of the collector."
+	metricMlxAgentUptimeSeconds               = "mlx_agent_uptime_seconds"
+	metricMlxAgentUptimeSecondsHelp           = "Seconds since this role of the collector started."
+	metricMlxAgentRestartsTotal               = "mlx_agent_restarts_total"
+	metricMlxAgentRestartsTotalHelp           = "Starts of this role after its first, across collector restarts (kept in the state directory)."
+	metricMlxAgentCrashesTotal                = "mlx_agent_crashes_total"
+	metricMlxAgentCrashesTotalHelp            = "Restarts of this role whose previous run ended without a clean stop (killed, crashed, power lost)."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
@@ -152,6 +162,7 @@ var metricUnits = map[string]string{
 	"mlx_prefill_seconds":               "s",
 	"mlx_decode_seconds":                "s",
 	"mlx_client_tokens_total":           "{token}",
+	"mlx_agent_uptime_seconds":          "s",
 }
 
 // Histogram buckets (upper bounds).

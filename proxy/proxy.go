@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/ringhosts"
 )
 
@@ -73,6 +74,16 @@ type Proxy struct {
 	factsWarned bool
 }
 
+// Node is the node label of the proxy's series and spans: traces.node,
+// else $MLX_NODE_NAME, else the host name (internal/fleet).
+func (p *Proxy) Node() string { return fleet.NodeName(p.cfg.Traces.Node) }
+
+// RegisterAgent serves the proxy role's fleet series (mlx_agent_*) with
+// the proxy's own on /metrics.
+func (p *Proxy) RegisterAgent(a *fleet.Agent) error {
+	return p.metrics.Registry.Register(fleet.NewCollector(a))
+}
+
 // New builds a proxy. It does not listen yet: see Serve.
 func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	u, err := url.Parse(cfg.Upstream)
@@ -113,7 +124,9 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	// With metrics_open_metrics, OpenMetrics when the scraper asks for it
 	// (Prometheus does), so the units reach it; the classic text format
 	// otherwise (VictoriaMetrics asks for it).
-	p.scrape = promhttp.HandlerFor(p.metrics.Registry, promhttp.HandlerOpts{EnableOpenMetrics: cfg.MetricsOpenMetrics})
+	// Every series names its node (internal/fleet): whoever scrapes it,
+	// or pushes it on, knows where it came from.
+	p.scrape = promhttp.HandlerFor(fleet.WithNode(p.metrics.Registry, p.Node()), promhttp.HandlerOpts{EnableOpenMetrics: cfg.MetricsOpenMetrics})
 	p.metricsOnPort = p.metricsHandler()
 	p.transport = &http.Transport{
 		// The engine is on this machine: never through an HTTP proxy.

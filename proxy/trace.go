@@ -13,6 +13,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
 // Tracing: one span per completion request, named as the original named it
@@ -160,10 +162,7 @@ type tracer struct {
 }
 
 func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[*Span]) *tracer {
-	node := cfg.Node
-	if node == "" {
-		node, _ = os.Hostname()
-	}
+	node := fleet.NodeName(cfg.Node)
 	host, _ := os.Hostname()
 	// A set: sorted by key, as the SDK's resource gave them.
 	res := attribute.NewSet(

@@ -105,6 +105,14 @@ func spliceSection(doc []byte, beginMark, endMark string, section []byte) ([]byt
 // the order of metadata.yaml, in contrib's documentation.md layout.
 func metricsMarkdown(c *mdschema.Component) []byte {
 	var b bytes.Buffer
+	if len(c.CommonAttributes) > 0 {
+		b.WriteString("Every metric also carries these labels:\n\n")
+		for _, id := range c.CommonAttributes {
+			a, _ := c.Attributes.Get(id)
+			fmt.Fprintf(&b, "- `%s`: %s\n", a.Name(id), a.Description)
+		}
+		b.WriteString("\n")
+	}
 	for i, e := range c.Metrics {
 		m := e.Value
 		if i > 0 {

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configtls"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	// APIKeysFile is a file of name=key lines (# comments), read at start;
 	// its keys add to api_keys. It must not be readable by others.
 	APIKeysFile string `mapstructure:"api_keys_file"`
+	// Agent is where the proxy role keeps its start counts
+	// (internal/fleet).
+	Agent fleet.Config `mapstructure:"agent"`
 }
 
 // ProxySettings is proxy.Config as the extension embeds it: the same fields

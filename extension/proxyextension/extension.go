@@ -11,15 +11,18 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy"
 )
 
 type proxyExtension struct {
-	cfg    *Config
-	logger *zap.Logger
+	cfg     *Config
+	logger  *zap.Logger
+	version string // the collector's (component.BuildInfo)
 
 	mu    sync.Mutex
 	proxy *proxy.Proxy
+	agent *fleet.Agent
 	addr  net.Addr
 	https bool
 }
@@ -40,6 +43,12 @@ func (e *proxyExtension) Start(ctx context.Context, _ component.Host) error {
 	if err != nil {
 		return err
 	}
+	// The proxy role of the fleet contract: up while it serves.
+	agent := fleet.New(fleet.Settings{Role: fleet.RoleProxy, Node: p.Node(), Version: e.version, Model: pc.Model,
+		StateDir: e.cfg.Agent.StateDirectory})
+	if err := p.RegisterAgent(agent); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", e.cfg.Endpoint)
 	if err != nil {
 		return fmt.Errorf("mlx_proxy cannot listen on %s: %w", e.cfg.Endpoint, err)
@@ -51,13 +60,21 @@ func (e *proxyExtension) Start(ctx context.Context, _ component.Host) error {
 			return fmt.Errorf("mlx_proxy cannot listen on its metrics_endpoint %s: %w", e.cfg.MetricsEndpoint, err)
 		}
 	}
+	if err := agent.Start(time.Now()); err != nil {
+		_ = ln.Close()
+		if mln != nil {
+			_ = mln.Close()
+		}
+		return err
+	}
 	p.Serve(ln)
+	agent.SetUp(true)
 	if mln != nil {
 		p.ServeMetrics(mln)
 		e.logger.Info("Proxy metrics listening", zap.String("metrics_endpoint", mln.Addr().String()))
 	}
 	e.mu.Lock()
-	e.proxy, e.addr, e.https = p, ln.Addr(), pc.TLS != nil
+	e.proxy, e.agent, e.addr, e.https = p, agent, ln.Addr(), pc.TLS != nil
 	e.mu.Unlock()
 	e.logger.Info("Proxy listening", zap.String("endpoint", ln.Addr().String()), zap.String("upstream", e.cfg.Upstream))
 	return nil
@@ -67,13 +84,15 @@ func (e *proxyExtension) Start(ctx context.Context, _ component.Host) error {
 // then cuts them. Safe without Start.
 func (e *proxyExtension) Shutdown(ctx context.Context) error {
 	e.mu.Lock()
-	p := e.proxy
-	e.proxy = nil
+	p, agent := e.proxy, e.agent
+	e.proxy, e.agent = nil, nil
 	e.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	return p.Shutdown(ctx)
+	agent.SetUp(false)
+	err := p.Shutdown(ctx)
+	return errors.Join(err, agent.Stop())
 }
 
 // AttachSpans hands the proxy's request spans to sink (the mlx_proxy

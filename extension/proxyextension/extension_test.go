@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +21,14 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/fleettest"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	cleanup := fleettest.Use()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { cleanup(); os.Exit(code) }))
+}
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -128,7 +133,7 @@ func TestDocumentationMatchesAScrape(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, documented, sc.Names())
 	assert.NoError(t, doccheck.CheckScrape("metadata.yaml", sc.Families), "types, help texts, labels and buckets are metadata.yaml's")
-	assert.Len(t, documented, 62)
+	assert.Len(t, documented, 67)
 }
 
 // The proxy relays on the extension's endpoint and the metrics follow.

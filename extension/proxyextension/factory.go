@@ -24,5 +24,5 @@ func createDefaultConfig() component.Config {
 }
 
 func create(_ context.Context, set extension.Settings, cfg component.Config) (extension.Extension, error) {
-	return &proxyExtension{cfg: cfg.(*Config), logger: set.Logger}, nil
+	return &proxyExtension{cfg: cfg.(*Config), logger: set.Logger, version: set.BuildInfo.Version}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
 // Config of the mlx_hw receiver.
@@ -56,6 +58,8 @@ type Config struct {
 
 	// DiskPath is the file system of mlx_hw_disk_*.
 	DiskPath string `mapstructure:"disk_path"`
+	// Agent is where the role keeps its start counts (internal/fleet).
+	Agent fleet.Config `mapstructure:"agent"`
 }
 
 // PowermetricsConfig drives the macOS power, GPU and thermal sampler.

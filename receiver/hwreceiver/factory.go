@@ -15,6 +15,9 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet/fleetmetrics"
 )
 
 var componentType = component.MustNewType("mlx_hw")
@@ -55,10 +58,16 @@ func createDefaultConfig() component.Config {
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
 	c := cfg.(*Config)
 	s := newHWScraper(c, set.Logger)
+	role := fleetmetrics.New(set, c.Agent, fleet.Settings{Role: fleet.RoleHardware, Node: c.Node}, next, s.readable.Load)
+	s.agent = role.Agent
 	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
 	if err != nil {
 		return nil, err
 	}
-	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next,
+	rcv, err := scraperhelper.NewMetricsController(&c.ControllerConfig, set, role.Consumer(),
 		scraperhelper.AddMetricsScraper(componentType, sc))
+	if err != nil {
+		return nil, err
+	}
+	return role.Wrap(rcv), nil
 }

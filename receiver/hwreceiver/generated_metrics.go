@@ -106,6 +106,16 @@ const (
 	metricMlxNetRxErrorsTotalHelp            = "Receive errors on a ring interface."
 	metricMlxNetTxErrorsTotal                = "mlx_net_tx_errors_total"
 	metricMlxNetTxErrorsTotalHelp            = "Send errors on a ring interface."
+	metricMlxAgentUp                         = "mlx_agent_up"
+	metricMlxAgentUpHelp                     = "1 while this role of the collector works (docs/fleet.md says what that is per role), else 0."
+	metricMlxAgentInfo                       = "mlx_agent_info"
+	metricMlxAgentInfoHelp                   = "Always 1: the build, version and model of this role of the collector."
+	metricMlxAgentUptimeSeconds              = "mlx_agent_uptime_seconds"
+	metricMlxAgentUptimeSecondsHelp          = "Seconds since this role of the collector started."
+	metricMlxAgentRestartsTotal              = "mlx_agent_restarts_total"
+	metricMlxAgentRestartsTotalHelp          = "Starts of this role after its first, across collector restarts (kept in the state directory)."
+	metricMlxAgentCrashesTotal               = "mlx_agent_crashes_total"
+	metricMlxAgentCrashesTotalHelp           = "Restarts of this role whose previous run ended without a clean stop (killed, crashed, power lost)."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
@@ -146,4 +156,5 @@ var metricUnits = map[string]string{
 	"mlx_proc_rss_bytes":                   "By",
 	"mlx_net_rx_bytes_total":               "By",
 	"mlx_net_tx_bytes_total":               "By",
+	"mlx_agent_uptime_seconds":             "s",
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/fleettest"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
@@ -45,7 +47,7 @@ var defaultEmit = emitOptions{node: "n1", components: []string{"mlx_lm_server", 
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
-	md := buildMetrics(fullSample(), defaultEmit, time.Now(), time.Now())
+	md := fleettest.AddRole(buildMetrics(fullSample(), defaultEmit, time.Now(), time.Now()), fleet.RoleHardware)
 	assert.Equal(t, documented, metrictest.Names(md))
 	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts and labels are metadata.yaml's")
 }

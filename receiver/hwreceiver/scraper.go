@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/ringhosts"
 )
 
@@ -29,6 +31,11 @@ type hwScraper struct {
 	// lastErr is each source's state at the previous scrape ("" when it
 	// worked), so a failure is logged when it starts, not at every scrape.
 	lastErr map[string]string
+	// readable is whether the last scrape read a source: the hardware
+	// role works (internal/fleet).
+	readable atomic.Bool
+	// agent is the role's, told the node's name once the ring gives it.
+	agent *fleet.Agent
 }
 
 func newHWScraper(cfg *Config, logger *zap.Logger) *hwScraper {
@@ -44,7 +51,7 @@ func newHWScraperWith(cfg *Config, logger *zap.Logger, procs *procMatcher, fast 
 		cfg:    cfg,
 		logger: logger,
 		opts: emitOptions{
-			node:       nodeName(cfg.Node),
+			node:       fleet.NodeName(cfg.Node),
 			ring:       cfg.RingInterfaces,
 			components: procs.names(),
 			worker:     cfg.WorkerComponent,
@@ -55,20 +62,12 @@ func newHWScraperWith(cfg *Config, logger *zap.Logger, procs *procMatcher, fast 
 	}
 }
 
-// nodeName is the configured node, else the host name.
-func nodeName(configured string) string {
-	if configured != "" {
-		return configured
-	}
-	if h, err := os.Hostname(); err == nil && h != "" {
-		return h
-	}
-	return "unknown"
-}
-
 func (h *hwScraper) start(ctx context.Context, _ component.Host) error {
 	if err := h.startRing(ctx); err != nil {
 		return err
+	}
+	if h.agent != nil {
+		h.agent.SetNode(h.opts.node)
 	}
 	h.startTime = time.Now()
 	h.slow.start()
@@ -126,9 +125,12 @@ func (h *hwScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	for name, err := range h.slow.results(s, now) {
 		reports[name] = err
 	}
+	readable := false
 	for name, err := range reports {
 		s.sources[name] = err == nil
+		readable = readable || err == nil
 	}
+	h.readable.Store(readable)
 	// With a hostfile, the ring is the interfaces holding a ring address,
 	// and none while no interface does: not the platform's guess (on
 	// Linux, every interface).

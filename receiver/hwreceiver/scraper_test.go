@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
 func TestReceiverLifecycle(t *testing.T) {
@@ -38,8 +40,8 @@ func TestReceiverLifecycle(t *testing.T) {
 }
 
 func TestNodeDefaultsToTheHostName(t *testing.T) {
-	assert.Equal(t, "rank1", nodeName("rank1"))
-	assert.NotEmpty(t, nodeName(""))
+	assert.Equal(t, "rank1", fleet.NodeName("rank1"))
+	assert.NotEmpty(t, fleet.NodeName(""))
 }
 
 // A failing source is logged when it starts failing and when it recovers,

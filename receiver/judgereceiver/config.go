@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
 )
 
@@ -65,6 +66,8 @@ type Config struct {
 	// from trace content, which any writer to the trace store can make up.
 	// Empty: any name of at most 200 bytes, the first 8 seen.
 	Models []string `mapstructure:"models"`
+	// Agent is where the role keeps its start counts (internal/fleet).
+	Agent fleet.Config `mapstructure:"agent"`
 }
 
 // FiltersConfig is which traces are judged (judge.Filter).

@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet/fleetmetrics"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/judge"
 )
 
@@ -78,12 +80,17 @@ func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, 
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
 	c := cfg.(*Config)
 	l := loopFor(c, set)
+	role := fleetmetrics.New(set, c.Agent, fleet.Settings{Role: fleet.RoleJudge}, next, l.running)
 	sc, err := scraper.NewMetrics(func(context.Context) (pmetric.Metrics, error) {
 		return buildMetrics(l.stats.snapshot(), l.start, time.Now()), nil
 	}, scraper.WithStart(l.Start), scraper.WithShutdown(l.Shutdown))
 	if err != nil {
 		return nil, err
 	}
-	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next,
+	rcv, err := scraperhelper.NewMetricsController(&c.ControllerConfig, set, role.Consumer(),
 		scraperhelper.AddMetricsScraper(componentType, sc))
+	if err != nil {
+		return nil, err
+	}
+	return role.Wrap(rcv), nil
 }

@@ -14,12 +14,23 @@ const (
 	metricMlxJudgePassSecondsHelp              = "Duration of the judge loop's passes that read their traces."
 	metricMlxJudgeScore                        = "mlx_judge_score"
 	metricMlxJudgeScoreHelp                    = "Scores the judge gave (0-1, higher is better), by score name and the judged answer's model."
+	metricMlxAgentUp                           = "mlx_agent_up"
+	metricMlxAgentUpHelp                       = "1 while this role of the collector works (docs/fleet.md says what that is per role), else 0."
+	metricMlxAgentInfo                         = "mlx_agent_info"
+	metricMlxAgentInfoHelp                     = "Always 1: the build, version and model of this role of the collector."
+	metricMlxAgentUptimeSeconds                = "mlx_agent_uptime_seconds"
+	metricMlxAgentUptimeSecondsHelp            = "Seconds since this role of the collector started."
+	metricMlxAgentRestartsTotal                = "mlx_agent_restarts_total"
+	metricMlxAgentRestartsTotalHelp            = "Starts of this role after its first, across collector restarts (kept in the state directory)."
+	metricMlxAgentCrashesTotal                 = "mlx_agent_crashes_total"
+	metricMlxAgentCrashesTotalHelp             = "Restarts of this role whose previous run ended without a clean stop (killed, crashed, power lost)."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
 var metricUnits = map[string]string{
-	"mlx_judge_pass_seconds": "s",
-	"mlx_judge_score":        "1",
+	"mlx_judge_pass_seconds":   "s",
+	"mlx_judge_score":          "1",
+	"mlx_agent_uptime_seconds": "s",
 }
 
 // Histogram buckets (upper bounds).

@@ -87,6 +87,23 @@ func (l *judgeLoop) Start(_ context.Context, host component.Host) error {
 	return nil
 }
 
+// running says whether the loop runs: the judge role works
+// (internal/fleet).
+func (l *judgeLoop) running() bool {
+	l.mu.Lock()
+	done := l.done
+	l.mu.Unlock()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
 // Shutdown stops the loop on the last call; a judgement in progress is
 // cut. Safe without Start.
 func (l *judgeLoop) Shutdown(ctx context.Context) error {

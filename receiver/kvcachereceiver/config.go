@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
 // Config of the mlx_kvcache receiver.
@@ -36,6 +38,8 @@ type Config struct {
 	// mlx_lm accepts it ("8G", "512MB", "4294967296"; decimal units).
 	// Empty: no byte limit, as in mlx_lm.
 	PromptCacheBytes string `mapstructure:"prompt_cache_bytes"`
+	// Agent is where the role keeps its start counts (internal/fleet).
+	Agent fleet.Config `mapstructure:"agent"`
 }
 
 // Validate checks the configuration; the collector calls it at startup and

@@ -12,6 +12,9 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet/fleetmetrics"
 )
 
 var componentType = component.MustNewType("mlx_kvcache")
@@ -39,10 +42,15 @@ func createDefaultConfig() component.Config {
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
 	c := cfg.(*Config)
 	s := newKVScraper(c, set.Logger)
+	role := fleetmetrics.New(set, c.Agent, fleet.Settings{Role: fleet.RoleKVCache, Model: c.Model}, next, s.following)
 	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
 	if err != nil {
 		return nil, err
 	}
-	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next,
+	rcv, err := scraperhelper.NewMetricsController(&c.ControllerConfig, set, role.Consumer(),
 		scraperhelper.AddMetricsScraper(componentType, sc))
+	if err != nil {
+		return nil, err
+	}
+	return role.Wrap(rcv), nil
 }

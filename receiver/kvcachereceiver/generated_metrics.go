@@ -20,6 +20,16 @@ const (
 	metricMlxKvEstBytesMaxContextHelp   = "Estimated KV cache bytes of one sequence as long as the model's context."
 	metricMlxKvCacheStateAgeSeconds     = "mlx_kv_cache_state_age_seconds"
 	metricMlxKvCacheStateAgeSecondsHelp = "Seconds since the engine logged the cache state reported."
+	metricMlxAgentUp                    = "mlx_agent_up"
+	metricMlxAgentUpHelp                = "1 while this role of the collector works (docs/fleet.md says what that is per role), else 0."
+	metricMlxAgentInfo                  = "mlx_agent_info"
+	metricMlxAgentInfoHelp              = "Always 1: the build, version and model of this role of the collector."
+	metricMlxAgentUptimeSeconds         = "mlx_agent_uptime_seconds"
+	metricMlxAgentUptimeSecondsHelp     = "Seconds since this role of the collector started."
+	metricMlxAgentRestartsTotal         = "mlx_agent_restarts_total"
+	metricMlxAgentRestartsTotalHelp     = "Starts of this role after its first, across collector restarts (kept in the state directory)."
+	metricMlxAgentCrashesTotal          = "mlx_agent_crashes_total"
+	metricMlxAgentCrashesTotalHelp      = "Restarts of this role whose previous run ended without a clean stop (killed, crashed, power lost)."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
@@ -29,4 +39,5 @@ var metricUnits = map[string]string{
 	"mlx_kv_cache_utilization":       "1",
 	"mlx_kv_est_bytes_max_context":   "By",
 	"mlx_kv_cache_state_age_seconds": "s",
+	"mlx_agent_uptime_seconds":       "s",
 }

@@ -88,6 +88,14 @@ func (s *kvScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	return buildMetrics(snap, s.started, now), nil
 }
 
+// following says whether the last collection read the engine's log: the
+// KV cache role works (internal/fleet).
+func (s *kvScraper) following() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logErr == ""
+}
+
 func (s *kvScraper) noteLogError(err error) {
 	msg := ""
 	if err != nil {

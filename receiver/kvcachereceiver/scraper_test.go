@@ -14,7 +14,9 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/fleettest"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
@@ -25,12 +27,12 @@ const qwenBytesMaxContext = 147456 * 40960
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
-	md := buildMetrics(snapshot{
+	md := fleettest.AddRole(buildMetrics(snapshot{
 		logReadable: true, known: true,
 		state:        cacheState{Format: formatPromptCache, SeenAt: readAt},
 		maxSequences: 10, maxBytes: 8e9, hasMaxBytes: true,
 		estBytesMaxContext: qwenBytesMaxContext, hasEst: true,
-	}, readAt, readAt)
+	}, readAt, readAt), fleet.RoleKVCache)
 	assert.Equal(t, documented, metrictest.Names(md))
 	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts and labels are metadata.yaml's")
 }
@@ -197,7 +199,7 @@ func TestReceiverLifecycle(t *testing.T) {
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, r.Shutdown(context.Background()))
-	p := metrictest.Points(t, sink.AllMetrics()[0])
+	p := metrictest.Points(t, sink.AllMetrics()[0], metrictest.Without("node", fleet.NodeName("")))
 	assert.Equal(t, 1.0, p["mlx_kv_agent_up"])
 	assert.Equal(t, 2.0, p["mlx_kv_cache_sequences{type=total}"])
 	assert.Equal(t, 1.27e9, p["mlx_kv_cache_bytes{type=total}"])

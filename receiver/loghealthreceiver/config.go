@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
 // Config of the mlx_log_health receiver.
@@ -14,6 +16,9 @@ type Config struct {
 	HealthKey string `mapstructure:"health_key"`
 	// FilePath is the followed log file, for mlx_log_tailer_file_bytes.
 	FilePath string `mapstructure:"file_path"`
+	// Agent is where the log pipeline role keeps its start counts
+	// (internal/fleet).
+	Agent fleet.Config `mapstructure:"agent"`
 }
 
 // Validate checks the configuration; the collector calls it at startup.

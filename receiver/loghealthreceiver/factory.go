@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet/fleetmetrics"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
 )
 
@@ -36,10 +38,18 @@ func createDefaultConfig() component.Config {
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
 	c := cfg.(*Config)
 	r := newReporter(c)
+	// The role works while its classification processor runs
+	// (mlx_log_tailer_up).
+	role := fleetmetrics.New(set, c.Agent, fleet.Settings{Role: fleet.RoleLogPipeline}, next,
+		func() bool { return r.stats.Snapshot().Up })
 	sc, err := scraper.NewMetrics(r.scrape)
 	if err != nil {
 		return nil, err
 	}
-	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next,
+	rcv, err := scraperhelper.NewMetricsController(&c.ControllerConfig, set, role.Consumer(),
 		scraperhelper.AddMetricsScraper(componentType, sc))
+	if err != nil {
+		return nil, err
+	}
+	return role.Wrap(rcv), nil
 }

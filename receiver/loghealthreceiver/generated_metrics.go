@@ -18,9 +18,20 @@ const (
 	metricMlxLogTailerFileBytesHelp    = "Size of the followed log file in bytes."
 	metricMlxLogTailerQueueDepth       = "mlx_log_tailer_queue_depth"
 	metricMlxLogTailerQueueDepthHelp   = "Records in a sink's sending queue, in flight included."
+	metricMlxAgentUp                   = "mlx_agent_up"
+	metricMlxAgentUpHelp               = "1 while this role of the collector works (docs/fleet.md says what that is per role), else 0."
+	metricMlxAgentInfo                 = "mlx_agent_info"
+	metricMlxAgentInfoHelp             = "Always 1: the build, version and model of this role of the collector."
+	metricMlxAgentUptimeSeconds        = "mlx_agent_uptime_seconds"
+	metricMlxAgentUptimeSecondsHelp    = "Seconds since this role of the collector started."
+	metricMlxAgentRestartsTotal        = "mlx_agent_restarts_total"
+	metricMlxAgentRestartsTotalHelp    = "Starts of this role after its first, across collector restarts (kept in the state directory)."
+	metricMlxAgentCrashesTotal         = "mlx_agent_crashes_total"
+	metricMlxAgentCrashesTotalHelp     = "Restarts of this role whose previous run ended without a clean stop (killed, crashed, power lost)."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
 var metricUnits = map[string]string{
 	"mlx_log_tailer_file_bytes": "By",
+	"mlx_agent_uptime_seconds":  "s",
 }

@@ -13,8 +13,10 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/loghealth"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/fleettest"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/loghealthtest"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
@@ -36,7 +38,7 @@ func busyStats(t *testing.T) *loghealth.Stats {
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
-	md := buildMetrics(busyStats(t).Snapshot(), 0, time.Now())
+	md := fleettest.AddRole(buildMetrics(busyStats(t).Snapshot(), 0, time.Now()), fleet.RoleLogPipeline)
 	assert.Equal(t, documented, metrictest.Names(md))
 	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts and labels are metadata.yaml's")
 }
@@ -89,8 +91,9 @@ func TestReceiverEmitsTheFileSize(t *testing.T) {
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	require.Eventually(t, func() bool { return len(sink.AllMetrics()) > 0 }, 5*time.Second, 5*time.Millisecond)
 	require.NoError(t, r.Shutdown(context.Background()))
-	p := metrictest.Points(t, sink.AllMetrics()[0])
+	p := metrictest.Points(t, sink.AllMetrics()[0], metrictest.Without("node", fleet.NodeName("")))
 	assert.Equal(t, 4321.0, p["mlx_log_tailer_file_bytes"])
+	assert.Equal(t, 0.0, p["mlx_agent_restarts_total{role=logpipeline}"], "the role's first start")
 }
 
 func TestConfigValidate(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 )
 
 // Probe kinds for health_check.probe.
@@ -73,6 +75,8 @@ type Config struct {
 	// ShutdownGracePeriod is how long the engine has between SIGTERM and
 	// SIGKILL when the collector stops or a hung engine is replaced.
 	ShutdownGracePeriod time.Duration `mapstructure:"shutdown_grace_period"`
+	// Agent is where the role keeps its start counts (internal/fleet).
+	Agent fleet.Config `mapstructure:"agent"`
 }
 
 // LogConfig says where the engine's stdout and stderr go.

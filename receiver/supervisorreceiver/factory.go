@@ -12,6 +12,9 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet/fleetmetrics"
 )
 
 var componentType = component.MustNewType("mlx_supervisor")
@@ -53,10 +56,18 @@ func createDefaultConfig() component.Config {
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
 	c := cfg.(*Config)
 	s := newSupervisor(c, set.Logger)
+	// The role works while its supervision runs: the batches come from
+	// it. Whether the engine is ready is mlx_server_ready, the role's
+	// degraded state (internal/fleet).
+	role := fleetmetrics.New(set, c.Agent, fleet.Settings{Role: fleet.RoleSupervisor, Model: c.modelName()}, next, nil)
 	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
 	if err != nil {
 		return nil, err
 	}
-	return scraperhelper.NewMetricsController(&c.ControllerConfig, set, next,
+	rcv, err := scraperhelper.NewMetricsController(&c.ControllerConfig, set, role.Consumer(),
 		scraperhelper.AddMetricsScraper(componentType, sc))
+	if err != nil {
+		return nil, err
+	}
+	return role.Wrap(rcv), nil
 }

@@ -30,10 +30,21 @@ const (
 	metricMlxServerLogWriteErrorsTotalHelp = "Writes of the engine's output to its log file that failed (a full disk); the engine runs on, those lines are lost."
 	metricMlxSupervisorPanicsTotal         = "mlx_supervisor_panics_total"
 	metricMlxSupervisorPanicsTotalHelp     = "Panics recovered in the supervisor's loops, by loop; the loop is started again."
+	metricMlxAgentUp                       = "mlx_agent_up"
+	metricMlxAgentUpHelp                   = "1 while this role of the collector works (docs/fleet.md says what that is per role), else 0."
+	metricMlxAgentInfo                     = "mlx_agent_info"
+	metricMlxAgentInfoHelp                 = "Always 1: the build, version and model of this role of the collector."
+	metricMlxAgentUptimeSeconds            = "mlx_agent_uptime_seconds"
+	metricMlxAgentUptimeSecondsHelp        = "Seconds since this role of the collector started."
+	metricMlxAgentRestartsTotal            = "mlx_agent_restarts_total"
+	metricMlxAgentRestartsTotalHelp        = "Starts of this role after its first, across collector restarts (kept in the state directory)."
+	metricMlxAgentCrashesTotal             = "mlx_agent_crashes_total"
+	metricMlxAgentCrashesTotalHelp         = "Restarts of this role whose previous run ended without a clean stop (killed, crashed, power lost)."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
 var metricUnits = map[string]string{
 	"mlx_server_uptime_seconds":  "s",
 	"mlx_server_backoff_seconds": "s",
+	"mlx_agent_uptime_seconds":   "s",
 }

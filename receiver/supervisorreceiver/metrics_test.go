@@ -7,14 +7,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/fleettest"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 func TestEmittedMetricsAreThoseDocumented(t *testing.T) {
 	documented, err := doccheck.MetadataNames("metadata.yaml")
 	require.NoError(t, err)
-	md := buildMetrics(newStatus().snapshot(true, time.Now()), "m", time.Now(), time.Now())
+	md := fleettest.AddRole(buildMetrics(newStatus().snapshot(true, time.Now()), "m", time.Now(), time.Now()), fleet.RoleSupervisor)
 	assert.Equal(t, documented, metrictest.Names(md))
 	assert.NoError(t, doccheck.CheckMetrics("metadata.yaml", md), "types, help texts and labels are metadata.yaml's")
 }

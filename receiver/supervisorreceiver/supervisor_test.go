@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
@@ -200,7 +201,9 @@ func TestReceiverLifecycleEmitsMetrics(t *testing.T) {
 	require.Eventually(t, func() bool { return sink.DataPointCount() > 0 }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, rcv.Shutdown(context.Background()))
 	md := sink.AllMetrics()[0]
-	assert.Equal(t, 13, md.MetricCount())
+	assert.Equal(t, 13+5, md.MetricCount(), "the supervisor's series and the role's mlx_agent_*")
+	p := metrictest.Points(t, md, metrictest.Without("node", fleet.NodeName("")))
+	assert.Equal(t, 1.0, p["mlx_agent_up{role=supervisor}"])
 }
 
 func TestProbesSlowDownOnceReady(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -28,7 +29,11 @@ type Component struct {
 	Status     yaml.Node          `yaml:"status"`
 	Tests      yaml.Node          `yaml:"tests"`
 	Attributes Ordered[Attribute] `yaml:"attributes"`
-	Metrics    Ordered[Metric]    `yaml:"metrics"`
+	// CommonAttributes are ids of attributes every metric of the
+	// component carries besides its own (node: the fleet contract stamps
+	// it on every point, internal/fleet/fleetmetrics).
+	CommonAttributes []string        `yaml:"common_attributes"`
+	Metrics          Ordered[Metric] `yaml:"metrics"`
 
 	// The keys of the spans and log records (records.go).
 	SpanAttributes     RecordAttributes          `yaml:"span_attributes"`
@@ -210,6 +215,11 @@ func (c *Component) check() error {
 			errs = append(errs, fmt.Errorf("attribute %s: description and type are required", a.Key))
 		}
 	}
+	for _, id := range c.CommonAttributes {
+		if _, ok := c.Attributes.Get(id); !ok {
+			errs = append(errs, fmt.Errorf("common_attributes: %s is not under attributes", id))
+		}
+	}
 	for _, e := range c.Metrics {
 		m := e.Value
 		n := 0
@@ -244,10 +254,34 @@ func (c *Component) check() error {
 	return errors.Join(errs...)
 }
 
-// Labels returns the label names of a metric, in its attributes' order.
+// Labels returns the label names of a metric, in its attributes' order,
+// then the common attributes it does not list itself.
 func (c *Component) Labels(m Metric) []string {
+	out := c.OwnLabels(m)
+	for _, id := range c.CommonAttributes {
+		a, _ := c.Attributes.Get(id)
+		if !slices.Contains(out, a.Name(id)) {
+			out = append(out, a.Name(id))
+		}
+	}
+	return out
+}
+
+// OwnLabels returns the label names of a metric's own attributes, in
+// order, without the common ones.
+func (c *Component) OwnLabels(m Metric) []string {
 	out := make([]string, 0, len(m.Attributes))
 	for _, id := range m.Attributes {
+		a, _ := c.Attributes.Get(id)
+		out = append(out, a.Name(id))
+	}
+	return out
+}
+
+// CommonLabels returns the label names of the common attributes.
+func (c *Component) CommonLabels() []string {
+	out := make([]string, 0, len(c.CommonAttributes))
+	for _, id := range c.CommonAttributes {
 		a, _ := c.Attributes.Get(id)
 		out = append(out, a.Name(id))
 	}

@@ -1,0 +1,50 @@
+// Package fleettest keeps the fleet contract's start counts (internal/fleet)
+// of a package's tests out of the source tree: without a state directory
+// configured they go to $MLX_DATA_DIR/agents, else ./.data/agents, the
+// package's folder under go test.
+package fleettest
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet/fleetmetrics"
+)
+
+// Main runs the tests with MLX_DATA_DIR in a temporary directory (Use).
+func Main(m *testing.M) {
+	cleanup := Use()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// Use points MLX_DATA_DIR at a new temporary directory for the test
+// binary; cleanup removes it.
+func Use() (cleanup func()) {
+	dir, err := os.MkdirTemp("", "fleettest-")
+	if err != nil {
+		panic(err)
+	}
+	if err := os.Setenv("MLX_DATA_DIR", dir); err != nil {
+		panic(err)
+	}
+	return func() { _ = os.RemoveAll(dir) }
+}
+
+// Node is the node AddRole stamps.
+const Node = "test-node"
+
+// AddRole adds to md what the role's consumer adds to a receiver's batch
+// (internal/fleet/fleetmetrics): node on every point and the role's
+// mlx_agent_* series, for a test that holds a receiver's whole output to
+// its metadata.yaml.
+func AddRole(md pmetric.Metrics, role string) pmetric.Metrics {
+	fleetmetrics.StampNode(md, Node)
+	fleetmetrics.Append(md, fleet.Snapshot{Role: role, Node: Node, Version: fleet.Unknown, Commit: fleet.Unknown, Up: true, Started: true}, time.Now())
+	return md
+}
