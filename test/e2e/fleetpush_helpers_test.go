@@ -120,8 +120,10 @@ func waitListening(t *testing.T, addr, what string) {
 }
 
 // fleetRules copies rules/*.yml into a directory of the test's own, with
-// mlx-fleet.yml's windows and `for` shortened (3m -> 40s, for 1m -> 10s,
-// evaluated every 5 s) so that a silent node fires within a minute.
+// mlx-fleet.yml's windows and `for` shortened (3m -> 40s, for 1m -> 20s,
+// evaluated every 5 s) so that a silent node fires within a minute. 20 s
+// stays above the 10 s by which the nodes' last pushes before a gateway
+// outage can differ, as the real minute does.
 func fleetRules(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -132,7 +134,7 @@ func fleetRules(t *testing.T) string {
 		require.NoError(t, err)
 		s := string(b)
 		if filepath.Base(f) == "mlx-fleet.yml" {
-			s = strings.NewReplacer("interval: 30s", "interval: 5s", "[3m]", "[40s]", "for: 1m", "for: 10s").Replace(s)
+			s = strings.NewReplacer("interval: 30s", "interval: 5s", "[3m]", "[40s]", "for: 1m", "for: 20s").Replace(s)
 		}
 		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(s), 0o600))
 	}
