@@ -49,20 +49,13 @@ func makeFleet(t *testing.T) {
 	}
 	remove := func() {
 		for _, h := range fleetHosts {
-			_ = exec.Command("ip", "netns", "del", h.ns).Run()
-			_ = exec.Command("ip", "link", "del", h.rootIf).Run()
+			removeNamespace(h.ns, h.rootIf)
 		}
 	}
 	remove()
 	t.Cleanup(remove)
 	for _, h := range fleetHosts {
-		ipCmd(t, "netns", "add", h.ns)
-		ipCmd(t, "-n", h.ns, "link", "set", "lo", "up")
-		ipCmd(t, "link", "add", h.rootIf, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
-		ipCmd(t, "addr", "add", h.rootIP, "dev", h.rootIf)
-		ipCmd(t, "link", "set", h.rootIf, "up")
-		ipCmd(t, "-n", h.ns, "addr", "add", h.ip, "dev", "eth0")
-		ipCmd(t, "-n", h.ns, "link", "set", "eth0", "up")
+		addNamespace(t, h.ns, h.rootIf, h.rootIP, h.ip)
 	}
 }
 
