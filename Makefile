@@ -143,9 +143,18 @@ fault: $(COLLECTOR) $(MLXSIM) jaeger victorialogs promtool
 
 ## e2e-stack: the built collector in demo mode scraped by VictoriaMetrics
 ## with the shipped scrape config, vmalert with the shipped rules,
-## Alertmanager with the shipped routing and a local webhook (about 2 min).
+## Alertmanager with the shipped routing and a local webhook (about 2 min);
+## two nodes in network namespaces (TestStackTwoNodes, about 3 min); three
+## nodes pushing through a gateway (TestStackFleetPush, about 6 min).
 e2e-stack: $(COLLECTOR) $(MLXSIM) rules-deps jaeger victorialogs
 	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags 'e2e stack' -timeout 20m -run TestStack ./test/e2e/...
+
+## fleet-outage: TestStackFleetPush (make e2e-stack runs it with a 90 s
+## outage) with the gateway stopped for 10 minutes: the nodes' queues on
+## disk backfill it with no gap (about 16 min).
+.PHONY: fleet-outage
+fleet-outage: $(COLLECTOR) $(MLXSIM) rules-deps
+	MLX_FLEET_OUTAGE=10m MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) $(GO) test -count=1 -v -tags 'e2e stack' -timeout 30m -run TestStackFleetPush ./test/e2e/...
 
 ## bench: the distribution measured as a user would run it (bin/mlxperf,
 ## docs/performance.md): the built collector with the shipped config beside

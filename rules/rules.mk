@@ -46,6 +46,9 @@ config-check: rules-deps
 	scripts/render-config.sh --check
 	$(PROMTOOL) check config config/scrape/scrape.yml
 	$(VICTORIA_METRICS) -promscrape.config=config/scrape/scrape.yml -promscrape.config.dryRun -loggerLevel=ERROR
+	@# The scrape config of a fleet that pushes (the heartbeats; docs/scaling.md).
+	$(PROMTOOL) check config config/scrape/push.yml
+	$(VICTORIA_METRICS) -promscrape.config=config/scrape/push.yml -promscrape.config.dryRun -loggerLevel=ERROR
 	@# The same scrape config through vmagent, for a VictoriaMetrics cluster (docs/scaling.md).
 	$(VMAGENT) -promscrape.config=config/scrape/scrape.yml -promscrape.config.dryRun -loggerLevel=ERROR
 	$(AMTOOL) check-config config/alertmanager/alertmanager.yml

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders the observability stack's configs from their templates:
 #   config/scrape/scrape.yml.tmpl             -> scrape.yml        (VictoriaMetrics / Prometheus)
+#   config/scrape/push.yml.tmpl               -> push.yml          (the same, for nodes that push)
 #   config/alertmanager/alertmanager.yml.tmpl -> alertmanager.yml  (Alertmanager)
 #   config/ring/hosts.json.tmpl               -> hosts.json        (mlx.launch's ring hostfile)
 #
@@ -22,13 +23,14 @@ shopt -u patsub_replacement 2>/dev/null || true # bash 5.2: keep '&' literal in 
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCRAPE_TMPL=$ROOT/config/scrape/scrape.yml.tmpl
+PUSH_TMPL=$ROOT/config/scrape/push.yml.tmpl
 AM_TMPL=$ROOT/config/alertmanager/alertmanager.yml.tmpl
 HOSTS_TMPL=$ROOT/config/ring/hosts.json.tmpl
 DEFAULT_ENVS=("$ROOT/config/scrape/nodes.env" "$ROOT/config/alertmanager/receivers.env")
 
 VARS=(RANK0_ADDR RANK1_ADDR RANK0_RING_IP RANK1_RING_IP RANK0_NODE RANK1_NODE OBS_ADDR
 	PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT
-	RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VLOGS_PORT VMALERT_PORT ALERTMANAGER_PORT
+	RANK1_HW_PORT RANK1_OTELCOL_PORT GATEWAY_OTELCOL_PORT VM_PORT VLOGS_PORT VMALERT_PORT ALERTMANAGER_PORT
 	SCRAPE_INTERVAL SCRAPE_TIMEOUT ONCALL_WEBHOOK_URL ALERT_WEBHOOK_URL ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL
 	SMTP_SMARTHOST SMTP_FROM SMTP_AUTH_USERNAME SMTP_AUTH_PASSWORD SMTP_REQUIRE_TLS
 	ONCALL_EMAIL_TO ALERT_EMAIL_TO ONCALL_SLACK_WEBHOOK_URL ALERT_SLACK_WEBHOOK_URL
@@ -116,7 +118,7 @@ validate() {
 		[[ ${VAL_RANK1_RING_IP} =~ $ip_re ]] || die "RANK1_RING_IP=${VAL_RANK1_RING_IP}: not an IP address"
 	fi
 	for v in PROXY_PORT HW_PORT KV_PORT SUPERVISOR_PORT LOGPIPE_PORT OTELCOL_PORT \
-		RANK1_HW_PORT RANK1_OTELCOL_PORT VM_PORT VLOGS_PORT VMALERT_PORT ALERTMANAGER_PORT; do
+		RANK1_HW_PORT RANK1_OTELCOL_PORT GATEWAY_OTELCOL_PORT VM_PORT VLOGS_PORT VMALERT_PORT ALERTMANAGER_PORT; do
 		[[ $(val "$v") =~ ^[0-9]+$ ]] && ((10#$(val "$v") >= 1 && 10#$(val "$v") <= 65535)) ||
 			die "$v=$(val "$v"): not a port"
 	done
@@ -173,10 +175,12 @@ if ((CHECK)); then
 	tmpdir=$(mktemp -d)
 	trap 'rm -rf "$tmpdir"' EXIT
 	render "$SCRAPE_TMPL" "$tmpdir/scrape.yml"
+	render "$PUSH_TMPL" "$tmpdir/push.yml"
 	render "$AM_TMPL" "$tmpdir/alertmanager.yml"
 	render "$HOSTS_TMPL" "$tmpdir/hosts.json"
 	status=0
 	diff -u "$ROOT/config/scrape/scrape.yml" "$tmpdir/scrape.yml" || status=1
+	diff -u "$ROOT/config/scrape/push.yml" "$tmpdir/push.yml" || status=1
 	diff -u "$ROOT/config/alertmanager/alertmanager.yml" "$tmpdir/alertmanager.yml" || status=1
 	diff -u "$ROOT/config/ring/hosts.json" "$tmpdir/hosts.json" || status=1
 	((status == 0)) || echo "render-config: checked-in configs are stale; run scripts/render-config.sh" >&2
@@ -186,16 +190,20 @@ fi
 if [[ -n $OUT ]]; then
 	mkdir -p "$OUT"
 	render "$SCRAPE_TMPL" "$OUT/scrape.yml"
+	render "$PUSH_TMPL" "$OUT/push.yml"
 	render "$AM_TMPL" "$OUT/alertmanager.yml"
 	render "$HOSTS_TMPL" "$OUT/hosts.json"
 	echo "$OUT/scrape.yml"
+	echo "$OUT/push.yml"
 	echo "$OUT/alertmanager.yml"
 	echo "$OUT/hosts.json"
 else
 	render "$SCRAPE_TMPL" "$ROOT/config/scrape/scrape.yml"
+	render "$PUSH_TMPL" "$ROOT/config/scrape/push.yml"
 	render "$AM_TMPL" "$ROOT/config/alertmanager/alertmanager.yml"
 	render "$HOSTS_TMPL" "$ROOT/config/ring/hosts.json"
 	echo "$ROOT/config/scrape/scrape.yml"
+	echo "$ROOT/config/scrape/push.yml"
 	echo "$ROOT/config/alertmanager/alertmanager.yml"
 	echo "$ROOT/config/ring/hosts.json"
 fi

@@ -53,20 +53,13 @@ func makeTwoNodes(t *testing.T) {
 	}
 	remove := func() {
 		for _, n := range twoNodes {
-			_ = exec.Command("ip", "netns", "del", n.ns).Run()
-			_ = exec.Command("ip", "link", "del", n.rootIf).Run()
+			removeNamespace(n.ns, n.rootIf)
 		}
 	}
 	remove()
 	t.Cleanup(remove)
 	for _, n := range twoNodes {
-		ipCmd(t, "netns", "add", n.ns)
-		ipCmd(t, "-n", n.ns, "link", "set", "lo", "up")
-		ipCmd(t, "link", "add", n.rootIf, "type", "veth", "peer", "name", "eth0", "netns", n.ns)
-		ipCmd(t, "addr", "add", n.rootIP, "dev", n.rootIf)
-		ipCmd(t, "link", "set", n.rootIf, "up")
-		ipCmd(t, "-n", n.ns, "addr", "add", n.ip, "dev", "eth0")
-		ipCmd(t, "-n", n.ns, "link", "set", "eth0", "up")
+		addNamespace(t, n.ns, n.rootIf, n.rootIP, n.ip)
 	}
 	// The ring: rank0's ring0 to rank1's ring0.
 	ipCmd(t, "link", "add", "ring0", "netns", twoNodes[0].ns, "type", "veth", "peer", "name", "ring0", "netns", twoNodes[1].ns)
@@ -74,6 +67,25 @@ func makeTwoNodes(t *testing.T) {
 		ipCmd(t, "-n", n.ns, "addr", "add", n.ringIP, "dev", "ring0")
 		ipCmd(t, "-n", n.ns, "link", "set", "ring0", "up")
 	}
+}
+
+// addNamespace makes the network namespace ns, linked to the root namespace
+// by a veth pair: rootIf with rootIP here, eth0 with ip there.
+func addNamespace(t *testing.T, ns, rootIf, rootIP, ip string) {
+	t.Helper()
+	ipCmd(t, "netns", "add", ns)
+	ipCmd(t, "-n", ns, "link", "set", "lo", "up")
+	ipCmd(t, "link", "add", rootIf, "type", "veth", "peer", "name", "eth0", "netns", ns)
+	ipCmd(t, "addr", "add", rootIP, "dev", rootIf)
+	ipCmd(t, "link", "set", rootIf, "up")
+	ipCmd(t, "-n", ns, "addr", "add", ip, "dev", "eth0")
+	ipCmd(t, "-n", ns, "link", "set", "eth0", "up")
+}
+
+// removeNamespace removes what addNamespace made, if it is there.
+func removeNamespace(ns, rootIf string) {
+	_ = exec.Command("ip", "netns", "del", ns).Run()
+	_ = exec.Command("ip", "link", "del", rootIf).Run()
 }
 
 // nodeCollector is the built collector running in a namespace.
