@@ -66,8 +66,8 @@ type Config struct {
 	// /metrics (vllm_compat.go): "vllm" adds the gauges gateways and
 	// benchmarks read from a vLLM server. Empty: none, the default scrape
 	// is unchanged.
-	Compat []string `mapstructure:"compat"`
-	MaxToolLabelValues  int `mapstructure:"max_tool_label_values"`
+	Compat             []string `mapstructure:"compat"`
+	MaxToolLabelValues int      `mapstructure:"max_tool_label_values"`
 	// ToolLabels, when set, are the only tool names that keep their label
 	// value (every other is "other"), so no client can take the slots by
 	// defining tools of its own.
