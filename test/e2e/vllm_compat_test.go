@@ -3,11 +3,8 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,30 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/loadgen"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
-
-// streamThroughProxy sends a streamed chat completion through the proxy
-// and reads the whole answer.
-func streamThroughProxy(ctx context.Context, url, body string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
-}
 
 // With compat [vllm], the gauges a gateway balances on move with load:
 // streams queued behind a seeded request (mlx_lm serves a seeded request
@@ -76,8 +52,7 @@ func TestVLLMCompatGaugesMoveWithLoad(t *testing.T) {
 	assert.Equal(t, "GAUGE", idle.Families["vllm:num_requests_waiting"].GetType().String())
 
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/chat/completions", s.ports["mlx_proxy"])
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	client := &http.Client{Timeout: 3 * time.Minute}
 	const queued = 3
 	var wg sync.WaitGroup
 	errs := make(chan error, queued+1)
@@ -85,7 +60,7 @@ func TestVLLMCompatGaugesMoveWithLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- streamThroughProxy(ctx, url, body)
+			errs <- loadgen.Post(client, url, body)()
 		}()
 	}
 	send(fmt.Sprintf(`{"model": %q, "messages": [{"role": "user", "content": "Tell a story."}], "max_tokens": 40, "seed": 3, "stream": true}`, demoModel))
