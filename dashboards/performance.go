@@ -57,6 +57,16 @@ func performance() *dashboard.DashboardBuilder {
 			"gen_ai_server_time_to_first_token_seconds", "{G}")).
 		WithPanel(percentilesOf("GenAI time per output token", "gen_ai_server_time_per_output_token_seconds: successful streamed completions, decode time per token after the first.",
 			"gen_ai_server_time_per_output_token_seconds", "{G}")).
+		// vLLM's gauges (compat: [vllm]), as gateways and benchmarks read
+		// them; empty without compat.
+		WithRow(dashboard.NewRowBuilder("As gateways read it (compat: vllm)")).
+		WithPanel(ts("Waiting and running (vLLM names)").Span(12).Unit("none").Min(0).
+			Description("vllm:num_requests_waiting: streams sent to the engine it has not admitted (no headers yet); vllm:num_requests_running: admitted streams and non-streamed requests. Served with compat: [vllm].").
+			WithTarget(qe(`sum by (model_name) (vllm:num_requests_waiting{{V}})`, "waiting {{model_name}}", cfgVLLM)).
+			WithTarget(qe(`sum by (model_name) (vllm:num_requests_running{{V}})`, "running {{model_name}}", cfgVLLM))).
+		WithPanel(ts("KV-cache usage (vLLM name)").Span(12).Unit("percentunit").Min(0).
+			Description("vllm:kv_cache_usage_perc: the mlx_kvcache receiver's mlx_kv_cache_utilization, as the proxy serves it to gateways. Served with compat: [vllm].").
+			WithTarget(qe(`max by (model_name) (vllm:kv_cache_usage_perc{{V}})`, "{{model_name}}", cfgVLLM))).
 		WithRow(dashboard.NewRowBuilder("Throughput and cache")).
 		WithPanel(ts("Completion tokens / s by kind").Span(8).Unit("none").Min(0).Stacking(stacked()).
 			WithTarget(q(`sum by (kind) (rate(mlx_tokens_completion_total{{P}}[{R}]))`, "{{kind}}"))).

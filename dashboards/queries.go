@@ -17,12 +17,14 @@ const (
 	selProxy = `job="mlx-proxy", model=~"$model"`
 	// The proxy's OpenTelemetry GenAI series name the model as GenAI does.
 	selGenAI = `job="mlx-proxy", gen_ai_request_model=~"$model"`
-	selHW    = `job="mlx-hw", node=~"$node"`
-	selSup   = `job="mlx-supervisor"`
-	selKV    = `job="mlx-kv"`
-	selLog   = `job="mlx-logtailer"`
-	selCol   = `job="mlx-otelcol", node=~"$node"`
-	rate     = `$__rate_interval`
+	// The vLLM-named gauges (compat: [vllm]) name the model as vLLM does.
+	selVLLM = `job="mlx-proxy", model_name=~"$model"`
+	selHW   = `job="mlx-hw", node=~"$node"`
+	selSup  = `job="mlx-supervisor"`
+	selKV   = `job="mlx-kv"`
+	selLog  = `job="mlx-logtailer"`
+	selCol  = `job="mlx-otelcol", node=~"$node"`
+	rate    = `$__rate_interval`
 )
 
 // Reasons a query may legitimately return nothing on a Linux demo stack.
@@ -43,13 +45,14 @@ const (
 	flagsOnly     = "fault-only: created by the first flagged response"
 	faultUnscored = "fault-only: created by the first answer whose logprobs could not be scored"
 	faultFailed   = "fault-only: created by the first completion request that failed"
+	cfgVLLM       = "config-only: the proxy's compat: [vllm] (the KV usage also needs an mlx_kvcache receiver that has seen a cache state)"
 	cfgOpik       = "config-only: the opik exporter with OPIK_URL set, once a scored trace was read back"
 )
 
 // sub fills {P} {G} {HW} {SUP} {KV} {LOG} {COL} {R} in a query.
 func sub(s string) string {
 	return strings.NewReplacer(
-		"{P}", selProxy, "{G}", selGenAI, "{HW}", selHW, "{SUP}", selSup, "{KV}", selKV,
+		"{P}", selProxy, "{G}", selGenAI, "{V}", selVLLM, "{HW}", selHW, "{SUP}", selSup, "{KV}", selKV,
 		"{LOG}", selLog, "{COL}", selCol, "{R}", rate,
 	).Replace(s)
 }

@@ -62,7 +62,12 @@ type Config struct {
 	// MaxModelLabelValues and MaxToolLabelValues cap the distinct values of
 	// the model and tool labels; past the cap a value is "other".
 	MaxModelLabelValues int `mapstructure:"max_model_label_values"`
-	MaxToolLabelValues  int `mapstructure:"max_tool_label_values"`
+	// Compat lists other servers' metric names the proxy also serves on
+	// /metrics (vllm_compat.go): "vllm" adds the gauges gateways and
+	// benchmarks read from a vLLM server. Empty: none, the default scrape
+	// is unchanged.
+	Compat             []string `mapstructure:"compat"`
+	MaxToolLabelValues int      `mapstructure:"max_tool_label_values"`
 	// ToolLabels, when set, are the only tool names that keep their label
 	// value (every other is "other"), so no client can take the slots by
 	// defining tools of its own.
@@ -277,6 +282,11 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxModelLabelValues < 1 {
 		errs = append(errs, fmt.Errorf("max_model_label_values: must be at least 1, got %d", c.MaxModelLabelValues))
+	}
+	for _, name := range c.Compat {
+		if name != CompatVLLM {
+			errs = append(errs, fmt.Errorf("compat: %q is not one of [%s]", name, CompatVLLM))
+		}
 	}
 	if c.MaxToolLabelValues < 1 {
 		errs = append(errs, fmt.Errorf("max_tool_label_values: must be at least 1, got %d", c.MaxToolLabelValues))

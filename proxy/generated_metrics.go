@@ -134,6 +134,12 @@ const (
 	metricGenAiServerTimeToFirstTokenSecondsHelp   = "GenAI gen_ai.server.time_to_first_token: arrival at the proxy to the first streamed chunk with a token (content, reasoning or a tool call), successful streamed completions."
 	metricGenAiServerTimePerOutputTokenSeconds     = "gen_ai_server_time_per_output_token_seconds"
 	metricGenAiServerTimePerOutputTokenSecondsHelp = "GenAI gen_ai.server.time_per_output_token: (last byte - first token) / (completion tokens - 1), successful streamed completions."
+	metricVllmNumRequestsWaiting                   = "vllm:num_requests_waiting"
+	metricVllmNumRequestsWaitingHelp               = "Completion requests the engine has not admitted yet: streams sent to the engine without its response headers, with compat [vllm]."
+	metricVllmNumRequestsRunning                   = "vllm:num_requests_running"
+	metricVllmNumRequestsRunningHelp               = "Completion requests the engine is generating for: streams whose headers came back, and non-streamed requests once sent, with compat [vllm]."
+	metricVllmKvCacheUsagePerc                     = "vllm:kv_cache_usage_perc"
+	metricVllmKvCacheUsagePercHelp                 = "KV-cache usage from 0 to 1: the mlx_kvcache receiver's mlx_kv_cache_utilization, with compat [vllm]."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.

@@ -58,6 +58,7 @@ type Metrics struct {
 	liveDropped     *prometheus.CounterVec
 	latency         latencyMetrics
 	genAI           genAIMetrics
+	vllm            *vllmGauges // nil without compat [vllm]
 	clientRequests  *prometheus.CounterVec
 	clientTokens    *prometheus.CounterVec
 	connsRefused    *prometheus.CounterVec
@@ -127,6 +128,9 @@ func newMetrics(cfg Config) *Metrics {
 
 	m.latency = newLatencyMetrics(r)
 	m.genAI = newGenAIMetrics(r)
+	if hasCompat(cfg, CompatVLLM) {
+		m.vllm = newVLLMGauges(r, m.modelName)
+	}
 	m.clientRequests = counter(metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, "client", "status")
 	m.clientTokens = counter(metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, "client", "type")
 	m.connsRefused = counter(metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, "reason")
@@ -315,6 +319,9 @@ func first(s ...string) string {
 func (m *Metrics) Begin(rec *Record) {
 	rec.inFlightLabel = m.models.lookup(rec.Model)
 	m.inFlight.WithLabelValues(rec.inFlightLabel).Inc()
+	if m.vllm != nil {
+		m.vllm.begin(rec)
+	}
 }
 
 // End implements Recorder: every series a finished request moves. A model
@@ -333,6 +340,9 @@ func (m *Metrics) End(rec *Record) {
 	// The "last request" gauges describe users' requests only (origin.go).
 	user := origin == OriginUser
 	m.inFlight.WithLabelValues(rec.inFlightLabel).Dec()
+	if m.vllm != nil {
+		m.vllm.end(rec)
+	}
 	m.countCuts(rec)
 	if rec.Stalled != "" {
 		m.stalls.WithLabelValues(rec.Stalled).Inc()

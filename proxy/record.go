@@ -126,6 +126,9 @@ type Record struct {
 
 	// inFlightLabel is the model label mlx_in_flight was raised under.
 	inFlightLabel string
+	// vllmPhase is the vLLM gauge the request is counted in
+	// (vllm_compat.go).
+	vllmPhase int
 	// cancelUpstream cancels the engine's request (a stalled stream).
 	cancelUpstream context.CancelFunc
 	// Stalled is "engine" when the engine's stream stopped for

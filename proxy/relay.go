@@ -98,6 +98,9 @@ func (p *Proxy) onResponse(res *http.Response) error {
 	}
 	rec.Headers = time.Now()
 	rec.Status = res.StatusCode
+	if g := p.metrics.vllm; g != nil {
+		g.admitted(rec)
+	}
 	if res.StatusCode < 200 || res.StatusCode > 299 || encoded(res) {
 		// Errors pass through untouched; an encoded body cannot be read.
 		rec.Outcome = OutcomeComplete

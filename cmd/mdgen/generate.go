@@ -232,7 +232,7 @@ func camel(s string) string {
 	var b strings.Builder
 	up := true
 	for _, r := range s {
-		if r == '_' || r == '.' {
+		if r == '_' || r == '.' || r == ':' {
 			up = true
 			continue
 		}

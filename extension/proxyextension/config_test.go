@@ -71,6 +71,7 @@ func TestFullConfig(t *testing.T) {
 			ModelConfig:           "/models/qwen3/config.json",
 			HFHubCache:            "/cache/hub",
 			MaxModelLabelValues:   3,
+			Compat:                []string{proxy.CompatVLLM},
 			MaxToolLabelValues:    5,
 			ProbeInterval:         3 * time.Second,
 			DefaultTemperature:    0.7,

@@ -208,3 +208,12 @@ func (e *proxyExtension) running() (*proxy.Proxy, error) {
 	}
 	return e.proxy, nil
 }
+
+// SetKVCacheUsage takes the mlx_kvcache receiver's latest utilisation for
+// vllm:kv_cache_usage_perc (served with compat [vllm]); a no-op when the
+// proxy is not running.
+func (e *proxyExtension) SetKVCacheUsage(u float64, known bool) {
+	if p, err := e.running(); err == nil {
+		p.SetKVCacheUsage(u, known)
+	}
+}

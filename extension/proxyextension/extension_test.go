@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.uber.org/goleak"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/fleettest"
@@ -79,17 +80,28 @@ func engine(t *testing.T) string {
 // startProxy starts the extension in front of a simulated engine.
 func startProxy(t *testing.T) (base string, client *http.Client) {
 	t.Helper()
+	base, client, _ = startProxyWith(t, nil)
+	return base, client
+}
+
+// startProxyWith is startProxy with settings of the test's own
+// (configure may be nil); it also returns the extension.
+func startProxyWith(t *testing.T, configure func(*Config)) (base string, client *http.Client, ext extension.Extension) {
+	t.Helper()
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Endpoint = freeAddr(t)
 	cfg.Upstream = engine(t)
 	cfg.Model = "mlx-community/Qwen3-4B-4bit"
 	cfg.ModelConfig = "../../internal/modelconfig/testdata/qwen3-4b-4bit.json"
-	ext := newExtension(t, cfg)
+	if configure != nil {
+		configure(cfg)
+	}
+	ext = newExtension(t, cfg)
 	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { assert.NoError(t, ext.Shutdown(context.Background())) })
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	return "http://" + cfg.Endpoint, &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	return "http://" + cfg.Endpoint, &http.Client{Transport: tr, Timeout: 10 * time.Second}, ext
 }
 
 func post(t *testing.T, c *http.Client, url, body string) {
@@ -114,9 +126,11 @@ func scrape(t *testing.T, c *http.Client, base string) *promtext.Scrape {
 }
 
 // metadata.yaml (and so documentation.md) lists exactly the families a real scrape shows once
-// every kind of request has been served.
+// every kind of request has been served, with compat [vllm] and a KV
+// usage given (what the mlx_kvcache receiver does at each collection).
 func TestDocumentationMatchesAScrape(t *testing.T) {
-	base, c := startProxy(t)
+	base, c, ext := startProxyWith(t, func(cfg *Config) { cfg.Compat = []string{proxy.CompatVLLM} })
+	ext.(interface{ SetKVCacheUsage(float64, bool) }).SetKVCacheUsage(0.3, true)
 	tools := `[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]`
 	post(t, c, base+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 12, "stream": true, "temperature": 0.3}`)
 	post(t, c, base+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "Call get_weather"}], "tools": `+tools+`}`)
@@ -133,7 +147,7 @@ func TestDocumentationMatchesAScrape(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, documented, sc.Names())
 	assert.NoError(t, doccheck.CheckScrape("metadata.yaml", sc.Families), "types, help texts, labels and buckets are metadata.yaml's")
-	assert.Len(t, documented, 70)
+	assert.Len(t, documented, 73)
 }
 
 // The proxy relays on the extension's endpoint and the metrics follow.

@@ -33,6 +33,17 @@ type kvScraper struct {
 	// rather than at every collection.
 	logErr string
 	model  modelFacts
+	// usageSinks are the collector's extensions that take the cache's
+	// utilisation (the mlx_proxy serves it as vllm:kv_cache_usage_perc).
+	usageSinks []kvUsageSink
+}
+
+// kvUsageSink is an extension that takes the utilisation at each
+// collection: the mlx_proxy extension (SetKVCacheUsage). Found among the
+// host's extensions at start, so the proxy needs no setting to name the
+// receiver: one collector observes one engine.
+type kvUsageSink interface {
+	SetKVCacheUsage(u float64, known bool)
 }
 
 // modelFacts is what the receiver took from the model's config.json.
@@ -48,9 +59,16 @@ func newKVScraper(cfg *Config, logger *zap.Logger) *kvScraper {
 	return &kvScraper{cfg: cfg, logger: logger, now: time.Now}
 }
 
-func (s *kvScraper) start(context.Context, component.Host) error {
+func (s *kvScraper) start(_ context.Context, host component.Host) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if host != nil {
+		for _, ext := range host.GetExtensions() {
+			if sink, ok := ext.(kvUsageSink); ok {
+				s.usageSinks = append(s.usageSinks, sink)
+			}
+		}
+	}
 	s.started = s.now()
 	s.follow = newFollower(s.cfg.LogPath, s.cfg.readBackBytes(), &s.state)
 	s.loadModel()
@@ -85,7 +103,20 @@ func (s *kvScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	if s.model.loaded && s.model.estBytesMaxContext > 0 {
 		snap.estBytesMaxContext, snap.hasEst = s.model.estBytesMaxContext, true
 	}
+	s.shareUsage(snap)
 	return buildMetrics(snap, s.started, now), nil
+}
+
+// shareUsage gives the sinks the utilisation buildMetrics emits, or says
+// there is none.
+func (s *kvScraper) shareUsage(snap snapshot) {
+	u, ok := 0.0, false
+	if snap.known {
+		u, ok = utilization(snap.state.Total, snap)
+	}
+	for _, sink := range s.usageSinks {
+		sink.SetKVCacheUsage(u, ok)
+	}
 }
 
 // following says whether the last collection read the engine's log: the
