@@ -553,7 +553,8 @@ func TestLogPipelineClassifiesTheSimulatedEngine(t *testing.T) {
 // config/otlp-logs.yaml adds the OTLP sink.
 func TestShippedConfigSendsLogsToTheStoreNotItself(t *testing.T) {
 	vl := startVictoriaLogs(t)
-	s := startCollector(t, collectorOptions{configs: []string{"config/mlx.yaml", logOnlyOverlay(t)}, noOTLPLogs: true, vlogsURL: vl.url})
+	s := startCollector(t, collectorOptions{configs: []string{"config/mlx.yaml", logOnlyOverlay(t)}, noOTLPLogs: true, vlogsURL: vl.url,
+		env: map[string]string{"MLX_NODE_NAME": "logs-node"}})
 	w := newEngineLogWriter(t, s.dataDir)
 	w.write(0, 50)
 	delivered, _ := w.expected(50)
@@ -563,7 +564,7 @@ func TestShippedConfigSendsLogsToTheStoreNotItself(t *testing.T) {
 			sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_otlp_http/vlogs") == records &&
 			sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl") == records
 	})
-	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{sink="mlx_jsonl"}`, `mlx_log_tailer_queue_depth{sink="mlx_otlp_http/vlogs"}`},
+	assert.Equal(t, []string{`mlx_log_tailer_queue_depth{node="logs-node",sink="mlx_jsonl"}`, `mlx_log_tailer_queue_depth{node="logs-node",sink="mlx_otlp_http/vlogs"}`},
 		sc.Series("mlx_log_tailer_queue_depth"), "the file and the log store; no OTLP sink without config/otlp-logs.yaml")
 	shipped := sum(sc, "mlx_log_tailer_shipped_total", "sink", "mlx_jsonl")
 	assert.Positive(t, shipped)

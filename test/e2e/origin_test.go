@@ -25,7 +25,9 @@ import (
 func userSeries(sc *promtext.Scrape) map[string]float64 {
 	out := map[string]float64{}
 	for name, f := range sc.Families {
-		if strings.HasPrefix(name, "mlx_client_") || name == "mlx_in_flight" || name == "mlx_up" {
+		// mlx_agent_*: the proxy role's own liveness (its uptime moves with
+		// the clock), no series of users' requests.
+		if strings.HasPrefix(name, "mlx_client_") || strings.HasPrefix(name, "mlx_agent_") || name == "mlx_in_flight" || name == "mlx_up" {
 			continue
 		}
 		for _, m := range f.GetMetric() {
