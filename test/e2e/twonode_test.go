@@ -296,9 +296,17 @@ func TestStackTwoNodes(t *testing.T) {
 			ok := strings.HasPrefix(name, "mlx_hw_") || strings.HasPrefix(name, "mlx_net_") ||
 				strings.HasPrefix(name, "mlx_proc_") || strings.HasPrefix(name, "mlx_worker_") ||
 				strings.HasPrefix(name, "otelcol_") || strings.HasPrefix(name, "promhttp_") || strings.HasPrefix(name, "scrape_") ||
-				name == "up" || name == "target_info"
+				strings.HasPrefix(name, "mlx_agent_") || name == "up" || name == "target_info"
 			assert.True(t, ok, "rank1 serves %s", name)
 		}
+		// rank1's fleet contract: its one role, the hardware.
+		res, err = vm.query(fmt.Sprintf(`count by (role) (mlx_agent_up{instance=~%q})`, rank1+":.*"))
+		require.NoError(t, err)
+		var roles []string
+		for _, r := range res {
+			roles = append(roles, r.Metric["role"])
+		}
+		assert.Equal(t, []string{"hardware"}, roles, "rank1 runs the hardware role only")
 		// rank1 serves none of the engine's ports.
 		for _, port := range []int{8080, 9104, 9105, 9106} {
 			c, err := net.DialTimeout("tcp", fmt.Sprintf("%s:%d", rank1, port), 2*time.Second)

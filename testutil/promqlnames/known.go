@@ -165,6 +165,12 @@ var MayBeAbsent = map[string]string{
 
 	"mlx_kv_cache_max_bytes": "config-only: prompt_cache_bytes configured",
 
+	// The proxy serves the gauges gateways read only with compat [vllm]
+	// (TestVLLMCompatGaugesMoveWithLoad); the shipped config leaves it off.
+	"vllm:num_requests_waiting": "config-only: the proxy's compat [vllm]",
+	"vllm:num_requests_running": "config-only: the proxy's compat [vllm]",
+	"vllm:kv_cache_usage_perc":  "config-only: the proxy's compat [vllm] and a KV cache state",
+
 	"mlx_opik_scores_unseen_total": "config/fault: the opik exporter with an endpoint, once a read-back found scores Opik does not show",
 	"mlx_opik_readbacks_total":     "config/fault: the opik exporter with an endpoint, once a scored trace was read back",
 
