@@ -31,19 +31,9 @@ func TestStackFrontDoorOnTheNetwork(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Fatalf("ip (iproute2) is needed: %v", err)
 	}
-	remove := func() {
-		_ = exec.Command("ip", "netns", "del", ns).Run()
-		_ = exec.Command("ip", "link", "del", rootIf).Run()
-	}
-	remove()
-	t.Cleanup(remove)
-	ipCmd(t, "netns", "add", ns)
-	ipCmd(t, "-n", ns, "link", "set", "lo", "up")
-	ipCmd(t, "link", "add", rootIf, "type", "veth", "peer", "name", "eth0", "netns", ns)
-	ipCmd(t, "addr", "add", rootIP, "dev", rootIf)
-	ipCmd(t, "link", "set", rootIf, "up")
-	ipCmd(t, "-n", ns, "addr", "add", nsIP, "dev", "eth0")
-	ipCmd(t, "-n", ns, "link", "set", "eth0", "up")
+	removeNamespace(ns, rootIf)
+	t.Cleanup(func() { removeNamespace(ns, rootIf) })
+	addNamespace(t, ns, rootIf, rootIP, nsIP)
 
 	base := fmt.Sprintf("http://%s:8080", addr(nsIP))
 	client := &http.Client{Timeout: 20 * time.Second}
