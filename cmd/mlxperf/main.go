@@ -4,9 +4,16 @@
 // the whole distribution's footprint idle and under a realistic load, with
 // the relays' CPU under the same load (cmd/mlxperf/perf). It prints tables
 // of figures and judges them against issue 32's goals; it is a benchmark
-// and exits 0 whatever the figures are.
+// and exits 0 whatever the figures are. The proxy table runs behind
+// mlx_lm 0.31.3's wire (streams without logprobs, the shipped 5 %
+// destreaming) and behind an engine that streams logprobs; with -baseline,
+// a second build of the collector runs the same loads, interleaved, and
+// each row prints the ratio of this build to it. With -agents, the
+// footprint runs the original Python agents in the collector's place.
 //
 //	mlxperf [-mode proxy,footprint] [-cell 3s] [-footprint 60s]
+//	        [-shapes mlx_lm,stream-logprobs] [-baseline OTHER/_build/mlx-otelcol]
+//	        [-agents mlx-oc/cluster]
 package main
 
 import (
@@ -34,6 +41,14 @@ func main() {
 		o.Overlays = append(o.Overlays, v)
 		return nil
 	})
+	shapes := flag.String("shapes", "mlx_lm,stream-logprobs", "the engines behind the proxy: mlx_lm (0.31.3: streams without logprobs, the shipped destreaming) and stream-logprobs (an engine that streams them); the first is the goals'")
+	flag.StringVar(&o.Baseline.Collector, "baseline", "", "a second build of the collector to run on the same loads, interleaved (scripts/bench-baseline.sh builds one)")
+	flag.StringVar(&o.Baseline.RepoDir, "baseline-repo", "", "the baseline's repository, where its config/ is (default: two levels above -baseline)")
+	flag.StringVar(&o.Baseline.Ref, "baseline-ref", "", "the git ref the baseline was built from, for the header")
+	flag.IntVar(&o.Rounds, "rounds", 0, "rounds of each collector on each shape (default 1, 2 with -baseline: A B B A)")
+	flag.BoolVar(&o.NoInject, "noinject", true, "add the rows of the collector with logprob injection off")
+	flag.StringVar(&o.Agents, "agents", "", "the original agents' directory (hellodk/mlx-oc's cluster/, scripts/bench-agents.sh fetches it): the footprint runs them too")
+	flag.StringVar(&o.Python, "python", "/usr/bin/python3", "the python that runs the original agents (Debian's, with python3-prometheus-client)")
 	serveGo := flag.String(perf.GoProxyFlag, "", "`LISTEN=UPSTREAM`: be the Go proxy (mlxperf runs itself with it)")
 	flag.Parse()
 	if *serveGo != "" {
@@ -44,6 +59,11 @@ func main() {
 		}
 		return
 	}
+	var err error
+	if o.Shapes, err = perf.ParseShapes(*shapes); err != nil {
+		fmt.Fprintln(os.Stderr, "mlxperf:", err)
+		os.Exit(2)
+	}
 	if err := run(o, *mode); err != nil {
 		fmt.Fprintln(os.Stderr, "mlxperf:", err)
 		os.Exit(1)
@@ -52,7 +72,16 @@ func main() {
 
 func run(o perf.Options, mode string) error {
 	var err error
-	for _, p := range []*string{&o.Collector, &o.Mlxsim, &o.RepoDir, &o.ProfileDir} {
+	if o.Baseline.Collector != "" {
+		o.Baseline.Name = perf.PathBaseline
+		if o.Baseline.RepoDir == "" {
+			o.Baseline.RepoDir = filepath.Dir(filepath.Dir(o.Baseline.Collector))
+		}
+		if o.Rounds == 0 {
+			o.Rounds = 2
+		}
+	}
+	for _, p := range []*string{&o.Collector, &o.Mlxsim, &o.RepoDir, &o.ProfileDir, &o.Baseline.Collector, &o.Baseline.RepoDir, &o.Agents} {
 		if *p == "" {
 			continue
 		}
@@ -83,14 +112,20 @@ func run(o perf.Options, mode string) error {
 		fp = &f
 	}
 	if run.Table != nil {
-		fmt.Printf("\nThe proxy: %d-token answers, logprob injection top 3 unless off, %s per load and path\n\n", run.Tokens, o.Cell)
-		perf.WriteProxyTable(os.Stdout, run.Table)
+		fmt.Printf("\nThe proxy: %d-token answers, logprob injection top 3 unless off, %s per load and path, %d round(s) averaged\n", run.Tokens, o.Cell, max(1, o.Rounds))
+		fmt.Println("mlx-otelcol: behind mlx_lm 0.31.3's wire (streams carry no logprobs; the shipped 5 % of streams destreamed and scored)")
+		fmt.Println("\", engine streams logprobs\": behind an engine that streams them (every stream scored from its chunks, destreaming off)")
+		if o.Baseline.Collector != "" {
+			fmt.Printf("baseline: %s built from %s, its own config/, the same loads interleaved\n", o.Baseline.Collector, o.Baseline.Ref)
+		}
 		fmt.Println()
-		perf.WriteChunkTable(os.Stdout, run.Chunks)
+		perf.WriteProxyTable(os.Stdout, run)
+		fmt.Println()
+		perf.WriteChunkTable(os.Stdout, run)
 		fmt.Println()
 	}
 	if fp != nil {
-		fmt.Printf("\nThe distribution's footprint (the collector process; the engine it runs is not counted), %s idle and %s under load\n\n", o.Footprint, o.Footprint)
+		fmt.Printf("\nThe distribution's footprint (the collector process; the engine it runs is not counted; the agents with the commands they run), %s idle and %s under load\n\n", o.Footprint, o.Footprint)
 		perf.WriteFootprint(os.Stdout, *fp)
 		fmt.Println()
 	}
@@ -98,6 +133,6 @@ func run(o perf.Options, mode string) error {
 	if st, err := os.Stat(o.Collector); err == nil {
 		size = st.Size()
 	}
-	perf.WriteGoals(os.Stdout, perf.Goals(run.Table, run.Chunks, fp, size))
+	perf.WriteGoals(os.Stdout, perf.Goals(run, fp, size))
 	return nil
 }

@@ -10,20 +10,18 @@ import (
 	"time"
 )
 
-// The original agents' footprint, as issue 13 measured it (the mlx_lm
-// proxy, hardware, KV and supervisor agents in Python beside the simulated
-// engine; their log tailer left out). The agents are not in this
-// repository, so these figures are quoted, not measured here.
-var OriginalAgents = struct{ Idle, Load Usage }{
-	Idle: Usage{Cores: 0.0050, RSSKiB: 97 << 10},
-	Load: Usage{Cores: 0.037, RSSKiB: 98 << 10},
+// Footprint is the distribution's cost with the shipped config and the
+// simulated engine: idle, then under the realistic load; under the same
+// load, the cost of nginx and of the Go proxy relaying it alone (the whole
+// process group for nginx: its master and workers); and the original
+// Python agents' idle and under the same load, when they were given.
+type Footprint struct {
+	Idle, Load, Nginx, GoProxy Usage
+	Agents                     *AgentFootprint
 }
 
-// Footprint is the distribution's cost with the shipped config and the
-// simulated engine: idle, then under the realistic load; and, under the
-// same load, the cost of nginx and of the Go proxy relaying it alone (the
-// whole process group for nginx: its master and workers).
-type Footprint struct{ Idle, Load, Nginx, GoProxy Usage }
+// AgentFootprint is the original agents' cost, idle and under load.
+type AgentFootprint struct{ Idle, Load AgentUsage }
 
 // engineHost is the shipped config's engine (MLX_ENGINE_PORT unset).
 const engineHost = "127.0.0.1:8081"
@@ -52,7 +50,7 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 		return fp, err
 	}
 	defer sink.Stop()
-	col, err := StartCollector(o.Collector, o.RepoDir, o.configs(), collectorEnv(filepath.Join(dir, "data"), o.Mlxsim, sink))
+	col, err := StartCollector(o.Collector, o.RepoDir, o.configs(), collectorEnv(filepath.Join(dir, "data"), o.Mlxsim, sink, ShapeMLXLM))
 	if err != nil {
 		return fp, err
 	}
@@ -99,7 +97,39 @@ func RunFootprint(o Options, log func(string, ...any)) (Footprint, error) {
 		return fp, err
 	}
 	log("footprint: spans exported %d, log records %d", sink.Spans(), sink.Records())
-	return fp, err
+	if o.Agents == "" {
+		return fp, nil
+	}
+	// The original agents in the collector's place: the same engine, the
+	// same settling, windows and chats.
+	col.Stop()
+	work := filepath.Join(dir, "agents")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return fp, err
+	}
+	ag, err := StartAgents(o.Python, o.Agents, o.Mlxsim, o.RepoDir, work, client)
+	if err != nil {
+		return fp, err
+	}
+	defer ag.Stop()
+	fp.Agents = &AgentFootprint{}
+	log("footprint: the original agents, settling for 15 s")
+	time.Sleep(15 * time.Second)
+	log("footprint: the original agents idle for %s", o.Footprint)
+	if fp.Agents.Idle, err = ag.Watch(o.Footprint); err != nil {
+		return fp, fmt.Errorf("%w\n%s", err, ag.Output())
+	}
+	log("footprint: the same chats through the original agents' proxy for %s", o.Footprint)
+	stop = streamChats(client, ProxyURL)
+	time.Sleep(2 * time.Second)
+	fp.Agents.Load, err = ag.Watch(o.Footprint)
+	if failed := stop(); failed > 0 {
+		log("footprint: %d chats failed through the original agents", failed)
+	}
+	if err != nil {
+		return fp, fmt.Errorf("%w\n%s", err, ag.Output())
+	}
+	return fp, nil
 }
 
 // watchProfiled watches pid for o.Footprint and, with o.ProfileDir, saves

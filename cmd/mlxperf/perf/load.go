@@ -131,12 +131,16 @@ func post(client *http.Client, url, body string, stream bool) error {
 
 // ChunkDelays streams n answers from c workers through base while the
 // upstream paces its events, and returns, for every event, the time from
-// the upstream starting to write it to the client reading its last byte.
-func ChunkDelays(client *http.Client, up *Upstream, base string, c, n int) ([]time.Duration, error) {
+// the upstream starting to write it to the client reading its last byte,
+// and how many of the streams the proxy ran non-streamed upstream
+// (destreamed: their events are the proxy's, with no engine write to time
+// them from, so they are left out).
+func ChunkDelays(client *http.Client, up *Upstream, base string, c, n int) ([]time.Duration, int, error) {
 	var (
-		mu     sync.Mutex
-		delays []time.Duration
-		next   atomic.Int64
+		mu         sync.Mutex
+		delays     []time.Duration
+		next       atomic.Int64
+		destreamed atomic.Int64
 	)
 	errs := make(chan error, c)
 	var wg sync.WaitGroup
@@ -156,6 +160,10 @@ func ChunkDelays(client *http.Client, up *Upstream, base string, c, n int) ([]ti
 					return
 				}
 				written := up.Written(id)
+				if written != nil && len(written) == 0 {
+					destreamed.Add(1)
+					continue
+				}
 				if len(written) != len(read) {
 					errs <- fmt.Errorf("request %s: %d events written, %d read", id, len(written), len(read))
 					return
@@ -170,7 +178,7 @@ func ChunkDelays(client *http.Client, up *Upstream, base string, c, n int) ([]ti
 	}
 	wg.Wait()
 	close(errs)
-	return delays, <-errs
+	return delays, int(destreamed.Load()), <-errs
 }
 
 // readEvents streams one answer and notes when each SSE event was read.

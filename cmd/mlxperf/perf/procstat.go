@@ -41,6 +41,42 @@ func ReadProc(pid int) (ProcSample, error) {
 	return s, err
 }
 
+// ReadProcWithChildren is ReadProc with the CPU time of the children pid
+// has waited for (cutime + cstime): a process that runs commands pays for
+// them.
+func ReadProcWithChildren(pid int) (ProcSample, error) {
+	s, err := ReadProc(pid)
+	if err != nil {
+		return s, err
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return s, err
+	}
+	children, err := parseStatChildrenCPU(stat)
+	s.CPU += children
+	return s, err
+}
+
+// parseStatChildrenCPU is cutime + cstime (fields 16 and 17) of a
+// /proc/<pid>/stat line.
+func parseStatChildrenCPU(stat []byte) (time.Duration, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc stat: no command name")
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 15 {
+		return 0, fmt.Errorf("/proc stat: %d fields after the name", len(f))
+	}
+	cu, err1 := strconv.ParseInt(f[13], 10, 64)
+	cs, err2 := strconv.ParseInt(f[14], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc stat: cutime %q cstime %q", f[13], f[14])
+	}
+	return time.Duration(cu+cs) * time.Second / clockTicks, nil
+}
+
 // parseStatCPU is utime + stime of a /proc/<pid>/stat line. The command
 // name (field 2) is in parentheses and may hold spaces and parentheses, so
 // fields are counted from the last ')'.

@@ -23,6 +23,16 @@ func TestParseStatCPU(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// cutime and cstime, the children waited for: 70 and 30 ticks, 1 s.
+func TestParseStatChildrenCPU(t *testing.T) {
+	line := "4242 (python3) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 50 70 30 20 0 12 0 100 1000000 2000 18446744073709551615\n"
+	cpu, err := parseStatChildrenCPU([]byte(line))
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, cpu)
+	_, err = parseStatChildrenCPU([]byte("4242 (x) S 1 2 3 4 5 6 7 8 9 10 11 12"))
+	assert.Error(t, err, "too few fields")
+}
+
 func TestParseVmRSS(t *testing.T) {
 	kib, err := parseVmRSS([]byte("Name:\tmlx-otelcol\nVmPeak:\t  900000 kB\nVmRSS:\t   65932 kB\nRssAnon:\t   12160 kB\n"))
 	require.NoError(t, err)

@@ -25,7 +25,8 @@ const AnswerTokens = 32
 // at start, from the simulated engine (mlxsim, which writes exactly what
 // mlx_lm.server writes): with logprobs when the request asks for them, as
 // one body or as one SSE event per token, each written and flushed on its
-// own as the engine does (a stream's logprobs in its chunks: record).
+// own as the engine does. A stream's logprobs are in its chunks only for
+// the Shape that streams them (record).
 // Replaying costs next to nothing, so the figures
 // are the proxies' cost, not the engine's. Unlike mlx_lm.server it keeps
 // connections alive, as a fast engine behind any of the three paths would.
@@ -35,6 +36,7 @@ type Upstream struct {
 	// another.
 	pace atomic.Int64
 
+	shape   Shape
 	answers map[answerKind]recorded
 	tokens  int // completion tokens of each answer
 	srv     *http.Server
@@ -59,9 +61,10 @@ type chatRequest struct {
 	Logprobs bool `json:"logprobs"`
 }
 
-// StartUpstream records the answers and serves them on a loopback port.
-func StartUpstream() (*Upstream, error) {
-	u := &Upstream{answers: map[answerKind]recorded{}, writes: map[string][]time.Time{}}
+// StartUpstream records the answers of the engine shape and serves them on
+// a loopback port.
+func StartUpstream(shape Shape) (*Upstream, error) {
+	u := &Upstream{shape: shape, answers: map[answerKind]recorded{}, writes: map[string][]time.Time{}}
 	if err := u.record(); err != nil {
 		return nil, err
 	}
@@ -85,13 +88,15 @@ func (u *Upstream) URL() string { return "http://" + u.ln.Addr().String() }
 func (u *Upstream) Close() { _ = u.srv.Close() }
 
 // record asks the simulated engine, at a speed with no delay worth the name,
-// for one answer of each kind. A stream with logprobs asked for has them in
-// its chunks, as an engine that streams them sends (mlx_lm 0.31.3 does not:
-// the proxy would stop asking after the first stream), so the full proxy's
-// streams are scored from their chunks and stripped, and the figures hold
-// what that costs.
+// for one answer of each kind. With ShapeMLXLM a stream asked for logprobs
+// is the same stream as unasked (mlx_lm v0.31.3 server.py,
+// handle_completion: the streamed generate_response calls pass no
+// logprobs), so the proxy stops asking after the first stream and scores
+// only its destreamed share. With ShapeStreamLogprobs the chunks carry them
+// (mlxsim --sim-stream-logprobs), so the full proxy's streams are scored
+// from their chunks and stripped, and the figures hold what that costs.
 func (u *Upstream) record() error {
-	engine := mlxsim.New(mlxsim.Options{PrefillTPS: 1e9, DecodeTPS: 1e9, StreamLogprobs: true}, io.Discard)
+	engine := mlxsim.New(mlxsim.Options{PrefillTPS: 1e9, DecodeTPS: 1e9, StreamLogprobs: u.shape.StreamLogprobs}, io.Discard)
 	defer engine.Close()
 	srv := httptest.NewServer(engine.Handler())
 	defer srv.Close()
@@ -166,12 +171,19 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range rec.header {
 		w.Header()[k] = v
 	}
+	id := r.Header.Get("X-Perf-Id")
 	if !req.Stream {
 		w.Header().Set("Content-Length", strconv.Itoa(len(rec.body)))
 		_, _ = w.Write(rec.body)
+		if id != "" {
+			// A stream the proxy ran non-streamed (destreamed): no event
+			// of it was written by the engine.
+			u.mu.Lock()
+			u.writes[id] = []time.Time{}
+			u.mu.Unlock()
+		}
 		return
 	}
-	id := r.Header.Get("X-Perf-Id")
 	var times []time.Time
 	if id != "" {
 		times = make([]time.Time, 0, len(rec.events))
@@ -203,7 +215,8 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Written takes the write times recorded for the request with X-Perf-Id id.
+// Written takes the write times recorded for the request with X-Perf-Id id
+// (empty, not nil, when it came non-streamed).
 // The handler stores them after its last flush, which the client may have
 // read already: it waits up to a second for them.
 func (u *Upstream) Written(id string) []time.Time {
