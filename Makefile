@@ -159,16 +159,29 @@ fleet-outage: $(COLLECTOR) $(MLXSIM) rules-deps
 ## bench: the distribution measured as a user would run it (bin/mlxperf,
 ## docs/performance.md): the built collector with the shipped config beside
 ## Debian's nginx, a bare Go httputil.ReverseProxy and no proxy, the same
-## load on each in one run, at c=1, 16 and 64, streamed and not; chunk
-## delays; the footprint idle and under 4 streamed chats, and nginx's and
-## the Go proxy's CPU relaying the same chats. Prints the tables and issue
-## 32's goals (ratios against the Go proxy), met or not (about 8 min). Then
-## the Go benchmarks (about 5 min more), side by side in one run each:
-## proxy vs direct (proxy/), tracing on (to a real Jaeger) vs off
-## (receiver/proxyreceiver/). Figures to read; nothing asserts a time.
+## load on each in one run, at c=1, 16 and 64, streamed and not, behind
+## mlx_lm 0.31.3's wire (streams without logprobs, the shipped 5 %
+## destreaming, top-3 injection on non-streamed answers) and behind an
+## engine that streams logprobs; chunk delays; the footprint idle and under
+## 4 streamed chats, the original Python agents' (hellodk/mlx-oc, fetched
+## by scripts/bench-agents.sh; MLX_OC_GIT=<local clone> without GitHub) in
+## the same run, and nginx's and the Go proxy's CPU relaying the same chats.
+## BASELINE=<git ref> builds the collector at that ref too
+## (scripts/bench-baseline.sh) and runs it on the same loads, A B B A, each
+## row with its ratio to it. MLXPERF_FLAGS: more flags (-cell 1s
+## -footprint 15s for a quick look). Prints the tables and the goals, met
+## or not (about 12 min; 20 with BASELINE). Then the Go benchmarks (about
+## 5 min more), side by side in one run each: proxy vs direct (proxy/),
+## tracing on (to a real Jaeger) vs off (receiver/proxyreceiver/). Figures
+## to read; nothing asserts a time.
+BASELINE      ?=
+MLXPERF_FLAGS ?=
 bench: $(COLLECTOR) $(MLXSIM) $(MLXPERF) jaeger
 	scripts/install-deps.sh --bench
-	$(MLXPERF) -collector $(COLLECTOR) -mlxsim $(MLXSIM)
+	agents=$$(scripts/bench-agents.sh) || agents=; \
+	$(if $(BASELINE),base=$$(scripts/bench-baseline.sh $(BASELINE)) || exit 1;) \
+	$(MLXPERF) -collector $(COLLECTOR) -mlxsim $(MLXSIM) -agents "$$agents" \
+	  $(if $(BASELINE),-baseline "$$base" -baseline-ref $(BASELINE)) $(MLXPERF_FLAGS)
 	JAEGER=$(BIN)/jaeger $(GO) test -run '^$$' -bench . -skip ChunkLatency -benchtime 2000x ./proxy/ ./receiver/proxyreceiver/
 	# The chunk benchmarks pace the engine (a chunk every 5 ms): 400 streams each.
 	$(GO) test -run '^$$' -bench ChunkLatency -benchtime 400x ./proxy/

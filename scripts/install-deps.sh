@@ -14,23 +14,36 @@
 #   scripts/install-deps.sh --check    exit 1 (and list them) if any is missing
 #   scripts/install-deps.sh --bench    the same for make bench's own:
 #                                      nginx-light (nginx, the no-telemetry
-#                                      baseline)
+#                                      baseline), python3 and
+#                                      python3-prometheus-client (the
+#                                      original Python agents' one import
+#                                      outside the standard library)
 set -euo pipefail
 
-# package:binary that proves it is installed
+# package:binary that proves it is installed (package:py:module: Debian's
+# python3 imports the module)
 WANT=(
 	"systemd:systemd-analyze"
 	"iproute2:ip"
 )
 if [[ ${1-} == --bench ]]; then
-	WANT=("nginx-light:nginx")
+	WANT=("nginx-light:nginx" "python3:python3" "python3-prometheus-client:py:prometheus_client")
 	shift
 fi
+
+# have BINARY or have py:MODULE
+have() {
+	if [[ $1 == py:* ]]; then
+		[[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c "import ${1#py:}" 2>/dev/null
+		return
+	fi
+	command -v "$1" >/dev/null 2>&1 || [[ -x /usr/bin/$1 || -x /usr/sbin/$1 ]]
+}
 
 missing=()
 for w in "${WANT[@]}"; do
 	pkg=${w%%:*} bin=${w#*:}
-	if ! command -v "$bin" >/dev/null 2>&1 && ! [[ -x /usr/bin/$bin || -x /usr/sbin/$bin ]]; then
+	if ! have "$bin"; then
 		[[ " ${missing[*]-} " == *" $pkg "* ]] || missing+=("$pkg")
 	fi
 done
@@ -67,7 +80,7 @@ export DEBIAN_FRONTEND=noninteractive
 still=()
 for w in "${WANT[@]}"; do
 	bin=${w#*:}
-	command -v "$bin" >/dev/null 2>&1 || [[ -x /usr/bin/$bin || -x /usr/sbin/$bin ]] || still+=("$bin")
+	have "$bin" || still+=("$bin")
 done
 if ((${#still[@]})); then
 	echo "install-deps: still missing after apt-get: ${still[*]}" >&2
