@@ -111,9 +111,17 @@ func collectorEnv(dir, mlxsim string, sink *SpanSink, shape Shape) []string {
 }
 
 // proxyOverlay points the proxy at the fast upstream, and with inject false
-// turns logprob injection off.
+// turns logprob injection off. The load generator is one client on
+// loopback standing for as many users as the cell's concurrency: the
+// shipped cap on one client's requests in progress (32) would refuse the
+// rest of c=64 with 429, so it is raised to the largest cell's.
 func proxyOverlay(dir, upstream string, inject bool) (string, error) {
-	y := "extensions:\n  mlx_proxy:\n    upstream: " + upstream + "\n"
+	top := 0
+	for _, c := range Cells {
+		top = max(top, c.Concurrency)
+	}
+	y := "extensions:\n  mlx_proxy:\n    upstream: " + upstream + "\n" +
+		"    max_concurrent_requests_per_client: " + strconv.Itoa(top) + "\n"
 	name := "bench-proxy-" + mustHost(upstream) + ".yaml"
 	if !inject {
 		y += "    confidence:\n      top_logprobs: 0\n"
