@@ -119,6 +119,9 @@ func run(o perf.Options, mode string) error {
 			fmt.Printf("baseline: %s built from %s, its own config/, the same loads interleaved\n", o.Baseline.Collector, o.Baseline.Ref)
 		}
 		fmt.Println()
+		for _, f := range run.Failed {
+			fmt.Printf("NOT MEASURED: %s (its collector did not run; the log says why)\n", f)
+		}
 		perf.WriteProxyTable(os.Stdout, run)
 		fmt.Println()
 		perf.WriteChunkTable(os.Stdout, run)

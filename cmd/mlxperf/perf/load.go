@@ -42,6 +42,11 @@ type Result struct {
 	RSSKiB int64
 	// Dropped is what the collector's proxy shed during the load.
 	Dropped Drops
+	// CPUPerReq is the relay's CPU time (user + system, all its processes)
+	// per answered request, in µs; 0 for direct. On a shared machine it
+	// moves far less than throughput: the cost of a request, not the
+	// share of the cores the relay was given.
+	CPUPerReq float64
 }
 
 // NewClient is the load generator's client: keep-alive, as many idle

@@ -31,7 +31,7 @@ func WriteProxyTable(w io.Writer, run *ProxyRun) {
 		base[r.Name] = r.Baseline
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\tpath\trps\tp50 ms\tp99 ms\trps / Go proxy\tp99 / Go proxy\trps / nginx\trps / baseline\tp99 / baseline\tfailed\tcollector RSS\tspans dropped\tunscored\t")
+	fmt.Fprintln(tw, "load\tpath\trps\tp50 ms\tp99 ms\tCPU µs/req\trps / Go proxy\tp99 / Go proxy\tCPU / Go proxy\trps / nginx\trps / baseline\tp99 / baseline\tCPU / baseline\tfailed\tcollector RSS\tspans dropped\tunscored\t")
 	for _, cell := range Cells {
 		ng, gp := t[PathNginx][cell], t[PathGoProxy][cell]
 		for _, name := range rowOrder(run.Rows) {
@@ -44,12 +44,16 @@ func WriteProxyTable(w io.Writer, run *ProxyRun) {
 				rss = mib(r.RSSKiB)
 				spans, unscored = share(r.Dropped.Spans, r.Requests), share(r.Dropped.Scoring, r.Requests)
 			}
-			vsRPS, vsP99 := "", ""
+			vsRPS, vsP99, vsCPU := "", "", ""
 			if b, ok := t[base[name]][cell]; ok {
-				vsRPS, vsP99 = ratio(r.RPS, b.RPS), ratio(r.P99, b.P99)
+				vsRPS, vsP99, vsCPU = ratio(r.RPS, b.RPS), ratio(r.P99, b.P99), ratio(r.CPUPerReq, b.CPUPerReq)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", cell, name, r.RPS, r.P50, r.P99,
-				ratio(r.RPS, gp.RPS), ratio(r.P99, gp.P99), ratio(r.RPS, ng.RPS), vsRPS, vsP99, r.Failed, rss, spans, unscored)
+			cpu, cpuGo := "-", "-"
+			if r.CPUPerReq > 0 {
+				cpu, cpuGo = fmt.Sprintf("%.0f", r.CPUPerReq), ratio(r.CPUPerReq, gp.CPUPerReq)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", cell, name, r.RPS, r.P50, r.P99, cpu,
+				ratio(r.RPS, gp.RPS), ratio(r.P99, gp.P99), cpuGo, ratio(r.RPS, ng.RPS), vsRPS, vsP99, vsCPU, r.Failed, rss, spans, unscored)
 		}
 	}
 	_ = tw.Flush()

@@ -86,8 +86,9 @@ type ChunkTable map[string][3]float64
 type ProxyRun struct {
 	Table  ProxyTable
 	Chunks ChunkTable
-	Rows   []Row // the collector rows, in the order they print
-	Tokens int   // completion tokens of every answer
+	Rows   []Row    // the collector rows, in the order they print
+	Tokens int      // completion tokens of every answer
+	Failed []string // sessions that could not run (their rows are missing)
 }
 
 // Row is one collector row of the tables, and the baseline row it is
@@ -124,7 +125,9 @@ func proxyOverlay(dir, upstream string, inject bool) (string, error) {
 		"    max_concurrent_requests_per_client: " + strconv.Itoa(top) + "\n"
 	name := "bench-proxy-" + mustHost(upstream) + ".yaml"
 	if !inject {
-		y += "    confidence:\n      top_logprobs: 0\n"
+		// Nothing scored: no stream destreamed either (the shipped 5 %
+		// needs logprobs to ask for).
+		y += "    confidence:\n      top_logprobs: 0\n      destream_fraction: 0\n"
 		name = "bench-proxy-noinject-" + mustHost(upstream) + ".yaml"
 	}
 	p := filepath.Join(dir, strings.ReplaceAll(name, ":", "-"))
@@ -242,14 +245,20 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 	acc := &accumulator{table: map[string]map[Cell][]Result{}, chunks: map[string][][3]float64{}}
 	client := NewClient()
 	sessions, rows := o.sessions()
+	var failed []string
 	for i, s := range sessions {
 		log("session %d of %d: %s", i+1, len(sessions), s.row)
 		up := ups[s.shape.Key]
 		if err := runSession(o, s, up, relayUp, ng, gp, sink, client, dir, i, acc, log); err != nil {
-			return nil, err
+			if i == 0 {
+				return nil, err
+			}
+			// The rows measured so far still print; this one is missing.
+			log("session %s failed, its rows are left out: %v", s.row, err)
+			failed = append(failed, s.row)
 		}
 	}
-	return &ProxyRun{Table: acc.mean(), Chunks: acc.meanChunks(), Rows: rows, Tokens: relayUp.Tokens()}, nil
+	return &ProxyRun{Table: acc.mean(), Chunks: acc.meanChunks(), Rows: rows, Tokens: relayUp.Tokens(), Failed: failed}, nil
 }
 
 // runSession starts the session's collector, drives every cell through it
@@ -275,6 +284,14 @@ func runSession(o Options, s session, up, relayUp *Upstream, ng *Nginx, gp *GoPr
 		paths[PathDirect], paths[PathNginx], paths[PathGoProxy] = relayUp.URL(), ng.URL(), gp.URL()
 		order = []string{PathDirect, PathNginx, PathGoProxy, s.row}
 	}
+	// Each path's processes, for its CPU per request.
+	procs := map[string]func() (ProcSample, error){
+		s.row: func() (ProcSample, error) { return ReadProc(col.Pid()) },
+	}
+	if s.relays {
+		procs[PathNginx] = func() (ProcSample, error) { return ReadGroup(ng.Pid()) }
+		procs[PathGoProxy] = func() (ProcSample, error) { return ReadProc(gp.Pid()) }
+	}
 	// Profiles: the default row's, and injection off's as noinject-*.
 	profile := map[string]string{PathProxy: "", PathProxyNoLP: "noinject-"}
 	for _, cell := range Cells {
@@ -290,7 +307,18 @@ func runSession(o Options, s session, up, relayUp *Upstream, ng *Nginx, gp *GoPr
 			if name == s.row {
 				before = ReadDrops(client, ProxyURL)
 			}
+			var cpu0 ProcSample
+			read, measured := procs[name]
+			if measured {
+				cpu0, err = read()
+				measured = err == nil
+			}
 			r := Drive(client, paths[name], cell, o.Cell)
+			if measured {
+				if cpu1, err := read(); err == nil && r.Requests > 0 {
+					r.CPUPerReq = float64((cpu1.CPU - cpu0.CPU).Microseconds()) / float64(r.Requests)
+				}
+			}
 			if name == s.row {
 				if ps, err := ReadProc(col.Pid()); err == nil {
 					r.RSSKiB = ps.RSSKiB
@@ -303,8 +331,8 @@ func runSession(o Options, s session, up, relayUp *Upstream, ng *Nginx, gp *GoPr
 				}
 			}
 			acc.add(name, cell, r)
-			log("%-45s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  failed %d  dropped: scoring %.0f spans %.0f access %.0f",
-				name, cell, r.RPS, r.P50, r.P99, r.Failed, r.Dropped.Scoring, r.Dropped.Spans, r.Dropped.Access)
+			log("%-45s %-15s %8.0f rps  p50 %7.2f ms  p99 %7.2f ms  cpu %6.0f µs/req  failed %d  dropped: scoring %.0f spans %.0f access %.0f",
+				name, cell, r.RPS, r.P50, r.P99, r.CPUPerReq, r.Failed, r.Dropped.Scoring, r.Dropped.Spans, r.Dropped.Access)
 			if r.FirstErr != nil {
 				log("  first error: %v", r.FirstErr)
 			}
@@ -374,6 +402,7 @@ func meanResult(rs []Result) Result {
 		m.RPS += r.RPS / float64(len(rs))
 		m.P50 += r.P50 / float64(len(rs))
 		m.P99 += r.P99 / float64(len(rs))
+		m.CPUPerReq += r.CPUPerReq / float64(len(rs))
 		m.RSSKiB = max(m.RSSKiB, r.RSSKiB)
 		m.Dropped = Drops{m.Dropped.Scoring + r.Dropped.Scoring, m.Dropped.Spans + r.Dropped.Spans, m.Dropped.Access + r.Dropped.Access}
 	}
