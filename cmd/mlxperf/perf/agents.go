@@ -109,13 +109,7 @@ func StartAgents(python, dir, mlxsim, repoDir, work string, client *http.Client)
 }
 
 // Output is what the agents have printed, their last 4 KiB.
-func (a *Agents) Output() string {
-	b := a.out.Bytes()
-	if len(b) > 4096 {
-		b = b[len(b)-4096:]
-	}
-	return string(b)
-}
+func (a *Agents) Output() string { return lastKiB(a.out.Bytes(), 4) }
 
 // Stop ends every agent's process group (the supervisor's holds the
 // engine), with SIGTERM, then SIGKILL after 5 s.

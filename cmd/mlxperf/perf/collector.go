@@ -62,10 +62,12 @@ func StartCollector(bin, dir string, configs, env []string) (*Collector, error) 
 func (c *Collector) Pid() int { return c.cmd.Process.Pid }
 
 // Output is what the collector has logged, its last 4 KiB.
-func (c *Collector) Output() string {
-	b := c.out.Bytes()
-	if len(b) > 4096 {
-		b = b[len(b)-4096:]
+func (c *Collector) Output() string { return lastKiB(c.out.Bytes(), 4) }
+
+// lastKiB is the last n KiB of b, as text.
+func lastKiB(b []byte, n int) string {
+	if len(b) > n<<10 {
+		b = b[len(b)-n<<10:]
 	}
 	return string(b)
 }

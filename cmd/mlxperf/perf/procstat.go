@@ -58,44 +58,36 @@ func ReadProcWithChildren(pid int) (ProcSample, error) {
 	return s, err
 }
 
-// parseStatChildrenCPU is cutime + cstime (fields 16 and 17) of a
-// /proc/<pid>/stat line.
+// parseStatCPU is utime + stime of a /proc/<pid>/stat line (fields 14 and
+// 15).
+func parseStatCPU(stat []byte) (time.Duration, error) { return statTicks(stat, 14, "utime", "stime") }
+
+// parseStatChildrenCPU is cutime + cstime (fields 16 and 17): the CPU of
+// the children the process has waited for.
 func parseStatChildrenCPU(stat []byte) (time.Duration, error) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc stat: no command name")
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 15 {
-		return 0, fmt.Errorf("/proc stat: %d fields after the name", len(f))
-	}
-	cu, err1 := strconv.ParseInt(f[13], 10, 64)
-	cs, err2 := strconv.ParseInt(f[14], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc stat: cutime %q cstime %q", f[13], f[14])
-	}
-	return time.Duration(cu+cs) * time.Second / clockTicks, nil
+	return statTicks(stat, 16, "cutime", "cstime")
 }
 
-// parseStatCPU is utime + stime of a /proc/<pid>/stat line. The command
-// name (field 2) is in parentheses and may hold spaces and parentheses, so
-// fields are counted from the last ')'.
-func parseStatCPU(stat []byte) (time.Duration, error) {
+// statTicks is the sum of the two clock-tick fields of a /proc/<pid>/stat
+// line from field (1-based) on, as a duration. The command name (field 2)
+// is in parentheses and may hold spaces and parentheses, so fields are
+// counted from the last ')', after which the state is field 3.
+func statTicks(stat []byte, field int, a, b string) (time.Duration, error) {
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
 		return 0, fmt.Errorf("/proc stat: no command name")
 	}
 	f := strings.Fields(string(stat[i+1:]))
-	// After the name: state is field 3, utime 14 and stime 15.
-	if len(f) < 13 {
+	k := field - 3
+	if len(f) < k+2 {
 		return 0, fmt.Errorf("/proc stat: %d fields after the name", len(f))
 	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	x, err1 := strconv.ParseInt(f[k], 10, 64)
+	y, err2 := strconv.ParseInt(f[k+1], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc stat: utime %q stime %q", f[11], f[12])
+		return 0, fmt.Errorf("/proc stat: %s %q %s %q", a, f[k], b, f[k+1])
 	}
-	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+	return time.Duration(x+y) * time.Second / clockTicks, nil
 }
 
 // parseVmRSS is VmRSS of /proc/<pid>/status, in KiB.

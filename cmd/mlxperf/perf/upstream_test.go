@@ -19,19 +19,23 @@ func startUpstream(t *testing.T) *Upstream {
 	return up
 }
 
+// chat posts body to the upstream and returns its answer, which must be 200.
+func chat(t *testing.T, up *Upstream, body string) string {
+	t.Helper()
+	resp, err := http.Post(up.URL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	return string(b)
+}
+
 // The upstream answers as mlxsim does: logprobs only when asked, a stream
 // of one event per token that ends in [DONE].
 func TestUpstreamReplaysTheSimulatedEngine(t *testing.T) {
 	up := startUpstream(t)
-	get := func(body string) string {
-		resp, err := http.Post(up.URL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-		return string(b)
-	}
+	get := func(body string) string { return chat(t, up, body) }
 	plain := get(ChatBody(false))
 	assert.Contains(t, plain, `"chat.completion"`)
 	assert.NotContains(t, plain, `"top_logprobs"`)
@@ -175,16 +179,8 @@ func TestUpstreamShapes(t *testing.T) {
 		up, err := StartUpstream(tc.shape)
 		require.NoError(t, err)
 		t.Cleanup(up.Close)
-		get := func(body string) string {
-			resp, err := http.Post(up.URL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			b, err := io.ReadAll(resp.Body)
-			require.NoError(t, err)
-			return string(b)
-		}
-		assert.Equal(t, tc.streamHasLPs, strings.Contains(get(askStream), `"top_logprobs"`), tc.shape.Key)
-		assert.Contains(t, get(askPlain), `"top_logprobs"`, tc.shape.Key)
+		assert.Equal(t, tc.streamHasLPs, strings.Contains(chat(t, up, askStream), `"top_logprobs"`), tc.shape.Key)
+		assert.Contains(t, chat(t, up, askPlain), `"top_logprobs"`, tc.shape.Key)
 	}
 }
 
