@@ -45,6 +45,9 @@ func main() {
 	flag.StringVar(&o.Baseline.Collector, "baseline", "", "a second build of the collector to run on the same loads, interleaved (scripts/bench-baseline.sh builds one)")
 	flag.StringVar(&o.Baseline.RepoDir, "baseline-repo", "", "the baseline's repository, where its config/ is (default: two levels above -baseline)")
 	flag.StringVar(&o.Baseline.Ref, "baseline-ref", "", "the git ref the baseline was built from, for the header")
+	flag.Func("concurrency", "only the loads of these concurrencies (comma-separated, of 1, 16, 64)", func(v string) error {
+		return perf.KeepConcurrency(v)
+	})
 	flag.IntVar(&o.Rounds, "rounds", 0, "rounds of each collector on each shape (default 1, 2 with -baseline: A B B A)")
 	flag.BoolVar(&o.NoInject, "noinject", true, "add the rows of the collector with logprob injection off")
 	flag.StringVar(&o.Agents, "agents", "", "the original agents' directory (hellodk/mlx-oc's cluster/, scripts/bench-agents.sh fetches it): the footprint runs them too")

@@ -122,7 +122,11 @@ func Goals(run *ProxyRun, fp *Footprint, binaryBytes int64) []Goal {
 		t, proxy := run.Table, run.Rows[0].Name
 		for _, stream := range []bool{false, true} {
 			cell := Cell{stream, 1}
-			gp, p := t[PathGoProxy][cell], t[proxy][cell]
+			gp, ok1 := t[PathGoProxy][cell]
+			p, ok2 := t[proxy][cell]
+			if !ok1 || !ok2 {
+				continue // -concurrency left it out
+			}
 			added := p.P50 - gp.P50
 			g = append(g,
 				Goal{fmt.Sprintf("%s: p50 <= the Go proxy's + 0.1 ms", cell), fmt.Sprintf("%+.2f ms", added), added <= 0.1},

@@ -159,33 +159,37 @@ type session struct {
 	row    string
 }
 
-// sessions orders the collector runs: per shape, this build and the
-// baseline alternating A B B A for as many rounds; then injection off.
-// The relays are measured in the first one, back to back with the
-// collector on each cell.
+// sessions orders the collector runs: round by round, each shape, this
+// build and the baseline alternating (A B, then B A), so that a drift of
+// the shared machine weighs on every row alike; then injection off. The
+// relays are measured in the first one, back to back with the collector on
+// each cell.
 func (o Options) sessions() ([]session, []Row) {
 	this := Build{Name: PathProxy, Collector: o.Collector, RepoDir: o.RepoDir, Overlays: o.Overlays}
 	var (
 		out  []session
 		rows []Row
 	)
-	rounds := max(1, o.Rounds)
 	for _, shape := range o.Shapes {
 		row := Row{Name: PathProxy + shape.Suffix}
-		pair := []Build{this}
 		if o.Baseline.Collector != "" {
 			row.Baseline = PathBaseline + shape.Suffix
-			pair = append(pair, o.Baseline)
 		}
 		rows = append(rows, row)
 		if row.Baseline != "" {
 			rows = append(rows, Row{Name: row.Baseline})
 		}
-		for r := range rounds {
-			order := slices.Clone(pair)
-			if r%2 == 1 {
-				slices.Reverse(order)
-			}
+	}
+	pair := []Build{this}
+	if o.Baseline.Collector != "" {
+		pair = append(pair, o.Baseline)
+	}
+	for r := range max(1, o.Rounds) {
+		order := slices.Clone(pair)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, shape := range o.Shapes {
 			for _, b := range order {
 				out = append(out, session{build: b, shape: shape, inject: true, row: b.Name + shape.Suffix})
 			}

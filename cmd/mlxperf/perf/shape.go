@@ -2,6 +2,8 @@ package perf
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -64,4 +66,23 @@ func ParseShapes(v string) ([]Shape, error) {
 		return nil, fmt.Errorf("-shapes: none given")
 	}
 	return out, nil
+}
+
+// KeepConcurrency keeps only the Cells of the given concurrencies
+// (-concurrency 16: a longer look at one load).
+func KeepConcurrency(v string) error {
+	var keep []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("-concurrency: %q is not a number", f)
+		}
+		keep = append(keep, n)
+	}
+	kept := slices.DeleteFunc(slices.Clone(Cells), func(c Cell) bool { return !slices.Contains(keep, c.Concurrency) })
+	if len(kept) == 0 {
+		return fmt.Errorf("-concurrency: none of %v is a load of the table (1, 16, 64)", keep)
+	}
+	Cells = kept
+	return nil
 }

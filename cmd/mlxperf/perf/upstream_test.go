@@ -122,8 +122,9 @@ func TestGoals(t *testing.T) {
 	assert.Len(t, goals, 2*2+4+1+1+3+1+1)
 }
 
-// With a baseline the builds alternate A B B A on each shape, the relays
-// are measured beside the first session only, and injection off runs last.
+// With a baseline the builds alternate A B, then B A, round by round over
+// the shapes; the relays are measured beside the first session only, and
+// injection off runs last.
 func TestSessionsInterleaveTheBaseline(t *testing.T) {
 	o := Options{Collector: "new", Shapes: Shapes, Rounds: 2, NoInject: true,
 		Baseline: Build{Name: PathBaseline, Collector: "old"}}
@@ -133,8 +134,9 @@ func TestSessionsInterleaveTheBaseline(t *testing.T) {
 		got = append(got, s.row)
 	}
 	assert.Equal(t, []string{
-		"mlx-otelcol", "baseline", "baseline", "mlx-otelcol",
+		"mlx-otelcol", "baseline",
 		"mlx-otelcol, engine streams logprobs", "baseline, engine streams logprobs",
+		"baseline", "mlx-otelcol",
 		"baseline, engine streams logprobs", "mlx-otelcol, engine streams logprobs",
 		"mlx-otelcol, injection off",
 	}, got)
@@ -143,6 +145,7 @@ func TestSessionsInterleaveTheBaseline(t *testing.T) {
 		assert.False(t, s.relays)
 	}
 	assert.Equal(t, "old", sessions[1].build.Collector)
+	assert.Equal(t, "old", sessions[4].build.Collector)
 	assert.False(t, sessions[8].inject)
 	assert.Equal(t, []Row{
 		{PathProxy, PathBaseline}, {PathBaseline, ""},
