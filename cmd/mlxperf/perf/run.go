@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -116,13 +117,17 @@ func collectorEnv(dir, mlxsim string, sink *SpanSink, shape Shape) []string {
 // loopback standing for as many users as the cell's concurrency: the
 // shipped cap on one client's requests in progress (32) would refuse the
 // rest of c=64 with 429, so it is raised to the largest cell's.
-func proxyOverlay(dir, upstream string, inject bool) (string, error) {
+// A build from before that cap has no such setting (and would refuse it):
+// perClientCap says whether the build's proxy knows it.
+func proxyOverlay(dir, upstream string, inject, perClientCap bool) (string, error) {
 	top := 0
 	for _, c := range Cells {
 		top = max(top, c.Concurrency)
 	}
-	y := "extensions:\n  mlx_proxy:\n    upstream: " + upstream + "\n" +
-		"    max_concurrent_requests_per_client: " + strconv.Itoa(top) + "\n"
+	y := "extensions:\n  mlx_proxy:\n    upstream: " + upstream + "\n"
+	if perClientCap {
+		y += "    max_concurrent_requests_per_client: " + strconv.Itoa(top) + "\n"
+	}
 	name := "bench-proxy-" + mustHost(upstream) + ".yaml"
 	if !inject {
 		// Nothing scored: no stream destreamed either (the shipped 5 %
@@ -270,7 +275,8 @@ func RunProxy(o Options, log func(string, ...any)) (*ProxyRun, error) {
 // chunk delays, and stops it.
 func runSession(o Options, s session, up, relayUp *Upstream, ng *Nginx, gp *GoProxy, sink *SpanSink,
 	client *http.Client, dir string, n int, acc *accumulator, log func(string, ...any)) error {
-	overlay, err := proxyOverlay(dir, up.URL(), s.inject)
+	src, _ := os.ReadFile(filepath.Join(s.build.RepoDir, "proxy", "config.go"))
+	overlay, err := proxyOverlay(dir, up.URL(), s.inject, bytes.Contains(src, []byte(`"max_concurrent_requests_per_client"`)))
 	if err != nil {
 		return err
 	}

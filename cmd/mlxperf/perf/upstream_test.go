@@ -3,6 +3,7 @@ package perf
 import (
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -201,4 +202,20 @@ func TestUpstreamNotesANonStreamedPerfRequest(t *testing.T) {
 	w := up.Written("7")
 	assert.NotNil(t, w)
 	assert.Empty(t, w)
+}
+
+// The overlay raises the per-client cap to the largest load only for a
+// build that knows the setting, and injection off turns destreaming off.
+func TestProxyOverlay(t *testing.T) {
+	dir := t.TempDir()
+	read := func(inject, perClientCap bool) string {
+		p, err := proxyOverlay(dir, "http://127.0.0.1:9", inject, perClientCap)
+		require.NoError(t, err)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		return string(b)
+	}
+	assert.Equal(t, "extensions:\n  mlx_proxy:\n    upstream: http://127.0.0.1:9\n    max_concurrent_requests_per_client: 64\n", read(true, true))
+	assert.Equal(t, "extensions:\n  mlx_proxy:\n    upstream: http://127.0.0.1:9\n"+
+		"    confidence:\n      top_logprobs: 0\n      destream_fraction: 0\n", read(false, false))
 }
