@@ -20,8 +20,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxperf/perf"
@@ -67,6 +69,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mlxperf:", err)
 		os.Exit(2)
 	}
+	// Interrupted, the processes started so far are ended first: they
+	// would hold the shipped config's ports.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		perf.EndStarted()
+		os.Exit(130)
+	}()
 	if err := run(o, *mode); err != nil {
 		fmt.Fprintln(os.Stderr, "mlxperf:", err)
 		os.Exit(1)

@@ -95,6 +95,7 @@ func StartAgents(python, dir, mlxsim, repoDir, work string, client *http.Client)
 			return nil, fmt.Errorf("starting the original %s agent: %w", s.name, err)
 		}
 		a.procs[s.name] = cmd
+		track(cmd.Process.Pid, true)
 	}
 	deadline := time.Now().Add(time.Minute)
 	for post(client, ProxyURL+"/v1/chat/completions", ChatBody(false), false) != nil {
@@ -114,6 +115,9 @@ func (a *Agents) Output() string { return lastKiB(a.out.Bytes(), 4) }
 // Stop ends every agent's process group (the supervisor's holds the
 // engine), with SIGTERM, then SIGKILL after 5 s.
 func (a *Agents) Stop() {
+	for _, cmd := range a.procs {
+		defer untrack(cmd.Process.Pid)
+	}
 	for _, cmd := range a.procs {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 	}

@@ -36,6 +36,7 @@ func StartCollector(bin, dir string, configs, env []string) (*Collector, error) 
 	if err := c.cmd.Start(); err != nil {
 		return nil, err
 	}
+	track(c.cmd.Process.Pid, false)
 	go func() { _ = c.cmd.Wait(); close(c.exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -74,6 +75,7 @@ func lastKiB(b []byte, n int) string {
 
 // Stop sends SIGTERM and waits, then kills after 30 s.
 func (c *Collector) Stop() {
+	defer untrack(c.cmd.Process.Pid)
 	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-c.exited:

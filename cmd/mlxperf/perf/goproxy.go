@@ -86,6 +86,7 @@ func StartGoProxy(upstream string) (*GoProxy, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the Go proxy: %w", err)
 	}
+	track(cmd.Process.Pid, true)
 	g := &GoProxy{cmd: cmd, addr: addr}
 	if err := waitListening(addr, 10*time.Second); err != nil {
 		g.Stop()
@@ -102,6 +103,7 @@ func (g *GoProxy) Pid() int { return g.cmd.Process.Pid }
 
 // Stop ends the Go proxy.
 func (g *GoProxy) Stop() {
+	defer untrack(g.cmd.Process.Pid)
 	_ = g.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = g.cmd.Wait(); close(done) }()

@@ -70,8 +70,9 @@ func StartNginx(bin, dir, upstream string) (*Nginx, error) {
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting nginx (install it with scripts/install-nginx.sh): %w", err)
+		return nil, fmt.Errorf("starting nginx (install it with scripts/install-deps.sh --bench): %w", err)
 	}
+	track(cmd.Process.Pid, true)
 	n := &Nginx{cmd: cmd, addr: addr}
 	if err := waitListening(addr, 10*time.Second); err != nil {
 		n.Stop()
@@ -88,6 +89,7 @@ func (n *Nginx) Pid() int { return n.cmd.Process.Pid }
 
 // Stop ends nginx and its workers.
 func (n *Nginx) Stop() {
+	defer untrack(n.cmd.Process.Pid)
 	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGQUIT)
 	done := make(chan struct{})
 	go func() { _ = n.cmd.Wait(); close(done) }()
