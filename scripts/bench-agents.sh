@@ -19,7 +19,7 @@ src=${MLX_OC_GIT:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [[ -z $src ]]; then
-	git clone --quiet --filter=blob:none --no-checkout https://github.com/hellodk/mlx-oc "$tmp/clone" >&2 || {
+	timeout 120 git clone --quiet --filter=blob:none --no-checkout https://github.com/hellodk/mlx-oc "$tmp/clone" >&2 || {
 		echo "bench-agents: cannot clone github.com/hellodk/mlx-oc; set MLX_OC_GIT to a local clone" >&2
 		exit 1
 	}
