@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the collector at another git ref, for make bench BASELINE=<ref>:
 # a detached git worktree of the ref in a temporary directory, ocb from
-# ./bin (the same pinned builder) and that ref's own Makefile and
+# ./bin (the same pinned builder; make tools otherwise) and that ref's own
+# Makefile and
 # builder-config.yaml, so the build is what `make build` made at that ref.
 # Prints the built binary's path (its repository, with the ref's config/,
 # is two levels up: mlxperf -baseline-repo defaults to it). A build of the
@@ -25,9 +26,12 @@ if [[ -d $wt ]]; then
 fi
 git -C "$repo" worktree prune
 git -C "$repo" worktree add --detach "$wt" "$sha" >&2
-# The stores and ocb are pinned and the same at every ref: copy, not rebuild.
+# ocb is pinned (OCB_VERSION) and the same at every ref: copied, not
+# rebuilt; make build needs nothing else from bin/.
 mkdir -p "$wt/bin"
-cp -an "$repo/bin/." "$wt/bin/" 2>/dev/null || true
+if [[ -x $repo/bin/builder ]]; then
+	cp -an "$repo/bin/builder" "$wt/bin/"
+fi
 echo "bench-baseline: building the collector at $ref ($sha) in $wt" >&2
 make -C "$wt" build >&2
 echo "$bin"
