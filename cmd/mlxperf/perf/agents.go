@@ -3,11 +3,12 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -173,11 +174,4 @@ func (a *Agents) Watch(d time.Duration) (AgentUsage, error) {
 }
 
 // Names are the agents' names, sorted.
-func (u AgentUsage) Names() []string {
-	var n []string
-	for k := range u.Each {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+func (u AgentUsage) Names() []string { return slices.Sorted(maps.Keys(u.Each)) }
