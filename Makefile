@@ -170,7 +170,7 @@ fleet-outage: $(COLLECTOR) $(MLXSIM) rules-deps
 ## (scripts/bench-baseline.sh) and runs it on the same loads, A B B A, each
 ## row with its ratio to it. MLXPERF_FLAGS: more flags (-cell 1s
 ## -footprint 15s for a quick look). Prints the tables and the goals, met
-## or not (about 12 min; 20 with BASELINE). Then the Go benchmarks (about
+## or not (about 10 min; 13 with BASELINE, and its build). Then the Go benchmarks (about
 ## 5 min more), side by side in one run each: proxy vs direct (proxy/),
 ## tracing on (to a real Jaeger) vs off (receiver/proxyreceiver/). Figures
 ## to read; nothing asserts a time.
