@@ -51,7 +51,7 @@ type Nginx struct {
 	addr string
 }
 
-// NginxPath is Debian's nginx, which scripts/install-nginx.sh installs.
+// NginxPath is Debian's nginx, which scripts/install-deps.sh --bench installs.
 const NginxPath = "/usr/sbin/nginx"
 
 // StartNginx runs nginx from a config of its own in dir, listening on a free
