@@ -116,11 +116,12 @@ func collectorEnv(dir, mlxsim string, sink *SpanSink, shape Shape) []string {
 // turns logprob injection off. The load generator is one client on
 // loopback standing for as many users as the cell's concurrency: the
 // shipped cap on one client's requests in progress (32) would refuse the
-// rest of c=64 with 429, so it is raised to the largest cell's.
+// rest of c=64 with 429, so it is raised to the largest load's (the cells'
+// and the chunk delays').
 // A build from before that cap has no such setting (and would refuse it):
 // perClientCap says whether the build's proxy knows it.
 func proxyOverlay(dir, upstream string, inject, perClientCap bool) (string, error) {
-	top := 0
+	top := chunkStreams
 	for _, c := range Cells {
 		top = max(top, c.Concurrency)
 	}
@@ -151,6 +152,9 @@ func (o Options) configs(own ...string) []string {
 	}
 	return c
 }
+
+// chunkStreams are the streams at once of the chunk delay table.
+const chunkStreams = 16
 
 // ProxyURL is the shipped config's front door, with MLX_LISTEN_HOST=127.0.0.1.
 const ProxyURL = "http://127.0.0.1:8080"
@@ -359,7 +363,7 @@ func runSession(o Options, s session, up, relayUp *Upstream, ng *Nginx, gp *GoPr
 			target = relayUp
 			target.SetPace(5 * time.Millisecond)
 		}
-		d, destreamed, err := ChunkDelays(client, target, paths[name], 16, 160)
+		d, destreamed, err := ChunkDelays(client, target, paths[name], chunkStreams, 160)
 		if target != up {
 			target.SetPace(0)
 		}
