@@ -127,8 +127,9 @@ func run(o perf.Options, mode string) error {
 	}
 	if run.Table != nil {
 		fmt.Printf("\nThe proxy: %d-token answers, logprob injection top 3 unless off, %s per load and path, %d round(s) averaged\n", run.Tokens, o.Cell, max(1, o.Rounds))
-		fmt.Println("mlx-otelcol: behind mlx_lm 0.31.3's wire (streams carry no logprobs; the shipped 5 % of streams destreamed and scored)")
-		fmt.Println("\", engine streams logprobs\": behind an engine that streams them (every stream scored from its chunks, destreaming off)")
+		for _, s := range o.Shapes {
+			fmt.Printf("%s: %s\n", perf.PathProxy+s.Suffix, s.About)
+		}
 		if o.Baseline.Collector != "" {
 			fmt.Printf("baseline: %s built from %s, its own config/, the same loads interleaved\n", o.Baseline.Collector, o.Baseline.Ref)
 		}

@@ -21,6 +21,8 @@ type Shape struct {
 	StreamLogprobs bool
 	// Env is the collector's environment for the shape, after the run's.
 	Env []string
+	// About says what the rows of the shape measure, for the table's head.
+	About string
 }
 
 var (
@@ -29,7 +31,7 @@ var (
 	// confidence.destream_fraction (5 %, config/mlx.yaml) runs that share
 	// of the streams non-streamed with top-3 logprobs and re-emits them as
 	// SSE; non-streamed answers get top-3 logprobs injected and stripped.
-	ShapeMLXLM = Shape{Key: "mlx_lm"}
+	ShapeMLXLM = Shape{Key: "mlx_lm", About: "behind mlx_lm 0.31.3's wire (streams carry no logprobs; the shipped 5 % of streams destreamed and scored)"}
 	// ShapeStreamLogprobs is an engine that streams logprobs in its chunks
 	// (mlxsim --sim-stream-logprobs), with destreaming off as config/mlx.yaml
 	// says to set it behind one: every stream is scored from its chunks,
@@ -37,7 +39,8 @@ var (
 	// were measured this way.
 	ShapeStreamLogprobs = Shape{
 		Key: "stream-logprobs", Suffix: ", engine streams logprobs", StreamLogprobs: true,
-		Env: []string{"MLX_LOGPROBS_STREAM_SAMPLE=0"},
+		Env:   []string{"MLX_LOGPROBS_STREAM_SAMPLE=0"},
+		About: "behind an engine that streams them (every stream scored from its chunks, destreaming off)",
 	}
 )
 
