@@ -19,8 +19,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
 // kubernetes-sigs/inference-perf (v0.6.1 and main at 7de5ef2) reads a vLLM
@@ -216,20 +214,7 @@ func ipPost(client *http.Client, url, body string, stream bool) (ipRun, error) {
 // latencies within what the client measured, every series it reads from
 // vLLM that the proxy can know present.
 func TestStackInferencePerfReadsTheVLLMSeries(t *testing.T) {
-	overlay := engineOverlay(t, "--sim-load-delay", "0s", "--sim-decode-tokens-per-second", "40")
-	s := startCollector(t, collectorOptions{
-		configs: append(demoConfigs, overlay),
-		env:     map[string]string{"HF_HUB_CACHE": hubCacheWithModel(t)},
-		sets: []string{
-			"extensions::mlx_proxy::compat=[vllm]",
-			"receivers::mlx_supervisor::health_check::interval=1h",
-			"receivers::mlx_kvcache::collection_interval=250ms",
-		},
-	})
-	s.waitFor("prometheus/supervisor", 30*time.Second, "mlx_server_ready 1", func(sc *promtext.Scrape) bool {
-		v, _ := sc.Value("mlx_server_ready")
-		return v == 1
-	})
+	s := startVLLMCompat(t, "40")
 	proxy := fmt.Sprintf("127.0.0.1:%d", s.ports["mlx_proxy"])
 	dir := t.TempDir()
 	scrape := filepath.Join(dir, "scrape.yml")

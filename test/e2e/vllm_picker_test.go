@@ -5,17 +5,14 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mlx-otelcol/mlx-otelcol/testutil/loadgen"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
 
@@ -53,70 +50,24 @@ func TestVLLMGaugesAsTheEndpointPickerReadsThem(t *testing.T) {
 	picker := os.Getenv("GIE_PICKER")
 	require.NotEmpty(t, picker, "GIE_PICKER: the picker built from test/gie (make e2e-picker)")
 
-	overlay := engineOverlay(t, "--sim-load-delay", "0s", "--sim-decode-tokens-per-second", "5")
-	s := startCollector(t, collectorOptions{
-		configs: append(demoConfigs, overlay),
-		env:     map[string]string{"HF_HUB_CACHE": hubCacheWithModel(t)},
-		sets: []string{
-			"extensions::mlx_proxy::compat=[vllm]",
-			"receivers::mlx_supervisor::health_check::interval=1h",
-			"receivers::mlx_kvcache::collection_interval=250ms",
-		},
-	})
-	s.waitFor("prometheus/supervisor", 30*time.Second, "mlx_server_ready 1", func(sc *promtext.Scrape) bool {
-		v, _ := sc.Value("mlx_server_ready")
-		return v == 1
-	})
+	s := startVLLMCompat(t, "5")
 	endpoint := fmt.Sprintf("127.0.0.1:%d", s.ports["mlx_proxy"])
 	idle := pickerRead(t, picker, endpoint)
 	assert.True(t, idle.Updated)
 	assert.Equal(t, 0, idle.WaitingQueueSize)
 	assert.Equal(t, 0, idle.RunningRequestsSize)
 
-	gauge := func(sc *promtext.Scrape, name string) float64 { return value(t, sc, name, "model_name", demoModel) }
-	url := fmt.Sprintf("http://%s/v1/chat/completions", endpoint)
-	client := &http.Client{Timeout: 3 * time.Minute}
 	const queued = 2
-	var wg sync.WaitGroup
-	errs := make(chan error, queued+1)
-	send := func(body string) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- loadgen.Post(client, url, body)()
-		}()
-	}
-	// mlx_lm serves a seeded request alone; the streams behind it wait.
-	send(fmt.Sprintf(`{"model": %q, "messages": [{"role": "user", "content": "Tell a story."}], "max_tokens": 40, "seed": 3, "stream": true}`, demoModel))
-	s.waitFor("mlx_proxy", 30*time.Second, "the seeded request running", func(sc *promtext.Scrape) bool {
-		return gauge(sc, "vllm:num_requests_running") == 1
-	})
-	for i := range queued {
-		send(fmt.Sprintf(`{"model": %q, "messages": [{"role": "user", "content": "Question %d: what is a queue?"}], "max_tokens": 40, "stream": true}`, demoModel, i))
-	}
-	s.waitFor("mlx_proxy", 30*time.Second, "the streams behind it waiting", func(sc *promtext.Scrape) bool {
-		return gauge(sc, "vllm:num_requests_waiting") == queued
-	})
+	_, finish := queueBehindSeeded(t, s, queued)
 	busy := pickerRead(t, picker, endpoint)
 	assert.Equal(t, queued, busy.WaitingQueueSize, "the picker's queue")
 	assert.Equal(t, 1, busy.RunningRequestsSize, "the picker's running requests")
 
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	var receiver float64
-	s.waitFor("mlx_proxy", 30*time.Second, "the KV usage the receiver saw, idle gauges", func(sc *promtext.Scrape) bool {
-		kv, err := s.scrape("prometheus/kv")
-		if err != nil {
-			return false
-		}
-		u, okU := kv.Value("mlx_kv_cache_utilization")
-		v, okV := sc.Value("vllm:kv_cache_usage_perc", "model_name", demoModel)
-		receiver = u
-		return okU && okV && u > 0 && v == u && gauge(sc, "vllm:num_requests_running") == 0
+	finish()
+	s.waitFor("mlx_proxy", 10*time.Second, "the gauges back at 0", func(sc *promtext.Scrape) bool {
+		return vllmGauge(t, sc, "vllm:num_requests_running") == 0 && vllmGauge(t, sc, "vllm:num_requests_waiting") == 0
 	})
+	_, receiver := kvUsageAsTheReceiver(t, s)
 	done := pickerRead(t, picker, endpoint)
 	assert.Equal(t, 0, done.WaitingQueueSize)
 	assert.Equal(t, 0, done.RunningRequestsSize)
