@@ -133,6 +133,24 @@ unit:
 e2e: $(COLLECTOR) $(MLXSIM) $(MLXJUDGE) jaeger victorialogs
 	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) MLXJUDGE=$(MLXJUDGE) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags e2e -timeout 15m ./test/e2e/...
 
+## e2e-picker: the Gateway API Inference Extension's own endpoint picker
+## code (test/gie, a module of its own for its Kubernetes dependencies)
+## reads the proxy's vllm: gauges under load (compat [vllm]).
+GIE_PICKER := $(BIN)/gie-picker
+$(GIE_PICKER): test/gie/main.go test/gie/go.mod test/gie/go.sum
+	cd test/gie && $(GO) build -o $@ .
+.PHONY: e2e-picker npm-crosscheck
+e2e-picker: $(COLLECTOR) $(MLXSIM) $(GIE_PICKER)
+	GIE_PICKER=$(GIE_PICKER) MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) $(GO) test -count=1 -v -tags 'e2e picker' -timeout 10m -run TestVLLMGaugesAsTheEndpointPickerReadsThem ./test/e2e/...
+
+## npm-crosscheck: OpenTelemetry's and Arize's OpenAI instrumentations on
+## the openai npm client (test/npm, pinned in its package-lock.json; needs
+## node and the npm registry) send requests through the built collector;
+## what they record must be on the proxy's spans in Jaeger.
+npm-crosscheck: $(COLLECTOR) $(MLXSIM) jaeger
+	cd test/npm && npm ci --no-audit --no-fund --ignore-scripts
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger $(GO) test -count=1 -v -tags 'e2e npm' -timeout 10m -run TestNPM ./test/e2e/...
+
 ## fault: the fault suite: the built binary and the simulated engine under
 ## faults and hostile input (the engine killed, hung or busy, the collector
 ## killed, sinks down, a full disk, 10,000 hostile requests, junk model

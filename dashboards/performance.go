@@ -67,6 +67,30 @@ func performance() *dashboard.DashboardBuilder {
 		WithPanel(ts("KV-cache usage (vLLM name)").Span(12).Unit("percentunit").Min(0).
 			Description("vllm:kv_cache_usage_perc: the mlx_kvcache receiver's mlx_kv_cache_utilization, as the proxy serves it to gateways. Served with compat: [vllm].").
 			WithTarget(qe(`max by (model_name) (vllm:kv_cache_usage_perc{{V}})`, "{{model_name}}", cfgVLLM))).
+		// vLLM's request histograms and counters (compat: [vllm]), as
+		// kubernetes-sigs/inference-perf reads them: quantiles of the
+		// rate of the buckets, means of the rate of _sum over _count.
+		WithPanel(ts("Latency as benchmarks read it (vLLM names)").Span(8).Unit("s").Min(0).
+			Description("vllm:e2e_request_latency_seconds (requests the engine took), vllm:time_to_first_token_seconds and vllm:request_time_per_output_token_seconds (streams), p50 and p99 as inference-perf computes them. Served with compat: [vllm].").
+			WithTarget(qe(`histogram_quantile(0.5, sum by (le) (rate(vllm:e2e_request_latency_seconds_bucket{{V}}[{R}])))`, "e2e p50", cfgVLLM)).
+			WithTarget(qe(`histogram_quantile(0.99, sum by (le) (rate(vllm:e2e_request_latency_seconds_bucket{{V}}[{R}])))`, "e2e p99", cfgVLLM)).
+			WithTarget(qe(`histogram_quantile(0.5, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{{V}}[{R}])))`, "TTFT p50", cfgVLLM)).
+			WithTarget(qe(`histogram_quantile(0.99, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{{V}}[{R}])))`, "TTFT p99", cfgVLLM)).
+			WithTarget(qe(`histogram_quantile(0.5, sum by (le) (rate(vllm:request_time_per_output_token_seconds_bucket{{V}}[{R}])))`, "TPOT p50", cfgVLLM)).
+			WithTarget(qe(`histogram_quantile(0.5, sum by (le) (rate(vllm:inter_token_latency_seconds_bucket{{V}}[{R}])))`, "ITL p50", cfgVLLM))).
+		WithPanel(ts("Engine phases, mean (vLLM names)").Span(8).Unit("s").Min(0).
+			Description("vllm:request_queue_time_seconds (sent to admitted), vllm:request_prefill_time_seconds (admitted to the first token), vllm:request_decode_time_seconds (first token to the end), vllm:request_inference_time_seconds (admitted to the end), streams only. Served with compat: [vllm].").
+			WithTarget(qe(`sum(rate(vllm:request_queue_time_seconds_sum{{V}}[{R}])) / sum(rate(vllm:request_queue_time_seconds_count{{V}}[{R}]))`, "queue", cfgVLLM)).
+			WithTarget(qe(`sum(rate(vllm:request_prefill_time_seconds_sum{{V}}[{R}])) / sum(rate(vllm:request_prefill_time_seconds_count{{V}}[{R}]))`, "prefill", cfgVLLM)).
+			WithTarget(qe(`sum(rate(vllm:request_decode_time_seconds_sum{{V}}[{R}])) / sum(rate(vllm:request_decode_time_seconds_count{{V}}[{R}]))`, "decode", cfgVLLM)).
+			WithTarget(qe(`sum(rate(vllm:request_inference_time_seconds_sum{{V}}[{R}])) / sum(rate(vllm:request_inference_time_seconds_count{{V}}[{R}]))`, "inference", cfgVLLM))).
+		WithPanel(ts("Tokens and finishes (vLLM names)").Span(8).Unit("none").Min(0).
+			Description("vllm:prompt_tokens_total and vllm:generation_tokens_total per second; vllm:request_success_total per minute by finished_reason; mean prompt and answer length from vllm:request_prompt_tokens and vllm:request_generation_tokens. Served with compat: [vllm].").
+			WithTarget(qe(`sum(rate(vllm:prompt_tokens_total{{V}}[{R}]))`, "prompt tokens / s", cfgVLLM)).
+			WithTarget(qe(`sum(rate(vllm:generation_tokens_total{{V}}[{R}]))`, "generation tokens / s", cfgVLLM)).
+			WithTarget(qe(`sum by (finished_reason) (rate(vllm:request_success_total{{V}}[{R}])) * 60`, "{{finished_reason}} / min", cfgVLLM)).
+			WithTarget(qe(`sum(rate(vllm:request_prompt_tokens_sum{{V}}[{R}])) / sum(rate(vllm:request_prompt_tokens_count{{V}}[{R}]))`, "mean prompt length", cfgVLLM)).
+			WithTarget(qe(`sum(rate(vllm:request_generation_tokens_sum{{V}}[{R}])) / sum(rate(vllm:request_generation_tokens_count{{V}}[{R}]))`, "mean answer length", cfgVLLM))).
 		WithRow(dashboard.NewRowBuilder("Throughput and cache")).
 		WithPanel(ts("Completion tokens / s by kind").Span(8).Unit("none").Min(0).Stacking(stacked()).
 			WithTarget(q(`sum by (kind) (rate(mlx_tokens_completion_total{{P}}[{R}]))`, "{{kind}}"))).

@@ -140,6 +140,32 @@ const (
 	metricVllmNumRequestsRunningHelp               = "Completion requests the engine is generating for: streams whose headers came back, and non-streamed requests once sent, with compat [vllm]."
 	metricVllmKvCacheUsagePerc                     = "vllm:kv_cache_usage_perc"
 	metricVllmKvCacheUsagePercHelp                 = "KV-cache usage from 0 to 1: the mlx_kvcache receiver's mlx_kv_cache_utilization, with compat [vllm]."
+	metricVllmE2eRequestLatencySeconds             = "vllm:e2e_request_latency_seconds"
+	metricVllmE2eRequestLatencySecondsHelp         = "Requests the engine took: arrival at the proxy to the last byte, as vLLM's e2e request latency, with compat [vllm]."
+	metricVllmTimeToFirstTokenSeconds              = "vllm:time_to_first_token_seconds"
+	metricVllmTimeToFirstTokenSecondsHelp          = "Streamed requests: arrival at the proxy to the first chunk with a token (content, text, reasoning or a tool call), with compat [vllm]."
+	metricVllmInterTokenLatencySeconds             = "vllm:inter_token_latency_seconds"
+	metricVllmInterTokenLatencySecondsHelp         = "Streamed requests: the time between consecutive chunks with text, one observation per gap, with compat [vllm]."
+	metricVllmRequestTimePerOutputTokenSeconds     = "vllm:request_time_per_output_token_seconds"
+	metricVllmRequestTimePerOutputTokenSecondsHelp = "Streamed requests with usage: decode time over the completion tokens after the first, 0 for one token, with compat [vllm]."
+	metricVllmRequestQueueTimeSeconds              = "vllm:request_queue_time_seconds"
+	metricVllmRequestQueueTimeSecondsHelp          = "Streamed requests: sent to the engine to its response headers (mlx_lm admits a stream to its batch when it sends them), with compat [vllm]."
+	metricVllmRequestPrefillTimeSeconds            = "vllm:request_prefill_time_seconds"
+	metricVllmRequestPrefillTimeSecondsHelp        = "Streamed requests: the engine's response headers to the first chunk with a token, with compat [vllm]."
+	metricVllmRequestDecodeTimeSeconds             = "vllm:request_decode_time_seconds"
+	metricVllmRequestDecodeTimeSecondsHelp         = "Streamed requests: the first chunk with a token to the last byte, with compat [vllm]."
+	metricVllmRequestInferenceTimeSeconds          = "vllm:request_inference_time_seconds"
+	metricVllmRequestInferenceTimeSecondsHelp      = "Streamed requests: the engine's response headers to the last byte (prefill and decode), with compat [vllm]."
+	metricVllmRequestPromptTokens                  = "vllm:request_prompt_tokens"
+	metricVllmRequestPromptTokensHelp              = "Requests the engine took with usage: usage.prompt_tokens, with compat [vllm]."
+	metricVllmRequestGenerationTokens              = "vllm:request_generation_tokens"
+	metricVllmRequestGenerationTokensHelp          = "Requests the engine took with usage: usage.completion_tokens (reasoning included), with compat [vllm]."
+	metricVllmPromptTokensTotal                    = "vllm:prompt_tokens_total"
+	metricVllmPromptTokensTotalHelp                = "Prompt tokens of the requests the engine took with usage, with compat [vllm]."
+	metricVllmGenerationTokensTotal                = "vllm:generation_tokens_total"
+	metricVllmGenerationTokensTotalHelp            = "Completion tokens of the requests the engine took with usage, with compat [vllm]."
+	metricVllmRequestSuccessTotal                  = "vllm:request_success_total"
+	metricVllmRequestSuccessTotalHelp              = "Requests the engine took, when they ended, by why they ended (finished_reason), with compat [vllm]."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
@@ -167,6 +193,18 @@ var metricUnits = map[string]string{
 	"gen_ai_server_request_duration_seconds":      "s",
 	"gen_ai_server_time_to_first_token_seconds":   "s",
 	"gen_ai_server_time_per_output_token_seconds": "s",
+	"vllm:e2e_request_latency_seconds":            "s",
+	"vllm:time_to_first_token_seconds":            "s",
+	"vllm:inter_token_latency_seconds":            "s",
+	"vllm:request_time_per_output_token_seconds":  "s",
+	"vllm:request_queue_time_seconds":             "s",
+	"vllm:request_prefill_time_seconds":           "s",
+	"vllm:request_decode_time_seconds":            "s",
+	"vllm:request_inference_time_seconds":         "s",
+	"vllm:request_prompt_tokens":                  "{token}",
+	"vllm:request_generation_tokens":              "{token}",
+	"vllm:prompt_tokens_total":                    "{token}",
+	"vllm:generation_tokens_total":                "{token}",
 }
 
 // Histogram buckets (upper bounds).
@@ -190,4 +228,14 @@ var (
 	metricGenAiServerRequestDurationSecondsBuckets    = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
 	metricGenAiServerTimeToFirstTokenSecondsBuckets   = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
 	metricGenAiServerTimePerOutputTokenSecondsBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5}
+	metricVllmE2eRequestLatencySecondsBuckets         = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+	metricVllmTimeToFirstTokenSecondsBuckets          = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+	metricVllmInterTokenLatencySecondsBuckets         = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	metricVllmRequestTimePerOutputTokenSecondsBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	metricVllmRequestQueueTimeSecondsBuckets          = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+	metricVllmRequestPrefillTimeSecondsBuckets        = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+	metricVllmRequestDecodeTimeSecondsBuckets         = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+	metricVllmRequestInferenceTimeSecondsBuckets      = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+	metricVllmRequestPromptTokensBuckets              = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1e+06}
+	metricVllmRequestGenerationTokensBuckets          = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1e+06}
 )

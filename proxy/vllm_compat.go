@@ -38,6 +38,9 @@ type vllmGauges struct {
 	kvUsage atomic.Uint64
 	kvKnown atomic.Bool
 	kvDesc  *prometheus.Desc
+	// requests are vLLM's request histograms and token counters
+	// (vllm_compat_requests.go).
+	requests *vllmRequests
 }
 
 func newVLLMGauges(r registrar, model string) *vllmGauges {
@@ -47,6 +50,7 @@ func newVLLMGauges(r registrar, model string) *vllmGauges {
 		model:   model,
 		kvDesc:  prometheus.NewDesc(metricVllmKvCacheUsagePerc, metricVllmKvCacheUsagePercHelp, []string{"model_name"}, nil),
 	}
+	g.requests = newVLLMRequests(r, model)
 	// The configured model's gauges exist from the start at 0, as vLLM
 	// serves them before the first request.
 	g.waiting.WithLabelValues(model)
@@ -99,6 +103,8 @@ func (g *vllmGauges) admitted(rec *Record) {
 	g.running.WithLabelValues(rec.inFlightLabel).Inc()
 }
 
+// end lowers the request's gauge and records it in vLLM's request
+// series.
 func (g *vllmGauges) end(rec *Record) {
 	switch rec.vllmPhase {
 	case vllmWaiting:
@@ -107,6 +113,7 @@ func (g *vllmGauges) end(rec *Record) {
 		g.running.WithLabelValues(rec.inFlightLabel).Dec()
 	}
 	rec.vllmPhase = vllmUncounted
+	g.requests.observe(rec)
 }
 
 // SetKVCacheUsage gives the proxy the KV-cache receiver's latest

@@ -147,7 +147,7 @@ func TestDocumentationMatchesAScrape(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, documented, sc.Names())
 	assert.NoError(t, doccheck.CheckScrape("metadata.yaml", sc.Families), "types, help texts, labels and buckets are metadata.yaml's")
-	assert.Len(t, documented, 73)
+	assert.Len(t, documented, 86)
 }
 
 // The proxy relays on the extension's endpoint and the metrics follow.
