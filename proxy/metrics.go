@@ -255,19 +255,18 @@ func (m *Metrics) countCuts(rec *Record) {
 // routeLabels name the completion routes in mlx_http_refusals_total.
 var routeLabels = map[Route]string{RouteChat: "chat_completions", RouteText: "completions"}
 
-// refused counts a request the proxy answered itself.
-func (m *Metrics) refused(route Route, status int) {
-	m.refusals.WithLabelValues(routeLabels[route], strconv.Itoa(status)).Inc()
-}
-
 // routeOtherLabel names every route but the completions in
 // mlx_http_refusals_total.
 const routeOtherLabel = "other"
 
-// refusedOther counts a request on another route that the proxy answered
-// itself (a caller refused, an unknown path, too many in progress).
-func (m *Metrics) refusedOther(status int) {
-	m.refusals.WithLabelValues(routeOtherLabel, strconv.Itoa(status)).Inc()
+// refused counts a request the proxy answered itself, by its route
+// (RouteOther: any route but the completions).
+func (m *Metrics) refused(route Route, status int) {
+	label, ok := routeLabels[route]
+	if !ok {
+		label = routeOtherLabel
+	}
+	m.refusals.WithLabelValues(label, strconv.Itoa(status)).Inc()
 }
 
 // setModelFacts publishes what config.json says about the model.
