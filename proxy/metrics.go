@@ -11,16 +11,6 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/modelconfig"
 )
 
-// Histogram buckets of the original mlx_metrics_proxy.py: dashboards and
-// alert rules read these le values. They are metadata.yaml's
-// (generated_metrics.go).
-var (
-	ttftBuckets       = metricMlxTtftSecondsBuckets
-	generationBuckets = metricMlxGenerationSecondsBuckets
-	tokenRateBuckets  = metricMlxTokenRateTokensPerSecondBuckets
-	queueWaitBuckets  = metricMlxQueueWaitSecondsBuckets
-)
-
 // Metrics are the proxy's series, in a registry of its own (no Go runtime
 // or process collectors: those belong to the collector's own telemetry).
 // Names, types, labels and buckets are those of the original proxy.
@@ -82,47 +72,46 @@ func newMetrics(cfg Config) *Metrics {
 		maxCtx:    map[string]int{},
 	}
 	r := registrar{m.Registry}
-	counter, gauge, histogram := r.counter, r.gauge, r.requestHistogram
 
-	m.requests = counter(metricMlxRequestsTotal, metricMlxRequestsTotalHelp, "model", "streaming", "kind", "origin")
-	m.tokensPrompt = counter(metricMlxTokensPromptTotal, metricMlxTokensPromptTotalHelp, "model", "kind", "origin")
-	m.tokensComp = counter(metricMlxTokensCompletionTotal, metricMlxTokensCompletionTotalHelp, "model", "kind", "origin")
-	m.ttft = histogram(metricMlxTtftSeconds, metricMlxTtftSecondsHelp, ttftBuckets)
-	m.generation = histogram(metricMlxGenerationSeconds, metricMlxGenerationSecondsHelp, generationBuckets)
-	m.tokenRate = histogram(metricMlxTokenRateTokensPerSecond, metricMlxTokenRateTokensPerSecondHelp, tokenRateBuckets)
-	m.queueWait = histogram(metricMlxQueueWaitSeconds, metricMlxQueueWaitSecondsHelp, queueWaitBuckets)
-	m.admissionWait = histogram(metricMlxAdmissionWaitSeconds, metricMlxAdmissionWaitSecondsHelp, metricMlxAdmissionWaitSecondsBuckets)
-	m.toolCalls = counter(metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, "model", "kind", "tool", "type", "origin")
-	m.finishReasons = counter(metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, "model", "reason", "kind", "origin")
-	m.temperature = gauge(metricMlxTemperature, metricMlxTemperatureHelp, "model", "kind")
-	m.up = gauge(metricMlxUp, metricMlxUpHelp).WithLabelValues()
-	m.inFlight = gauge(metricMlxInFlight, metricMlxInFlightHelp, "model")
-	m.refusals = counter(metricMlxHttpRefusalsTotal, metricMlxHttpRefusalsTotalHelp, "route", "status")
-	m.panics = counter(metricMlxProxyPanicsTotal, metricMlxProxyPanicsTotalHelp, "where")
-	for _, w := range panicPlaces {
+	m.requests = r.mlxRequestsTotal()
+	m.tokensPrompt = r.mlxTokensPromptTotal()
+	m.tokensComp = r.mlxTokensCompletionTotal()
+	m.ttft = r.mlxTtftSeconds()
+	m.generation = r.mlxGenerationSeconds()
+	m.tokenRate = r.mlxTokenRateTokensPerSecond()
+	m.queueWait = r.mlxQueueWaitSeconds()
+	m.admissionWait = r.mlxAdmissionWaitSeconds()
+	m.toolCalls = r.mlxToolCallsTotal()
+	m.finishReasons = r.mlxFinishReasonTotal()
+	m.temperature = r.mlxTemperature()
+	m.up = r.mlxUp().WithLabelValues()
+	m.inFlight = r.mlxInFlight()
+	m.refusals = r.mlxHttpRefusalsTotal()
+	m.panics = r.mlxProxyPanicsTotal()
+	for _, w := range labelValuesWhere {
 		m.panics.WithLabelValues(w)
 	}
-	m.cuts = counter(metricMlxProxyBufferCutsTotal, metricMlxProxyBufferCutsTotalHelp, "buffer")
-	for _, b := range []string{cutSSEEvent, cutToolArguments, cutText} {
+	m.cuts = r.mlxProxyBufferCutsTotal()
+	for _, b := range labelValuesBuffer {
 		m.cuts.WithLabelValues(b)
 	}
-	m.stalls = counter(metricMlxStreamStallsTotal, metricMlxStreamStallsTotalHelp, "side")
-	for _, side := range []string{stallEngine, stallClient} {
+	m.stalls = r.mlxStreamStallsTotal()
+	for _, side := range labelValuesSide {
 		m.stalls.WithLabelValues(side)
 	}
-	m.errors = counter(metricMlxErrorTotal, metricMlxErrorTotalHelp, "model", "status", "kind", "origin")
-	m.contextMax = gauge(metricMlxContextLengthMaxTokens, metricMlxContextLengthMaxTokensHelp, "model")
-	m.contextUsed = gauge(metricMlxContextUsedTokens, metricMlxContextUsedTokensHelp, "model")
-	m.contextUtil = gauge(metricMlxContextUtilization, metricMlxContextUtilizationHelp, "model")
-	m.kvBytesPerToken = gauge(metricMlxKvBytesPerToken, metricMlxKvBytesPerTokenHelp, "model")
-	m.cachedTokens = counter(metricMlxPromptCachedTokensTotal, metricMlxPromptCachedTokensTotalHelp, "model", "kind", "origin")
-	m.cacheRatio = gauge(metricMlxPromptCacheRatio, metricMlxPromptCacheRatioHelp, "model")
-	m.modelInfo = gauge(metricMlxModelInfo, metricMlxModelInfoHelp, "model", "attr")
-	m.modelArch = gauge(metricMlxModelArch, metricMlxModelArchHelp, "model", "arch", "dtype")
-	m.spansDropped = counter(metricMlxSpansDroppedTotal, metricMlxSpansDroppedTotalHelp).WithLabelValues()
-	m.accessDropped = counter(metricMlxAccessLogDroppedTotal, metricMlxAccessLogDroppedTotalHelp).WithLabelValues()
-	m.liveDropped = counter(metricMlxLiveRecordsDroppedTotal, metricMlxLiveRecordsDroppedTotalHelp, "reason")
-	for _, r := range []string{dropQueueFull, dropNoPipeline, dropRefused, dropExportFailed} {
+	m.errors = r.mlxErrorTotal()
+	m.contextMax = r.mlxContextLengthMaxTokens()
+	m.contextUsed = r.mlxContextUsedTokens()
+	m.contextUtil = r.mlxContextUtilization()
+	m.kvBytesPerToken = r.mlxKvBytesPerToken()
+	m.cachedTokens = r.mlxPromptCachedTokensTotal()
+	m.cacheRatio = r.mlxPromptCacheRatio()
+	m.modelInfo = r.mlxModelInfo()
+	m.modelArch = r.mlxModelArch()
+	m.spansDropped = r.mlxSpansDroppedTotal().WithLabelValues()
+	m.accessDropped = r.mlxAccessLogDroppedTotal().WithLabelValues()
+	m.liveDropped = r.mlxLiveRecordsDroppedTotal()
+	for _, r := range labelValuesLiveReason {
 		m.liveDropped.WithLabelValues(r)
 	}
 
@@ -131,29 +120,29 @@ func newMetrics(cfg Config) *Metrics {
 	if hasCompat(cfg, CompatVLLM) {
 		m.vllm = newVLLMGauges(r, m.modelName)
 	}
-	m.clientRequests = counter(metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, "client", "status")
-	m.clientTokens = counter(metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, "client", "type")
-	m.connsRefused = counter(metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, "reason")
-	for _, r := range []string{connRefusedTotal, connRefusedPerClient} {
+	m.clientRequests = r.mlxClientRequestsTotal()
+	m.clientTokens = r.mlxClientTokensTotal()
+	m.connsRefused = r.mlxProxyConnectionsRefusedTotal()
+	for _, r := range labelValuesConnReason {
 		m.connsRefused.WithLabelValues(r)
 	}
-	m.userFeedback = counter(metricMlxUserFeedbackTotal, metricMlxUserFeedbackTotalHelp, "value")
+	m.userFeedback = r.mlxUserFeedbackTotal()
 	for _, v := range []string{verdictUp, verdictDown} {
 		m.userFeedback.WithLabelValues(v)
 	}
-	m.feedbackDropped = counter(metricMlxUserFeedbackDroppedTotal, metricMlxUserFeedbackDroppedTotalHelp).WithLabelValues()
+	m.feedbackDropped = r.mlxUserFeedbackDroppedTotal().WithLabelValues()
 
 	// The configured model's counters exist from the start at 0, so that
 	// rate() and increase() see the first request and the first error.
 	model := m.modelName
-	for _, kind := range []string{KindChat, KindReasoning} {
-		for _, streaming := range []string{"true", "false"} {
+	for _, kind := range labelValuesKind {
+		for _, streaming := range labelValuesStreaming {
 			m.requests.WithLabelValues(model, streaming, kind, OriginUser)
 		}
 		m.tokensPrompt.WithLabelValues(model, kind, OriginUser)
 		m.tokensComp.WithLabelValues(model, kind, OriginUser)
 		m.cachedTokens.WithLabelValues(model, kind, OriginUser)
-		for _, class := range []string{"4xx", "5xx"} {
+		for _, class := range labelValuesStatus {
 			m.errors.WithLabelValues(model, class, kind, OriginUser)
 		}
 	}
@@ -169,9 +158,10 @@ func newMetrics(cfg Config) *Metrics {
 	return m
 }
 
-// registrar creates series in one registry. The histograms of requests
-// have the labels model and origin; the quality histograms (users' scored
-// answers only) have model alone.
+// registrar creates series in one registry. Its typed registrars, one per
+// family of metadata.yaml with its labels and buckets, are generated
+// (generated_metrics.go); counter, gauge and histogramOf are what they
+// call.
 type registrar struct{ reg *prometheus.Registry }
 
 func (r registrar) counter(name, help string, labels ...string) *prometheus.CounterVec {
@@ -184,15 +174,6 @@ func (r registrar) gauge(name, help string, labels ...string) *prometheus.GaugeV
 	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help, Unit: openMetricsUnit(name)}, labels)
 	r.reg.MustRegister(v)
 	return v
-}
-
-func (r registrar) histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
-	return r.histogramOf(name, help, buckets, "model")
-}
-
-// requestHistogram is a histogram of requests, by model and origin.
-func (r registrar) requestHistogram(name, help string, buckets []float64) *prometheus.HistogramVec {
-	return r.histogramOf(name, help, buckets, "model", "origin")
 }
 
 func (r registrar) histogramOf(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
