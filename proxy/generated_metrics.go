@@ -2,8 +2,6 @@
 
 package proxy
 
-import "github.com/prometheus/client_golang/prometheus"
-
 // The metrics of ../extension/proxyextension/metadata.yaml: name and help text.
 const (
 	metricMlxRequestsTotal                         = "mlx_requests_total"
@@ -218,344 +216,74 @@ var (
 	labelValuesGenAiProviderName  = []string{"mlx"}
 )
 
-// The typed registrars: each registers one family of metadata.yaml.
-
-// mlxRequestsTotal registers mlx_requests_total {model, streaming, kind, origin}.
-func (r registrar) mlxRequestsTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxRequestsTotal, metricMlxRequestsTotalHelp, "model", "streaming", "kind", "origin")
-}
-
-// mlxTokensPromptTotal registers mlx_tokens_prompt_total {model, kind, origin}.
-func (r registrar) mlxTokensPromptTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxTokensPromptTotal, metricMlxTokensPromptTotalHelp, "model", "kind", "origin")
-}
-
-// mlxTokensCompletionTotal registers mlx_tokens_completion_total {model, kind, origin}.
-func (r registrar) mlxTokensCompletionTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxTokensCompletionTotal, metricMlxTokensCompletionTotalHelp, "model", "kind", "origin")
-}
-
-// mlxTtftSeconds registers mlx_ttft_seconds {model, origin}.
-func (r registrar) mlxTtftSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxTtftSeconds, metricMlxTtftSecondsHelp, metricMlxTtftSecondsBuckets, "model", "origin")
-}
-
-// mlxGenerationSeconds registers mlx_generation_seconds {model, origin}.
-func (r registrar) mlxGenerationSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxGenerationSeconds, metricMlxGenerationSecondsHelp, metricMlxGenerationSecondsBuckets, "model", "origin")
-}
-
-// mlxTokenRateTokensPerSecond registers mlx_token_rate_tokens_per_second {model, origin}.
-func (r registrar) mlxTokenRateTokensPerSecond() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxTokenRateTokensPerSecond, metricMlxTokenRateTokensPerSecondHelp, metricMlxTokenRateTokensPerSecondBuckets, "model", "origin")
-}
-
-// mlxQueueWaitSeconds registers mlx_queue_wait_seconds {model, origin}.
-func (r registrar) mlxQueueWaitSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxQueueWaitSeconds, metricMlxQueueWaitSecondsHelp, metricMlxQueueWaitSecondsBuckets, "model", "origin")
-}
-
-// mlxAdmissionWaitSeconds registers mlx_admission_wait_seconds {model, origin}.
-func (r registrar) mlxAdmissionWaitSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxAdmissionWaitSeconds, metricMlxAdmissionWaitSecondsHelp, metricMlxAdmissionWaitSecondsBuckets, "model", "origin")
-}
-
-// mlxToolCallsTotal registers mlx_tool_calls_total {model, kind, tool, type, origin}.
-func (r registrar) mlxToolCallsTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, "model", "kind", "tool", "type", "origin")
-}
-
-// mlxFinishReasonTotal registers mlx_finish_reason_total {model, reason, kind, origin}.
-func (r registrar) mlxFinishReasonTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, "model", "reason", "kind", "origin")
-}
-
-// mlxTemperature registers mlx_temperature {model, kind}.
-func (r registrar) mlxTemperature() *prometheus.GaugeVec {
-	return r.gauge(metricMlxTemperature, metricMlxTemperatureHelp, "model", "kind")
-}
-
-// mlxUp registers mlx_up {}.
-func (r registrar) mlxUp() *prometheus.GaugeVec {
-	return r.gauge(metricMlxUp, metricMlxUpHelp)
-}
-
-// mlxInFlight registers mlx_in_flight {model}.
-func (r registrar) mlxInFlight() *prometheus.GaugeVec {
-	return r.gauge(metricMlxInFlight, metricMlxInFlightHelp, "model")
-}
-
-// mlxErrorTotal registers mlx_error_total {model, status, kind, origin}.
-func (r registrar) mlxErrorTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxErrorTotal, metricMlxErrorTotalHelp, "model", "status", "kind", "origin")
-}
-
-// mlxProxyPanicsTotal registers mlx_proxy_panics_total {where}.
-func (r registrar) mlxProxyPanicsTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxProxyPanicsTotal, metricMlxProxyPanicsTotalHelp, "where")
-}
-
-// mlxProxyBufferCutsTotal registers mlx_proxy_buffer_cuts_total {buffer}.
-func (r registrar) mlxProxyBufferCutsTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxProxyBufferCutsTotal, metricMlxProxyBufferCutsTotalHelp, "buffer")
-}
-
-// mlxStreamStallsTotal registers mlx_stream_stalls_total {side}.
-func (r registrar) mlxStreamStallsTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxStreamStallsTotal, metricMlxStreamStallsTotalHelp, "side")
-}
-
-// mlxHttpRefusalsTotal registers mlx_http_refusals_total {route, status}.
-func (r registrar) mlxHttpRefusalsTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxHttpRefusalsTotal, metricMlxHttpRefusalsTotalHelp, "route", "status")
-}
-
-// mlxContextLengthMaxTokens registers mlx_context_length_max_tokens {model}.
-func (r registrar) mlxContextLengthMaxTokens() *prometheus.GaugeVec {
-	return r.gauge(metricMlxContextLengthMaxTokens, metricMlxContextLengthMaxTokensHelp, "model")
-}
-
-// mlxContextUsedTokens registers mlx_context_used_tokens {model}.
-func (r registrar) mlxContextUsedTokens() *prometheus.GaugeVec {
-	return r.gauge(metricMlxContextUsedTokens, metricMlxContextUsedTokensHelp, "model")
-}
-
-// mlxContextUtilization registers mlx_context_utilization {model}.
-func (r registrar) mlxContextUtilization() *prometheus.GaugeVec {
-	return r.gauge(metricMlxContextUtilization, metricMlxContextUtilizationHelp, "model")
-}
-
-// mlxKvBytesPerToken registers mlx_kv_bytes_per_token {model}.
-func (r registrar) mlxKvBytesPerToken() *prometheus.GaugeVec {
-	return r.gauge(metricMlxKvBytesPerToken, metricMlxKvBytesPerTokenHelp, "model")
-}
-
-// mlxPromptCachedTokensTotal registers mlx_prompt_cached_tokens_total {model, kind, origin}.
-func (r registrar) mlxPromptCachedTokensTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxPromptCachedTokensTotal, metricMlxPromptCachedTokensTotalHelp, "model", "kind", "origin")
-}
-
-// mlxPromptCacheRatio registers mlx_prompt_cache_ratio {model}.
-func (r registrar) mlxPromptCacheRatio() *prometheus.GaugeVec {
-	return r.gauge(metricMlxPromptCacheRatio, metricMlxPromptCacheRatioHelp, "model")
-}
-
-// mlxModelInfo registers mlx_model_info {model, attr}.
-func (r registrar) mlxModelInfo() *prometheus.GaugeVec {
-	return r.gauge(metricMlxModelInfo, metricMlxModelInfoHelp, "model", "attr")
-}
-
-// mlxModelArch registers mlx_model_arch {model, arch, dtype}.
-func (r registrar) mlxModelArch() *prometheus.GaugeVec {
-	return r.gauge(metricMlxModelArch, metricMlxModelArchHelp, "model", "arch", "dtype")
-}
-
-// mlxOutputPerplexity registers mlx_output_perplexity {model}.
-func (r registrar) mlxOutputPerplexity() *prometheus.GaugeVec {
-	return r.gauge(metricMlxOutputPerplexity, metricMlxOutputPerplexityHelp, "model")
-}
-
-// mlxOutputPerplexityHistogram registers mlx_output_perplexity_histogram {model}.
-func (r registrar) mlxOutputPerplexityHistogram() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxOutputPerplexityHistogram, metricMlxOutputPerplexityHistogramHelp, metricMlxOutputPerplexityHistogramBuckets, "model")
-}
-
-// mlxTokenEntropyNats registers mlx_token_entropy_nats {model}.
-func (r registrar) mlxTokenEntropyNats() *prometheus.GaugeVec {
-	return r.gauge(metricMlxTokenEntropyNats, metricMlxTokenEntropyNatsHelp, "model")
-}
-
-// mlxTokenEntropyHistogram registers mlx_token_entropy_histogram {model}.
-func (r registrar) mlxTokenEntropyHistogram() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxTokenEntropyHistogram, metricMlxTokenEntropyHistogramHelp, metricMlxTokenEntropyHistogramBuckets, "model")
-}
-
-// mlxTokenConfidenceMean registers mlx_token_confidence_mean {model}.
-func (r registrar) mlxTokenConfidenceMean() *prometheus.GaugeVec {
-	return r.gauge(metricMlxTokenConfidenceMean, metricMlxTokenConfidenceMeanHelp, "model")
-}
-
-// mlxTokenConfidenceMin registers mlx_token_confidence_min {model}.
-func (r registrar) mlxTokenConfidenceMin() *prometheus.GaugeVec {
-	return r.gauge(metricMlxTokenConfidenceMin, metricMlxTokenConfidenceMinHelp, "model")
-}
-
-// mlxTokenConfidenceStd registers mlx_token_confidence_std {model}.
-func (r registrar) mlxTokenConfidenceStd() *prometheus.GaugeVec {
-	return r.gauge(metricMlxTokenConfidenceStd, metricMlxTokenConfidenceStdHelp, "model")
-}
-
-// mlxTokenMarginMean registers mlx_token_margin_mean {model}.
-func (r registrar) mlxTokenMarginMean() *prometheus.GaugeVec {
-	return r.gauge(metricMlxTokenMarginMean, metricMlxTokenMarginMeanHelp, "model")
-}
-
-// mlxLowConfidenceTokenRatio registers mlx_low_confidence_token_ratio {model}.
-func (r registrar) mlxLowConfidenceTokenRatio() *prometheus.GaugeVec {
-	return r.gauge(metricMlxLowConfidenceTokenRatio, metricMlxLowConfidenceTokenRatioHelp, "model")
-}
-
-// mlxConfidenceScoredTotal registers mlx_confidence_scored_total {model, source}.
-func (r registrar) mlxConfidenceScoredTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxConfidenceScoredTotal, metricMlxConfidenceScoredTotalHelp, "model", "source")
-}
-
-// mlxConfidenceUnscoredTotal registers mlx_confidence_unscored_total {model, source}.
-func (r registrar) mlxConfidenceUnscoredTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxConfidenceUnscoredTotal, metricMlxConfidenceUnscoredTotalHelp, "model", "source")
-}
-
-// mlxLowConfidenceResponseTotal registers mlx_low_confidence_response_total {model}.
-func (r registrar) mlxLowConfidenceResponseTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxLowConfidenceResponseTotal, metricMlxLowConfidenceResponseTotalHelp, "model")
-}
-
-// mlxHallucinationRisk registers mlx_hallucination_risk {model, kind}.
-func (r registrar) mlxHallucinationRisk() *prometheus.GaugeVec {
-	return r.gauge(metricMlxHallucinationRisk, metricMlxHallucinationRiskHelp, "model", "kind")
-}
-
-// mlxHallucinationRiskHistogram registers mlx_hallucination_risk_histogram {model}.
-func (r registrar) mlxHallucinationRiskHistogram() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxHallucinationRiskHistogram, metricMlxHallucinationRiskHistogramHelp, metricMlxHallucinationRiskHistogramBuckets, "model")
-}
-
-// mlxHallucinationFlagTotal registers mlx_hallucination_flag_total {model}.
-func (r registrar) mlxHallucinationFlagTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxHallucinationFlagTotal, metricMlxHallucinationFlagTotalHelp, "model")
-}
-
-// mlxHeuristicRepetition registers mlx_heuristic_repetition {model}.
-func (r registrar) mlxHeuristicRepetition() *prometheus.GaugeVec {
-	return r.gauge(metricMlxHeuristicRepetition, metricMlxHeuristicRepetitionHelp, "model")
-}
-
-// mlxHeuristicRefusal registers mlx_heuristic_refusal {model}.
-func (r registrar) mlxHeuristicRefusal() *prometheus.GaugeVec {
-	return r.gauge(metricMlxHeuristicRefusal, metricMlxHeuristicRefusalHelp, "model")
-}
-
-// mlxHeuristicHedging registers mlx_heuristic_hedging {model}.
-func (r registrar) mlxHeuristicHedging() *prometheus.GaugeVec {
-	return r.gauge(metricMlxHeuristicHedging, metricMlxHeuristicHedgingHelp, "model")
-}
-
-// mlxHeuristicUngrounded registers mlx_heuristic_ungrounded {model}.
-func (r registrar) mlxHeuristicUngrounded() *prometheus.GaugeVec {
-	return r.gauge(metricMlxHeuristicUngrounded, metricMlxHeuristicUngroundedHelp, "model")
-}
-
-// mlxScoringDroppedTotal registers mlx_scoring_dropped_total {}.
-func (r registrar) mlxScoringDroppedTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxScoringDroppedTotal, metricMlxScoringDroppedTotalHelp)
-}
-
-// mlxSpansDroppedTotal registers mlx_spans_dropped_total {}.
-func (r registrar) mlxSpansDroppedTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxSpansDroppedTotal, metricMlxSpansDroppedTotalHelp)
-}
-
-// mlxAccessLogDroppedTotal registers mlx_access_log_dropped_total {}.
-func (r registrar) mlxAccessLogDroppedTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxAccessLogDroppedTotal, metricMlxAccessLogDroppedTotalHelp)
-}
-
-// mlxLiveRecordsDroppedTotal registers mlx_live_records_dropped_total {reason}.
-func (r registrar) mlxLiveRecordsDroppedTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxLiveRecordsDroppedTotal, metricMlxLiveRecordsDroppedTotalHelp, "reason")
-}
-
-// mlxTimeToFirstTokenSeconds registers mlx_time_to_first_token_seconds {model, origin}.
-func (r registrar) mlxTimeToFirstTokenSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxTimeToFirstTokenSeconds, metricMlxTimeToFirstTokenSecondsHelp, metricMlxTimeToFirstTokenSecondsBuckets, "model", "origin")
-}
-
-// mlxRequestLatencySeconds registers mlx_request_latency_seconds {model, origin}.
-func (r registrar) mlxRequestLatencySeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxRequestLatencySeconds, metricMlxRequestLatencySecondsHelp, metricMlxRequestLatencySecondsBuckets, "model", "origin")
-}
-
-// mlxTimePerOutputTokenSeconds registers mlx_time_per_output_token_seconds {model, origin}.
-func (r registrar) mlxTimePerOutputTokenSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxTimePerOutputTokenSeconds, metricMlxTimePerOutputTokenSecondsHelp, metricMlxTimePerOutputTokenSecondsBuckets, "model", "origin")
-}
-
-// mlxInterTokenLatencySeconds registers mlx_inter_token_latency_seconds {model, origin}.
-func (r registrar) mlxInterTokenLatencySeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxInterTokenLatencySeconds, metricMlxInterTokenLatencySecondsHelp, metricMlxInterTokenLatencySecondsBuckets, "model", "origin")
-}
-
-// mlxPromptTokens registers mlx_prompt_tokens {model, origin}.
-func (r registrar) mlxPromptTokens() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxPromptTokens, metricMlxPromptTokensHelp, metricMlxPromptTokensBuckets, "model", "origin")
-}
-
-// mlxGenerationTokens registers mlx_generation_tokens {model, origin}.
-func (r registrar) mlxGenerationTokens() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxGenerationTokens, metricMlxGenerationTokensHelp, metricMlxGenerationTokensBuckets, "model", "origin")
-}
-
-// mlxPrefillSeconds registers mlx_prefill_seconds {model, origin}.
-func (r registrar) mlxPrefillSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxPrefillSeconds, metricMlxPrefillSecondsHelp, metricMlxPrefillSecondsBuckets, "model", "origin")
-}
-
-// mlxDecodeSeconds registers mlx_decode_seconds {model, origin}.
-func (r registrar) mlxDecodeSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricMlxDecodeSeconds, metricMlxDecodeSecondsHelp, metricMlxDecodeSecondsBuckets, "model", "origin")
-}
-
-// mlxClientRequestsTotal registers mlx_client_requests_total {client, status}.
-func (r registrar) mlxClientRequestsTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, "client", "status")
-}
-
-// mlxClientTokensTotal registers mlx_client_tokens_total {client, type}.
-func (r registrar) mlxClientTokensTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, "client", "type")
-}
-
-// mlxProxyConnectionsRefusedTotal registers mlx_proxy_connections_refused_total {reason}.
-func (r registrar) mlxProxyConnectionsRefusedTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, "reason")
-}
-
-// mlxUserFeedbackTotal registers mlx_user_feedback_total {value}.
-func (r registrar) mlxUserFeedbackTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxUserFeedbackTotal, metricMlxUserFeedbackTotalHelp, "value")
-}
-
-// mlxUserFeedbackDroppedTotal registers mlx_user_feedback_dropped_total {}.
-func (r registrar) mlxUserFeedbackDroppedTotal() *prometheus.CounterVec {
-	return r.counter(metricMlxUserFeedbackDroppedTotal, metricMlxUserFeedbackDroppedTotalHelp)
-}
-
-// genAiServerRequestDurationSeconds registers gen_ai_server_request_duration_seconds {gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_response_model, error_type, origin}.
-func (r registrar) genAiServerRequestDurationSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricGenAiServerRequestDurationSeconds, metricGenAiServerRequestDurationSecondsHelp, metricGenAiServerRequestDurationSecondsBuckets, "gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "error_type", "origin")
-}
-
-// genAiServerTimeToFirstTokenSeconds registers gen_ai_server_time_to_first_token_seconds {gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_response_model, origin}.
-func (r registrar) genAiServerTimeToFirstTokenSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricGenAiServerTimeToFirstTokenSeconds, metricGenAiServerTimeToFirstTokenSecondsHelp, metricGenAiServerTimeToFirstTokenSecondsBuckets, "gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "origin")
-}
-
-// genAiServerTimePerOutputTokenSeconds registers gen_ai_server_time_per_output_token_seconds {gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_response_model, origin}.
-func (r registrar) genAiServerTimePerOutputTokenSeconds() *prometheus.HistogramVec {
-	return r.histogramOf(metricGenAiServerTimePerOutputTokenSeconds, metricGenAiServerTimePerOutputTokenSecondsHelp, metricGenAiServerTimePerOutputTokenSecondsBuckets, "gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "origin")
-}
-
-// vllmNumRequestsWaiting registers vllm:num_requests_waiting {model_name}.
-func (r registrar) vllmNumRequestsWaiting() *prometheus.GaugeVec {
-	return r.gauge(metricVllmNumRequestsWaiting, metricVllmNumRequestsWaitingHelp, "model_name")
-}
-
-// vllmNumRequestsRunning registers vllm:num_requests_running {model_name}.
-func (r registrar) vllmNumRequestsRunning() *prometheus.GaugeVec {
-	return r.gauge(metricVllmNumRequestsRunning, metricVllmNumRequestsRunningHelp, "model_name")
-}
-
-// vllmKvCacheUsagePerc registers vllm:kv_cache_usage_perc {model_name}.
-func (r registrar) vllmKvCacheUsagePerc() *prometheus.GaugeVec {
-	return r.gauge(metricVllmKvCacheUsagePerc, metricVllmKvCacheUsagePercHelp, "model_name")
-}
+// The families of metadata.yaml, with their labels in order: family.register(r) registers one.
+var (
+	familyMlxRequestsTotal                     = counterFamily{metricMlxRequestsTotal, metricMlxRequestsTotalHelp, []string{"model", "streaming", "kind", "origin"}}
+	familyMlxTokensPromptTotal                 = counterFamily{metricMlxTokensPromptTotal, metricMlxTokensPromptTotalHelp, []string{"model", "kind", "origin"}}
+	familyMlxTokensCompletionTotal             = counterFamily{metricMlxTokensCompletionTotal, metricMlxTokensCompletionTotalHelp, []string{"model", "kind", "origin"}}
+	familyMlxTtftSeconds                       = histogramFamily{metricMlxTtftSeconds, metricMlxTtftSecondsHelp, []string{"model", "origin"}, metricMlxTtftSecondsBuckets}
+	familyMlxGenerationSeconds                 = histogramFamily{metricMlxGenerationSeconds, metricMlxGenerationSecondsHelp, []string{"model", "origin"}, metricMlxGenerationSecondsBuckets}
+	familyMlxTokenRateTokensPerSecond          = histogramFamily{metricMlxTokenRateTokensPerSecond, metricMlxTokenRateTokensPerSecondHelp, []string{"model", "origin"}, metricMlxTokenRateTokensPerSecondBuckets}
+	familyMlxQueueWaitSeconds                  = histogramFamily{metricMlxQueueWaitSeconds, metricMlxQueueWaitSecondsHelp, []string{"model", "origin"}, metricMlxQueueWaitSecondsBuckets}
+	familyMlxAdmissionWaitSeconds              = histogramFamily{metricMlxAdmissionWaitSeconds, metricMlxAdmissionWaitSecondsHelp, []string{"model", "origin"}, metricMlxAdmissionWaitSecondsBuckets}
+	familyMlxToolCallsTotal                    = counterFamily{metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, []string{"model", "kind", "tool", "type", "origin"}}
+	familyMlxFinishReasonTotal                 = counterFamily{metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, []string{"model", "reason", "kind", "origin"}}
+	familyMlxTemperature                       = gaugeFamily{metricMlxTemperature, metricMlxTemperatureHelp, []string{"model", "kind"}}
+	familyMlxUp                                = gaugeFamily{metricMlxUp, metricMlxUpHelp, nil}
+	familyMlxInFlight                          = gaugeFamily{metricMlxInFlight, metricMlxInFlightHelp, []string{"model"}}
+	familyMlxErrorTotal                        = counterFamily{metricMlxErrorTotal, metricMlxErrorTotalHelp, []string{"model", "status", "kind", "origin"}}
+	familyMlxProxyPanicsTotal                  = counterFamily{metricMlxProxyPanicsTotal, metricMlxProxyPanicsTotalHelp, []string{"where"}}
+	familyMlxProxyBufferCutsTotal              = counterFamily{metricMlxProxyBufferCutsTotal, metricMlxProxyBufferCutsTotalHelp, []string{"buffer"}}
+	familyMlxStreamStallsTotal                 = counterFamily{metricMlxStreamStallsTotal, metricMlxStreamStallsTotalHelp, []string{"side"}}
+	familyMlxHttpRefusalsTotal                 = counterFamily{metricMlxHttpRefusalsTotal, metricMlxHttpRefusalsTotalHelp, []string{"route", "status"}}
+	familyMlxContextLengthMaxTokens            = gaugeFamily{metricMlxContextLengthMaxTokens, metricMlxContextLengthMaxTokensHelp, []string{"model"}}
+	familyMlxContextUsedTokens                 = gaugeFamily{metricMlxContextUsedTokens, metricMlxContextUsedTokensHelp, []string{"model"}}
+	familyMlxContextUtilization                = gaugeFamily{metricMlxContextUtilization, metricMlxContextUtilizationHelp, []string{"model"}}
+	familyMlxKvBytesPerToken                   = gaugeFamily{metricMlxKvBytesPerToken, metricMlxKvBytesPerTokenHelp, []string{"model"}}
+	familyMlxPromptCachedTokensTotal           = counterFamily{metricMlxPromptCachedTokensTotal, metricMlxPromptCachedTokensTotalHelp, []string{"model", "kind", "origin"}}
+	familyMlxPromptCacheRatio                  = gaugeFamily{metricMlxPromptCacheRatio, metricMlxPromptCacheRatioHelp, []string{"model"}}
+	familyMlxModelInfo                         = gaugeFamily{metricMlxModelInfo, metricMlxModelInfoHelp, []string{"model", "attr"}}
+	familyMlxModelArch                         = gaugeFamily{metricMlxModelArch, metricMlxModelArchHelp, []string{"model", "arch", "dtype"}}
+	familyMlxOutputPerplexity                  = gaugeFamily{metricMlxOutputPerplexity, metricMlxOutputPerplexityHelp, []string{"model"}}
+	familyMlxOutputPerplexityHistogram         = histogramFamily{metricMlxOutputPerplexityHistogram, metricMlxOutputPerplexityHistogramHelp, []string{"model"}, metricMlxOutputPerplexityHistogramBuckets}
+	familyMlxTokenEntropyNats                  = gaugeFamily{metricMlxTokenEntropyNats, metricMlxTokenEntropyNatsHelp, []string{"model"}}
+	familyMlxTokenEntropyHistogram             = histogramFamily{metricMlxTokenEntropyHistogram, metricMlxTokenEntropyHistogramHelp, []string{"model"}, metricMlxTokenEntropyHistogramBuckets}
+	familyMlxTokenConfidenceMean               = gaugeFamily{metricMlxTokenConfidenceMean, metricMlxTokenConfidenceMeanHelp, []string{"model"}}
+	familyMlxTokenConfidenceMin                = gaugeFamily{metricMlxTokenConfidenceMin, metricMlxTokenConfidenceMinHelp, []string{"model"}}
+	familyMlxTokenConfidenceStd                = gaugeFamily{metricMlxTokenConfidenceStd, metricMlxTokenConfidenceStdHelp, []string{"model"}}
+	familyMlxTokenMarginMean                   = gaugeFamily{metricMlxTokenMarginMean, metricMlxTokenMarginMeanHelp, []string{"model"}}
+	familyMlxLowConfidenceTokenRatio           = gaugeFamily{metricMlxLowConfidenceTokenRatio, metricMlxLowConfidenceTokenRatioHelp, []string{"model"}}
+	familyMlxConfidenceScoredTotal             = counterFamily{metricMlxConfidenceScoredTotal, metricMlxConfidenceScoredTotalHelp, []string{"model", "source"}}
+	familyMlxConfidenceUnscoredTotal           = counterFamily{metricMlxConfidenceUnscoredTotal, metricMlxConfidenceUnscoredTotalHelp, []string{"model", "source"}}
+	familyMlxLowConfidenceResponseTotal        = counterFamily{metricMlxLowConfidenceResponseTotal, metricMlxLowConfidenceResponseTotalHelp, []string{"model"}}
+	familyMlxHallucinationRisk                 = gaugeFamily{metricMlxHallucinationRisk, metricMlxHallucinationRiskHelp, []string{"model", "kind"}}
+	familyMlxHallucinationRiskHistogram        = histogramFamily{metricMlxHallucinationRiskHistogram, metricMlxHallucinationRiskHistogramHelp, []string{"model"}, metricMlxHallucinationRiskHistogramBuckets}
+	familyMlxHallucinationFlagTotal            = counterFamily{metricMlxHallucinationFlagTotal, metricMlxHallucinationFlagTotalHelp, []string{"model"}}
+	familyMlxHeuristicRepetition               = gaugeFamily{metricMlxHeuristicRepetition, metricMlxHeuristicRepetitionHelp, []string{"model"}}
+	familyMlxHeuristicRefusal                  = gaugeFamily{metricMlxHeuristicRefusal, metricMlxHeuristicRefusalHelp, []string{"model"}}
+	familyMlxHeuristicHedging                  = gaugeFamily{metricMlxHeuristicHedging, metricMlxHeuristicHedgingHelp, []string{"model"}}
+	familyMlxHeuristicUngrounded               = gaugeFamily{metricMlxHeuristicUngrounded, metricMlxHeuristicUngroundedHelp, []string{"model"}}
+	familyMlxScoringDroppedTotal               = counterFamily{metricMlxScoringDroppedTotal, metricMlxScoringDroppedTotalHelp, nil}
+	familyMlxSpansDroppedTotal                 = counterFamily{metricMlxSpansDroppedTotal, metricMlxSpansDroppedTotalHelp, nil}
+	familyMlxAccessLogDroppedTotal             = counterFamily{metricMlxAccessLogDroppedTotal, metricMlxAccessLogDroppedTotalHelp, nil}
+	familyMlxLiveRecordsDroppedTotal           = counterFamily{metricMlxLiveRecordsDroppedTotal, metricMlxLiveRecordsDroppedTotalHelp, []string{"reason"}}
+	familyMlxTimeToFirstTokenSeconds           = histogramFamily{metricMlxTimeToFirstTokenSeconds, metricMlxTimeToFirstTokenSecondsHelp, []string{"model", "origin"}, metricMlxTimeToFirstTokenSecondsBuckets}
+	familyMlxRequestLatencySeconds             = histogramFamily{metricMlxRequestLatencySeconds, metricMlxRequestLatencySecondsHelp, []string{"model", "origin"}, metricMlxRequestLatencySecondsBuckets}
+	familyMlxTimePerOutputTokenSeconds         = histogramFamily{metricMlxTimePerOutputTokenSeconds, metricMlxTimePerOutputTokenSecondsHelp, []string{"model", "origin"}, metricMlxTimePerOutputTokenSecondsBuckets}
+	familyMlxInterTokenLatencySeconds          = histogramFamily{metricMlxInterTokenLatencySeconds, metricMlxInterTokenLatencySecondsHelp, []string{"model", "origin"}, metricMlxInterTokenLatencySecondsBuckets}
+	familyMlxPromptTokens                      = histogramFamily{metricMlxPromptTokens, metricMlxPromptTokensHelp, []string{"model", "origin"}, metricMlxPromptTokensBuckets}
+	familyMlxGenerationTokens                  = histogramFamily{metricMlxGenerationTokens, metricMlxGenerationTokensHelp, []string{"model", "origin"}, metricMlxGenerationTokensBuckets}
+	familyMlxPrefillSeconds                    = histogramFamily{metricMlxPrefillSeconds, metricMlxPrefillSecondsHelp, []string{"model", "origin"}, metricMlxPrefillSecondsBuckets}
+	familyMlxDecodeSeconds                     = histogramFamily{metricMlxDecodeSeconds, metricMlxDecodeSecondsHelp, []string{"model", "origin"}, metricMlxDecodeSecondsBuckets}
+	familyMlxClientRequestsTotal               = counterFamily{metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, []string{"client", "status"}}
+	familyMlxClientTokensTotal                 = counterFamily{metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, []string{"client", "type"}}
+	familyMlxProxyConnectionsRefusedTotal      = counterFamily{metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, []string{"reason"}}
+	familyMlxUserFeedbackTotal                 = counterFamily{metricMlxUserFeedbackTotal, metricMlxUserFeedbackTotalHelp, []string{"value"}}
+	familyMlxUserFeedbackDroppedTotal          = counterFamily{metricMlxUserFeedbackDroppedTotal, metricMlxUserFeedbackDroppedTotalHelp, nil}
+	familyGenAiServerRequestDurationSeconds    = histogramFamily{metricGenAiServerRequestDurationSeconds, metricGenAiServerRequestDurationSecondsHelp, []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "error_type", "origin"}, metricGenAiServerRequestDurationSecondsBuckets}
+	familyGenAiServerTimeToFirstTokenSeconds   = histogramFamily{metricGenAiServerTimeToFirstTokenSeconds, metricGenAiServerTimeToFirstTokenSecondsHelp, []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "origin"}, metricGenAiServerTimeToFirstTokenSecondsBuckets}
+	familyGenAiServerTimePerOutputTokenSeconds = histogramFamily{metricGenAiServerTimePerOutputTokenSeconds, metricGenAiServerTimePerOutputTokenSecondsHelp, []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "origin"}, metricGenAiServerTimePerOutputTokenSecondsBuckets}
+	familyVllmNumRequestsWaiting               = gaugeFamily{metricVllmNumRequestsWaiting, metricVllmNumRequestsWaitingHelp, []string{"model_name"}}
+	familyVllmNumRequestsRunning               = gaugeFamily{metricVllmNumRequestsRunning, metricVllmNumRequestsRunningHelp, []string{"model_name"}}
+	familyVllmKvCacheUsagePerc                 = gaugeFamily{metricVllmKvCacheUsagePerc, metricVllmKvCacheUsagePercHelp, []string{"model_name"}}
+)

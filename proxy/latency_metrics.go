@@ -16,14 +16,14 @@ type latencyMetrics struct {
 
 func newLatencyMetrics(r registrar) latencyMetrics {
 	return latencyMetrics{
-		ttftLong:     r.mlxTimeToFirstTokenSeconds(),
-		e2eLong:      r.mlxRequestLatencySeconds(),
-		tpot:         r.mlxTimePerOutputTokenSeconds(),
-		itl:          r.mlxInterTokenLatencySeconds(),
-		promptTokens: r.mlxPromptTokens(),
-		genTokens:    r.mlxGenerationTokens(),
-		prefill:      r.mlxPrefillSeconds(),
-		decode:       r.mlxDecodeSeconds(),
+		ttftLong:     familyMlxTimeToFirstTokenSeconds.register(r),
+		e2eLong:      familyMlxRequestLatencySeconds.register(r),
+		tpot:         familyMlxTimePerOutputTokenSeconds.register(r),
+		itl:          familyMlxInterTokenLatencySeconds.register(r),
+		promptTokens: familyMlxPromptTokens.register(r),
+		genTokens:    familyMlxGenerationTokens.register(r),
+		prefill:      familyMlxPrefillSeconds.register(r),
+		decode:       familyMlxDecodeSeconds.register(r),
 	}
 }
 

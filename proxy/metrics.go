@@ -73,44 +73,44 @@ func newMetrics(cfg Config) *Metrics {
 	}
 	r := registrar{m.Registry}
 
-	m.requests = r.mlxRequestsTotal()
-	m.tokensPrompt = r.mlxTokensPromptTotal()
-	m.tokensComp = r.mlxTokensCompletionTotal()
-	m.ttft = r.mlxTtftSeconds()
-	m.generation = r.mlxGenerationSeconds()
-	m.tokenRate = r.mlxTokenRateTokensPerSecond()
-	m.queueWait = r.mlxQueueWaitSeconds()
-	m.admissionWait = r.mlxAdmissionWaitSeconds()
-	m.toolCalls = r.mlxToolCallsTotal()
-	m.finishReasons = r.mlxFinishReasonTotal()
-	m.temperature = r.mlxTemperature()
-	m.up = r.mlxUp().WithLabelValues()
-	m.inFlight = r.mlxInFlight()
-	m.refusals = r.mlxHttpRefusalsTotal()
-	m.panics = r.mlxProxyPanicsTotal()
+	m.requests = familyMlxRequestsTotal.register(r)
+	m.tokensPrompt = familyMlxTokensPromptTotal.register(r)
+	m.tokensComp = familyMlxTokensCompletionTotal.register(r)
+	m.ttft = familyMlxTtftSeconds.register(r)
+	m.generation = familyMlxGenerationSeconds.register(r)
+	m.tokenRate = familyMlxTokenRateTokensPerSecond.register(r)
+	m.queueWait = familyMlxQueueWaitSeconds.register(r)
+	m.admissionWait = familyMlxAdmissionWaitSeconds.register(r)
+	m.toolCalls = familyMlxToolCallsTotal.register(r)
+	m.finishReasons = familyMlxFinishReasonTotal.register(r)
+	m.temperature = familyMlxTemperature.register(r)
+	m.up = familyMlxUp.register(r).WithLabelValues()
+	m.inFlight = familyMlxInFlight.register(r)
+	m.refusals = familyMlxHttpRefusalsTotal.register(r)
+	m.panics = familyMlxProxyPanicsTotal.register(r)
 	for _, w := range labelValuesWhere {
 		m.panics.WithLabelValues(w)
 	}
-	m.cuts = r.mlxProxyBufferCutsTotal()
+	m.cuts = familyMlxProxyBufferCutsTotal.register(r)
 	for _, b := range labelValuesBuffer {
 		m.cuts.WithLabelValues(b)
 	}
-	m.stalls = r.mlxStreamStallsTotal()
+	m.stalls = familyMlxStreamStallsTotal.register(r)
 	for _, side := range labelValuesSide {
 		m.stalls.WithLabelValues(side)
 	}
-	m.errors = r.mlxErrorTotal()
-	m.contextMax = r.mlxContextLengthMaxTokens()
-	m.contextUsed = r.mlxContextUsedTokens()
-	m.contextUtil = r.mlxContextUtilization()
-	m.kvBytesPerToken = r.mlxKvBytesPerToken()
-	m.cachedTokens = r.mlxPromptCachedTokensTotal()
-	m.cacheRatio = r.mlxPromptCacheRatio()
-	m.modelInfo = r.mlxModelInfo()
-	m.modelArch = r.mlxModelArch()
-	m.spansDropped = r.mlxSpansDroppedTotal().WithLabelValues()
-	m.accessDropped = r.mlxAccessLogDroppedTotal().WithLabelValues()
-	m.liveDropped = r.mlxLiveRecordsDroppedTotal()
+	m.errors = familyMlxErrorTotal.register(r)
+	m.contextMax = familyMlxContextLengthMaxTokens.register(r)
+	m.contextUsed = familyMlxContextUsedTokens.register(r)
+	m.contextUtil = familyMlxContextUtilization.register(r)
+	m.kvBytesPerToken = familyMlxKvBytesPerToken.register(r)
+	m.cachedTokens = familyMlxPromptCachedTokensTotal.register(r)
+	m.cacheRatio = familyMlxPromptCacheRatio.register(r)
+	m.modelInfo = familyMlxModelInfo.register(r)
+	m.modelArch = familyMlxModelArch.register(r)
+	m.spansDropped = familyMlxSpansDroppedTotal.register(r).WithLabelValues()
+	m.accessDropped = familyMlxAccessLogDroppedTotal.register(r).WithLabelValues()
+	m.liveDropped = familyMlxLiveRecordsDroppedTotal.register(r)
 	for _, r := range labelValuesLiveReason {
 		m.liveDropped.WithLabelValues(r)
 	}
@@ -120,17 +120,17 @@ func newMetrics(cfg Config) *Metrics {
 	if hasCompat(cfg, CompatVLLM) {
 		m.vllm = newVLLMGauges(r, m.modelName)
 	}
-	m.clientRequests = r.mlxClientRequestsTotal()
-	m.clientTokens = r.mlxClientTokensTotal()
-	m.connsRefused = r.mlxProxyConnectionsRefusedTotal()
+	m.clientRequests = familyMlxClientRequestsTotal.register(r)
+	m.clientTokens = familyMlxClientTokensTotal.register(r)
+	m.connsRefused = familyMlxProxyConnectionsRefusedTotal.register(r)
 	for _, r := range labelValuesConnReason {
 		m.connsRefused.WithLabelValues(r)
 	}
-	m.userFeedback = r.mlxUserFeedbackTotal()
+	m.userFeedback = familyMlxUserFeedbackTotal.register(r)
 	for _, v := range []string{verdictUp, verdictDown} {
 		m.userFeedback.WithLabelValues(v)
 	}
-	m.feedbackDropped = r.mlxUserFeedbackDroppedTotal().WithLabelValues()
+	m.feedbackDropped = familyMlxUserFeedbackDroppedTotal.register(r).WithLabelValues()
 
 	// The configured model's counters exist from the start at 0, so that
 	// rate() and increase() see the first request and the first error.
@@ -158,11 +158,38 @@ func newMetrics(cfg Config) *Metrics {
 	return m
 }
 
-// registrar creates series in one registry. Its typed registrars, one per
-// family of metadata.yaml with its labels and buckets, are generated
-// (generated_metrics.go); counter, gauge and histogramOf are what they
-// call.
+// registrar creates series in one registry: a family of metadata.yaml
+// through its register method (the families are generated, with their
+// labels and buckets, in generated_metrics.go), or by name, help, labels.
 type registrar struct{ reg *prometheus.Registry }
+
+type (
+	counterFamily struct {
+		name, help string
+		labels     []string
+	}
+	gaugeFamily struct {
+		name, help string
+		labels     []string
+	}
+	histogramFamily struct {
+		name, help string
+		labels     []string
+		buckets    []float64
+	}
+)
+
+func (f counterFamily) register(r registrar) *prometheus.CounterVec {
+	return r.counter(f.name, f.help, f.labels...)
+}
+
+func (f gaugeFamily) register(r registrar) *prometheus.GaugeVec {
+	return r.gauge(f.name, f.help, f.labels...)
+}
+
+func (f histogramFamily) register(r registrar) *prometheus.HistogramVec {
+	return r.histogramOf(f.name, f.help, f.buckets, f.labels...)
+}
 
 func (r registrar) counter(name, help string, labels ...string) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, Unit: openMetricsUnit(name)}, labels)

@@ -160,15 +160,14 @@ metrics:
 	src, err := goSource(c, "p", "metadata.yaml", true)
 	require.NoError(t, err)
 	for _, want := range []string{
-		`import "github.com/prometheus/client_golang/prometheus"`,
 		`labelValuesRefusalStatus = []string{"400", "429"}`,
-		"func (r registrar) mlxASeconds() *prometheus.HistogramVec {\n\treturn r.histogramOf(metricMlxASeconds, metricMlxASecondsHelp, metricMlxASecondsBuckets, \"model\")\n}",
-		"func (r registrar) mlxBTotal() *prometheus.CounterVec {\n\treturn r.counter(metricMlxBTotal, metricMlxBTotalHelp, \"model\", \"status\")\n}",
-		"func (r registrar) mlxC() *prometheus.GaugeVec {\n\treturn r.gauge(metricMlxC, metricMlxCHelp)\n}",
+		`familyMlxASeconds = histogramFamily{metricMlxASeconds, metricMlxASecondsHelp, []string{"model"}, metricMlxASecondsBuckets}`,
+		`familyMlxBTotal   = counterFamily{metricMlxBTotal, metricMlxBTotalHelp, []string{"model", "status"}}`,
+		`familyMlxC        = gaugeFamily{metricMlxC, metricMlxCHelp, nil}`,
 	} {
 		assert.Contains(t, string(src), want)
 	}
 	plain, err := goSource(c, "p", "metadata.yaml", false)
 	require.NoError(t, err)
-	assert.NotContains(t, string(plain), "registrar", "only a package that asks for them")
+	assert.NotContains(t, string(plain), "Family{", "only a package that asks for them")
 }
