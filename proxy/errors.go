@@ -70,9 +70,7 @@ func unsupportedMediaType(message string) refusal {
 
 // bodyTooLarge: a body over its bound; the record's outcome says so.
 func bodyTooLarge(message string) refusal {
-	r := invalidRequest(http.StatusRequestEntityTooLarge, "request_too_large", "", message).closed()
-	r.outcome = OutcomeTooLarge
-	return r
+	return invalidRequest(http.StatusRequestEntityTooLarge, "request_too_large", "", message).closed().as(OutcomeTooLarge)
 }
 
 // bodyTimeout: a body that did not arrive in time.
@@ -87,9 +85,7 @@ func malformedBody(message string) refusal {
 
 // incompleteBody: a body cut short, a client gone while sending it.
 func incompleteBody(message string) refusal {
-	r := invalidRequest(http.StatusBadRequest, "incomplete_body", "", message).closed()
-	r.outcome = OutcomeClientGone
-	return r
+	return invalidRequest(http.StatusBadRequest, "incomplete_body", "", message).closed().as(OutcomeClientGone)
 }
 
 // unauthorized: a caller without a key, or with a wrong one (401, asking
@@ -141,6 +137,12 @@ func upstreamFailure(status int, outcome Outcome, code, message string) refusal 
 
 // ptr is r for a result that may be none (nil).
 func (r refusal) ptr() *refusal { return &r }
+
+// as is r giving the record another outcome than OutcomeRefused.
+func (r refusal) as(outcome Outcome) refusal {
+	r.outcome = outcome
+	return r
+}
 
 // closed is r as the connection's last answer.
 func (r refusal) closed() refusal {

@@ -87,18 +87,9 @@ func newMetrics(cfg Config) *Metrics {
 	m.up = familyMlxUp.register(r).WithLabelValues()
 	m.inFlight = familyMlxInFlight.register(r)
 	m.refusals = familyMlxHttpRefusalsTotal.register(r)
-	m.panics = familyMlxProxyPanicsTotal.register(r)
-	for _, w := range labelValuesWhere {
-		m.panics.WithLabelValues(w)
-	}
-	m.cuts = familyMlxProxyBufferCutsTotal.register(r)
-	for _, b := range labelValuesBuffer {
-		m.cuts.WithLabelValues(b)
-	}
-	m.stalls = familyMlxStreamStallsTotal.register(r)
-	for _, side := range labelValuesSide {
-		m.stalls.WithLabelValues(side)
-	}
+	m.panics = atZero(familyMlxProxyPanicsTotal.register(r), labelValuesWhere)
+	m.cuts = atZero(familyMlxProxyBufferCutsTotal.register(r), labelValuesBuffer)
+	m.stalls = atZero(familyMlxStreamStallsTotal.register(r), labelValuesSide)
 	m.errors = familyMlxErrorTotal.register(r)
 	m.contextMax = familyMlxContextLengthMaxTokens.register(r)
 	m.contextUsed = familyMlxContextUsedTokens.register(r)
@@ -110,10 +101,7 @@ func newMetrics(cfg Config) *Metrics {
 	m.modelArch = familyMlxModelArch.register(r)
 	m.spansDropped = familyMlxSpansDroppedTotal.register(r).WithLabelValues()
 	m.accessDropped = familyMlxAccessLogDroppedTotal.register(r).WithLabelValues()
-	m.liveDropped = familyMlxLiveRecordsDroppedTotal.register(r)
-	for _, r := range labelValuesLiveReason {
-		m.liveDropped.WithLabelValues(r)
-	}
+	m.liveDropped = atZero(familyMlxLiveRecordsDroppedTotal.register(r), labelValuesLiveReason)
 
 	m.latency = newLatencyMetrics(r)
 	m.genAI = newGenAIMetrics(r)
@@ -122,10 +110,7 @@ func newMetrics(cfg Config) *Metrics {
 	}
 	m.clientRequests = familyMlxClientRequestsTotal.register(r)
 	m.clientTokens = familyMlxClientTokensTotal.register(r)
-	m.connsRefused = familyMlxProxyConnectionsRefusedTotal.register(r)
-	for _, r := range labelValuesConnReason {
-		m.connsRefused.WithLabelValues(r)
-	}
+	m.connsRefused = atZero(familyMlxProxyConnectionsRefusedTotal.register(r), labelValuesConnReason)
 	m.userFeedback = familyMlxUserFeedbackTotal.register(r)
 	for _, v := range []string{verdictUp, verdictDown} {
 		m.userFeedback.WithLabelValues(v)
@@ -156,6 +141,15 @@ func newMetrics(cfg Config) *Metrics {
 		m.refusals.WithLabelValues(routeOtherLabel, status)
 	}
 	return m
+}
+
+// atZero creates v's series of each value (its one label), so that they
+// are served at 0 from the start and rate() sees the first event.
+func atZero(v *prometheus.CounterVec, values []string) *prometheus.CounterVec {
+	for _, x := range values {
+		v.WithLabelValues(x)
+	}
+	return v
 }
 
 // registrar creates series in one registry: a family of metadata.yaml
