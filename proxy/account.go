@@ -28,37 +28,6 @@ func (p *Proxy) logAccess(w http.ResponseWriter, r *http.Request, rec *Record, w
 	}
 }
 
-// refuse accounts for a completion the proxy answered itself, its status
-// already written: nothing went to the engine. A refusal changes nothing
-// but its own counters: mlx_http_refusals_total, and the caller's
-// mlx_client_requests_total once the caller is known. It is not a request
-// of the service: not in mlx_requests_total or mlx_error_total (which the
-// SLO rules read), not in a latency histogram or mlx_in_flight, and no
-// entry of the feedback index (there is no answer to judge), so a flood of
-// refusals neither dilutes the error ratio nor evicts real answers.
-//
-// A span is made only for a request that was admitted (its caller let in,
-// a request slot taken) and then refused for its body (415, 413, 408, 400,
-// the checks of allow.go): that caller got X-Mlx-Trace-Id and finds the
-// refusal, with its error, where it looks for its requests. A caller that
-// was not let in, or got 429, is given no trace id and makes no span: an
-// unauthenticated flood cannot fill the span queue, Jaeger or Opik.
-func (p *Proxy) refuse(rec *Record, status int) { p.refuseAs(rec, OutcomeRefused, status) }
-
-// refuseAs is refuse with another outcome than OutcomeRefused (a body too
-// large, a client gone while sending it), as the span tells it.
-func (p *Proxy) refuseAs(rec *Record, outcome Outcome, status int) {
-	rec.Outcome, rec.Status, rec.End = outcome, status, time.Now()
-	p.metrics.refused(rec.Route, status)
-	p.metrics.countClient(rec)
-	if rec.admitted && rec.traced {
-		if span := p.tracer.start(rec); span != nil {
-			rec.spanCtx = span.span.Context
-			span.finishLater()
-		}
-	}
-}
-
 func (p *Proxy) begin(rec *Record) {
 	p.active.Add(1)
 	// Indexed now, as its ids are known: the client may give feedback the

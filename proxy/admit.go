@@ -14,35 +14,20 @@ import (
 // admitCaller answers a preflight, and refuses a caller the access
 // settings do not let in (caller.go).
 func (p *Proxy) admitCaller(w http.ResponseWriter, r *http.Request, rec *Record) (caller, bool) {
-	if d := p.callers.checkOrigin(r); d != nil {
-		p.deny(w, r, rec, d)
+	if ref := p.callers.checkOrigin(r); ref != nil {
+		p.refuse(w, r, rec, *ref)
 		return caller{}, false
 	}
 	if r.Method == http.MethodOptions {
 		p.callers.preflight(w, r)
 		return caller{}, false
 	}
-	who, d := p.callers.admit(r)
-	if d != nil {
-		p.deny(w, r, rec, d)
+	who, ref := p.callers.admit(r)
+	if ref != nil {
+		p.refuse(w, r, rec, *ref)
 		return caller{}, false
 	}
 	return who, true
-}
-
-func (p *Proxy) deny(w http.ResponseWriter, r *http.Request, rec *Record, d *denial) {
-	lastAnswer(w, r)
-	d.write(w)
-	p.refused(rec, d.status)
-}
-
-// refused counts a refusal before the body was read, of any route.
-func (p *Proxy) refused(rec *Record, status int) {
-	if rec != nil {
-		p.refuse(rec, status)
-		return
-	}
-	p.metrics.refusedOther(status)
 }
 
 // admitRequest takes a request slot, from before the body is read, so
@@ -64,13 +49,10 @@ func (p *Proxy) admitRequest(w http.ResponseWriter, r *http.Request, rec *Record
 		return func() { p.slots.give(client); p.admitted.Add(-1) }, true
 	}
 	p.admitted.Add(-1)
-	lastAnswer(w, r)
-	w.Header().Set("Retry-After", "1")
-	writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "too_many_requests", msg)
 	if rec != nil {
 		rec.Client = who.client
 	}
-	p.refused(rec, http.StatusTooManyRequests)
+	p.refuse(w, r, rec, tooManyRequests(msg))
 	return nil, false
 }
 

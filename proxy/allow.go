@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
@@ -74,18 +73,6 @@ func newAllowlist(c Config) allowlist {
 	return a
 }
 
-// refusal is the proxy's own answer to a request it does not pass on.
-type refusal struct {
-	status           int
-	typ, code, param string
-	message          string
-}
-
-func badRequest(code, param, format string, args ...any) (refusal, bool) {
-	return refusal{status: http.StatusBadRequest, typ: "invalid_request_error", code: code, param: param,
-		message: fmt.Sprintf(format, args...)}, true
-}
-
 // check returns the refusal of a request (by its parsed body), if any.
 func (a allowlist) check(pb parsedBody) (refusal, bool) {
 	f := pb.fields
@@ -144,8 +131,7 @@ func (a allowlist) checkModel(raw json.RawMessage) (refusal, bool) {
 		return badRequest("invalid_type", "model", "`model` must be a string.")
 	}
 	if model == "" || (!a.any && !a.models[model]) {
-		return refusal{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", param: "model",
-			message: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", truncateLabel(model))}, true
+		return modelNotFound(fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", truncateLabel(model))), true
 	}
 	return refusal{}, false
 }
@@ -243,11 +229,6 @@ func truncateLabel(s string) string {
 		return s[:maxLabelLen] + "…"
 	}
 	return s
-}
-
-// write sends the refusal in OpenAI's error shape, param included.
-func (r refusal) write(w http.ResponseWriter) {
-	writeErrorParam(w, r.status, r.typ, r.code, r.param, r.message)
 }
 
 // oneModelName returns the body the engine gets (the client's body and

@@ -79,42 +79,24 @@ func newCallers(cfg Access) *callers {
 	return c
 }
 
-// denial is a request the front door refuses before reading its body.
-type denial struct {
-	status       int
-	typ, code    string
-	message      string
-	authenticate bool // 401: ask for a bearer token
-}
-
-// write sends the denial in OpenAI's error shape.
-func (d *denial) write(w http.ResponseWriter) {
-	if d.authenticate {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="mlx-otelcol"`)
-	}
-	writeError(w, d.status, d.typ, d.code, d.message)
-}
-
 // checkOrigin refuses a browser request from a page whose origin is not
 // allowed (preflights included).
-func (c *callers) checkOrigin(r *http.Request) *denial {
+func (c *callers) checkOrigin(r *http.Request) *refusal {
 	if origin := r.Header.Get("Origin"); origin != "" && !c.originAllowed(origin) {
-		return &denial{status: http.StatusForbidden, typ: "invalid_request_error", code: "origin_not_allowed",
-			message: "this server does not accept requests from the web page's origin (see allowed_origins)"}
+		return forbidden("origin_not_allowed", "this server does not accept requests from the web page's origin (see allowed_origins)").ptr()
 	}
 	return nil
 }
 
 // admit identifies the caller of r, or says why it is refused.
-func (c *callers) admit(r *http.Request) (caller, *denial) {
+func (c *callers) admit(r *http.Request) (caller, *refusal) {
 	// Without keys a token means nothing: OpenAI clients send one whatever
 	// the server (lm-studio, ollama, sk-no-key-required).
 	if token, ok := bearer(r); ok && len(c.keys) > 0 {
 		if name, found := c.match(token); found {
 			return caller{client: name}, nil
 		}
-		return caller{}, &denial{status: http.StatusUnauthorized, typ: "invalid_request_error", code: "invalid_api_key",
-			message: "Incorrect API key provided.", authenticate: true}
+		return caller{}, unauthorized("invalid_api_key", "Incorrect API key provided.").ptr()
 	}
 	loopback := isLoopback(r.RemoteAddr)
 	var keyless string // the client label of a caller let in without a key
@@ -128,16 +110,13 @@ func (c *callers) admit(r *http.Request) (caller, *denial) {
 	case keyless != "" && !c.hostAllowed(r.Host):
 		// A page whose name was rebound to this machine (loopback or its
 		// LAN address) sends its own name.
-		return caller{}, &denial{status: http.StatusForbidden, typ: "invalid_request_error", code: "host_not_allowed",
-			message: "the Host header does not name this machine (see allowed_hosts)"}
+		return caller{}, forbidden("host_not_allowed", "the Host header does not name this machine (see allowed_hosts)").ptr()
 	case keyless != "":
 		return caller{client: keyless}, nil
 	case len(c.keys) > 0:
-		return caller{}, &denial{status: http.StatusUnauthorized, typ: "invalid_request_error", code: "missing_api_key",
-			message: "You didn't provide an API key. Send it as Authorization: Bearer <key>.", authenticate: true}
+		return caller{}, unauthorized("missing_api_key", "You didn't provide an API key. Send it as Authorization: Bearer <key>.").ptr()
 	default:
-		return caller{}, &denial{status: http.StatusForbidden, typ: "invalid_request_error", code: "remote_not_allowed",
-			message: "this server answers clients on its own machine only; its operator can set API keys (MLX_API_KEYS) or allow_unauthenticated_remote"}
+		return caller{}, forbidden("remote_not_allowed", "this server answers clients on its own machine only; its operator can set API keys (MLX_API_KEYS) or allow_unauthenticated_remote").ptr()
 	}
 }
 

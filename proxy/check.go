@@ -15,11 +15,10 @@ import (
 // does not allow (allow.go), what mlx_lm's own validation would drop the
 // connection on or its generation thread die of (params.go), and a prompt
 // that cannot fit the context (context_check.go).
-func (p *Proxy) checkCompletion(w http.ResponseWriter, rec *Record, body []byte) (parsedBody, bool) {
+func (p *Proxy) checkCompletion(w http.ResponseWriter, r *http.Request, rec *Record, body []byte) (parsedBody, bool) {
 	pb, err := parseBody(body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", err.Error())
-		p.refuse(rec, http.StatusBadRequest)
+		p.refuse(w, r, rec, invalidJSON(err))
 		return parsedBody{}, false
 	}
 	p.parseRequest(rec, pb.fields)
@@ -31,8 +30,7 @@ func (p *Proxy) checkCompletion(w http.ResponseWriter, rec *Record, body []byte)
 		func() (refusal, bool) { return checkContext(pb.fields, len(body), lim) },
 	} {
 		if ref, refused := check(); refused {
-			ref.write(w)
-			p.refuse(rec, ref.status)
+			p.refuse(w, r, rec, ref)
 			return parsedBody{}, false
 		}
 	}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"unicode"
 
@@ -93,9 +92,8 @@ func checkContext(f map[string]json.RawMessage, bodyLen int, m modelLimits) (ref
 	}
 	param, texts := promptTexts(f)
 	if n := m.prompt.tokensAtLeast(texts); n > m.context {
-		return refusal{status: 400, typ: "invalid_request_error", code: "context_length_exceeded", param: param,
-			message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your %s resulted in at least %d tokens. Please reduce the length of the %s.",
-				m.context, param, n, param)}, true
+		return badRequest("context_length_exceeded", param, "This model's maximum context length is %d tokens. However, your %s resulted in at least %d tokens. Please reduce the length of the %s.",
+			m.context, param, n, param)
 	}
 	return refusal{}, false
 }

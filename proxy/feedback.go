@@ -148,54 +148,49 @@ type feedbackBody struct {
 // serveFeedback answers POST /v1/feedback.
 func (p *Proxy) serveFeedback(w http.ResponseWriter, r *http.Request, who caller) {
 	if r.Method != http.MethodPost {
-		lastAnswer(w, r)
-		w.Header().Set("Allow", "POST, OPTIONS")
-		p.feedbackRefused(w, http.StatusMethodNotAllowed, "method_not_allowed", "", r.Method+" is not allowed on "+FeedbackPath)
+		p.refuse(w, r, nil, methodNotAllowed("POST, OPTIONS", r.Method+" is not allowed on "+FeedbackPath).closed())
 		return
 	}
 	f := p.feedback
 	if !f.outbox.attached() {
-		lastAnswer(w, r)
-		p.feedbackRefused(w, http.StatusServiceUnavailable, "feedback_not_collected", "",
-			"feedback is not collected here: no pipeline takes it (the mlx_proxy receiver with records: feedback)")
+		p.refuse(w, r, nil, invalidRequest(http.StatusServiceUnavailable, "feedback_not_collected", "",
+			"feedback is not collected here: no pipeline takes it (the mlx_proxy receiver with records: feedback)").closed())
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONContent(ct) {
-		lastAnswer(w, r)
-		p.feedbackRefused(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "", "the body must be JSON (Content-Type: application/json)")
+		p.refuse(w, r, nil, unsupportedMediaType("the body must be JSON (Content-Type: application/json)"))
 		return
 	}
 	var buf bytes.Buffer
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxFeedbackBody))
 	clearDeadline(w) // set on arrival (bodyDeadline)
 	if err != nil {
-		lastAnswer(w, r)
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			p.feedbackRefused(w, http.StatusRequestEntityTooLarge, "request_too_large", "", fmt.Sprintf("the body is larger than %d bytes", maxFeedbackBody))
+			p.refuse(w, r, nil, bodyTooLarge(fmt.Sprintf("the body is larger than %d bytes", maxFeedbackBody)))
 			return
 		}
-		p.feedbackRefused(w, http.StatusBadRequest, "invalid_body", "", "the body could not be read")
+		p.refuse(w, r, nil, invalidRequest(http.StatusBadRequest, "invalid_body", "", "the body could not be read").closed())
 		return
 	}
 	fb, target, score, label, msg := f.parse(buf.Bytes())
 	if msg != nil {
-		p.feedbackRefused(w, http.StatusBadRequest, msg.code, msg.param, msg.text)
+		p.refuse(w, r, nil, invalidRequest(http.StatusBadRequest, msg.code, msg.param, msg.text))
 		return
 	}
 	t, outcome := f.index.vote(target, label, score)
 	switch outcome {
 	case voteUnknown:
-		p.feedbackRefused(w, http.StatusNotFound, "trace_not_found", "",
-			"no recent traced answer has this id: feedback names X-Mlx-Trace-Id (with X-Mlx-Span-Id), or the answer's id, of one of the latest feedback.max_traces traced requests")
+		p.refuse(w, r, nil, invalidRequest(http.StatusNotFound, "trace_not_found", "",
+			"no recent traced answer has this id: feedback names X-Mlx-Trace-Id (with X-Mlx-Span-Id), or the answer's id, of one of the latest feedback.max_traces traced requests"))
 		return
 	case voteAmbiguous:
-		p.feedbackRefused(w, http.StatusConflict, "ambiguous_trace", "span_id",
-			"this trace id names more than one recent answer (the turns of one client trace): send span_id (X-Mlx-Span-Id) or response_id as well")
+		p.refuse(w, r, nil, invalidRequest(http.StatusConflict, "ambiguous_trace", "span_id",
+			"this trace id names more than one recent answer (the turns of one client trace): send span_id (X-Mlx-Span-Id) or response_id as well"))
 		return
 	case voteConflict:
-		p.feedbackRefused(w, http.StatusConflict, "feedback_exists", "score",
-			fmt.Sprintf("this answer already has feedback (%s, %g); feedback is given once per answer", t.verdict, t.score))
+		p.refuse(w, r, nil, invalidRequest(http.StatusConflict, "feedback_exists", "score",
+			fmt.Sprintf("this answer already has feedback (%s, %g); feedback is given once per answer", t.verdict, t.score)))
 		return
 	case voteRecorded:
 		rec := &FeedbackRecord{Time: time.Now(), TraceID: t.traceID, SpanID: t.spanID,
@@ -209,10 +204,8 @@ func (p *Proxy) serveFeedback(w http.ResponseWriter, r *http.Request, who caller
 			// Dropped (counted in mlx_user_feedback_dropped_total): the
 			// answer keeps no verdict, so the client's retry is recorded.
 			f.index.unvote(t.key(), label, score)
-			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, "server_error", "feedback_dropped",
-				"the feedback was not recorded: the pipeline that takes it is behind (feedback.queue_size) or stopping; retry shortly")
-			p.metrics.refusedOther(http.StatusServiceUnavailable)
+			p.refuse(w, r, nil, unavailable("feedback_dropped",
+				"the feedback was not recorded: the pipeline that takes it is behind (feedback.queue_size) or stopping; retry shortly"))
 			return
 		}
 		f.counted.WithLabelValues(label).Inc()
@@ -316,11 +309,4 @@ func verdictOf(raw json.RawMessage) (score float64, label string, ok bool) {
 		return v, "mid", true
 	}
 	return v, "high", true
-}
-
-// feedbackRefused answers a feedback request with an error in OpenAI's
-// shape, counted as a refusal of another route.
-func (p *Proxy) feedbackRefused(w http.ResponseWriter, status int, code, param, message string) {
-	writeErrorParam(w, status, "invalid_request_error", code, param, message)
-	p.metrics.refusedOther(status)
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"slices"
 	"sync"
 	"unicode/utf8"
 )
@@ -74,25 +75,20 @@ func (s *labelSet) value(v string) string {
 	return v
 }
 
-// finishReasons are the finish_reason values that keep their name; any
-// other becomes "other". mlx_lm sends stop, length and tool_calls; the
-// rest are OpenAI's.
-var finishReasons = map[string]bool{
-	"stop": true, "length": true, "tool_calls": true, "content_filter": true, "function_call": true,
-}
-
+// finishReasonLabel keeps a finish_reason that metadata.yaml's reason
+// enum names (labelValuesReason); any other becomes "other". mlx_lm sends
+// stop, length and tool_calls; the rest are OpenAI's.
 func finishReasonLabel(r string) string {
-	if finishReasons[r] {
+	if slices.Contains(labelValuesReason, r) {
 		return r
 	}
 	return otherLabel
 }
 
-// toolTypes are the tool call types that keep their name.
-var toolTypes = map[string]bool{"function": true, "custom": true}
-
+// toolTypeLabel keeps a tool call type that the type enum names
+// (labelValuesType).
 func toolTypeLabel(t string) string {
-	if toolTypes[t] {
+	if slices.Contains(labelValuesType, t) {
 		return t
 	}
 	if t == "" {

@@ -16,14 +16,14 @@ type latencyMetrics struct {
 
 func newLatencyMetrics(r registrar) latencyMetrics {
 	return latencyMetrics{
-		ttftLong:     r.requestHistogram(metricMlxTimeToFirstTokenSeconds, metricMlxTimeToFirstTokenSecondsHelp, metricMlxTimeToFirstTokenSecondsBuckets),
-		e2eLong:      r.requestHistogram(metricMlxRequestLatencySeconds, metricMlxRequestLatencySecondsHelp, metricMlxRequestLatencySecondsBuckets),
-		tpot:         r.requestHistogram(metricMlxTimePerOutputTokenSeconds, metricMlxTimePerOutputTokenSecondsHelp, metricMlxTimePerOutputTokenSecondsBuckets),
-		itl:          r.requestHistogram(metricMlxInterTokenLatencySeconds, metricMlxInterTokenLatencySecondsHelp, metricMlxInterTokenLatencySecondsBuckets),
-		promptTokens: r.requestHistogram(metricMlxPromptTokens, metricMlxPromptTokensHelp, metricMlxPromptTokensBuckets),
-		genTokens:    r.requestHistogram(metricMlxGenerationTokens, metricMlxGenerationTokensHelp, metricMlxGenerationTokensBuckets),
-		prefill:      r.requestHistogram(metricMlxPrefillSeconds, metricMlxPrefillSecondsHelp, metricMlxPrefillSecondsBuckets),
-		decode:       r.requestHistogram(metricMlxDecodeSeconds, metricMlxDecodeSecondsHelp, metricMlxDecodeSecondsBuckets),
+		ttftLong:     familyMlxTimeToFirstTokenSeconds.register(r),
+		e2eLong:      familyMlxRequestLatencySeconds.register(r),
+		tpot:         familyMlxTimePerOutputTokenSeconds.register(r),
+		itl:          familyMlxInterTokenLatencySeconds.register(r),
+		promptTokens: familyMlxPromptTokens.register(r),
+		genTokens:    familyMlxGenerationTokens.register(r),
+		prefill:      familyMlxPrefillSeconds.register(r),
+		decode:       familyMlxDecodeSeconds.register(r),
 	}
 }
 

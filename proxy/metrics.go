@@ -11,16 +11,6 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/internal/modelconfig"
 )
 
-// Histogram buckets of the original mlx_metrics_proxy.py: dashboards and
-// alert rules read these le values. They are metadata.yaml's
-// (generated_metrics.go).
-var (
-	ttftBuckets       = metricMlxTtftSecondsBuckets
-	generationBuckets = metricMlxGenerationSecondsBuckets
-	tokenRateBuckets  = metricMlxTokenRateTokensPerSecondBuckets
-	queueWaitBuckets  = metricMlxQueueWaitSecondsBuckets
-)
-
 // Metrics are the proxy's series, in a registry of its own (no Go runtime
 // or process collectors: those belong to the collector's own telemetry).
 // Names, types, labels and buckets are those of the original proxy.
@@ -82,78 +72,62 @@ func newMetrics(cfg Config) *Metrics {
 		maxCtx:    map[string]int{},
 	}
 	r := registrar{m.Registry}
-	counter, gauge, histogram := r.counter, r.gauge, r.requestHistogram
 
-	m.requests = counter(metricMlxRequestsTotal, metricMlxRequestsTotalHelp, "model", "streaming", "kind", "origin")
-	m.tokensPrompt = counter(metricMlxTokensPromptTotal, metricMlxTokensPromptTotalHelp, "model", "kind", "origin")
-	m.tokensComp = counter(metricMlxTokensCompletionTotal, metricMlxTokensCompletionTotalHelp, "model", "kind", "origin")
-	m.ttft = histogram(metricMlxTtftSeconds, metricMlxTtftSecondsHelp, ttftBuckets)
-	m.generation = histogram(metricMlxGenerationSeconds, metricMlxGenerationSecondsHelp, generationBuckets)
-	m.tokenRate = histogram(metricMlxTokenRateTokensPerSecond, metricMlxTokenRateTokensPerSecondHelp, tokenRateBuckets)
-	m.queueWait = histogram(metricMlxQueueWaitSeconds, metricMlxQueueWaitSecondsHelp, queueWaitBuckets)
-	m.admissionWait = histogram(metricMlxAdmissionWaitSeconds, metricMlxAdmissionWaitSecondsHelp, metricMlxAdmissionWaitSecondsBuckets)
-	m.toolCalls = counter(metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, "model", "kind", "tool", "type", "origin")
-	m.finishReasons = counter(metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, "model", "reason", "kind", "origin")
-	m.temperature = gauge(metricMlxTemperature, metricMlxTemperatureHelp, "model", "kind")
-	m.up = gauge(metricMlxUp, metricMlxUpHelp).WithLabelValues()
-	m.inFlight = gauge(metricMlxInFlight, metricMlxInFlightHelp, "model")
-	m.refusals = counter(metricMlxHttpRefusalsTotal, metricMlxHttpRefusalsTotalHelp, "route", "status")
-	m.panics = counter(metricMlxProxyPanicsTotal, metricMlxProxyPanicsTotalHelp, "where")
-	for _, w := range panicPlaces {
-		m.panics.WithLabelValues(w)
-	}
-	m.cuts = counter(metricMlxProxyBufferCutsTotal, metricMlxProxyBufferCutsTotalHelp, "buffer")
-	for _, b := range []string{cutSSEEvent, cutToolArguments, cutText} {
-		m.cuts.WithLabelValues(b)
-	}
-	m.stalls = counter(metricMlxStreamStallsTotal, metricMlxStreamStallsTotalHelp, "side")
-	for _, side := range []string{stallEngine, stallClient} {
-		m.stalls.WithLabelValues(side)
-	}
-	m.errors = counter(metricMlxErrorTotal, metricMlxErrorTotalHelp, "model", "status", "kind", "origin")
-	m.contextMax = gauge(metricMlxContextLengthMaxTokens, metricMlxContextLengthMaxTokensHelp, "model")
-	m.contextUsed = gauge(metricMlxContextUsedTokens, metricMlxContextUsedTokensHelp, "model")
-	m.contextUtil = gauge(metricMlxContextUtilization, metricMlxContextUtilizationHelp, "model")
-	m.kvBytesPerToken = gauge(metricMlxKvBytesPerToken, metricMlxKvBytesPerTokenHelp, "model")
-	m.cachedTokens = counter(metricMlxPromptCachedTokensTotal, metricMlxPromptCachedTokensTotalHelp, "model", "kind", "origin")
-	m.cacheRatio = gauge(metricMlxPromptCacheRatio, metricMlxPromptCacheRatioHelp, "model")
-	m.modelInfo = gauge(metricMlxModelInfo, metricMlxModelInfoHelp, "model", "attr")
-	m.modelArch = gauge(metricMlxModelArch, metricMlxModelArchHelp, "model", "arch", "dtype")
-	m.spansDropped = counter(metricMlxSpansDroppedTotal, metricMlxSpansDroppedTotalHelp).WithLabelValues()
-	m.accessDropped = counter(metricMlxAccessLogDroppedTotal, metricMlxAccessLogDroppedTotalHelp).WithLabelValues()
-	m.liveDropped = counter(metricMlxLiveRecordsDroppedTotal, metricMlxLiveRecordsDroppedTotalHelp, "reason")
-	for _, r := range []string{dropQueueFull, dropNoPipeline, dropRefused, dropExportFailed} {
-		m.liveDropped.WithLabelValues(r)
-	}
+	m.requests = familyMlxRequestsTotal.register(r)
+	m.tokensPrompt = familyMlxTokensPromptTotal.register(r)
+	m.tokensComp = familyMlxTokensCompletionTotal.register(r)
+	m.ttft = familyMlxTtftSeconds.register(r)
+	m.generation = familyMlxGenerationSeconds.register(r)
+	m.tokenRate = familyMlxTokenRateTokensPerSecond.register(r)
+	m.queueWait = familyMlxQueueWaitSeconds.register(r)
+	m.admissionWait = familyMlxAdmissionWaitSeconds.register(r)
+	m.toolCalls = familyMlxToolCallsTotal.register(r)
+	m.finishReasons = familyMlxFinishReasonTotal.register(r)
+	m.temperature = familyMlxTemperature.register(r)
+	m.up = familyMlxUp.register(r).WithLabelValues()
+	m.inFlight = familyMlxInFlight.register(r)
+	m.refusals = familyMlxHttpRefusalsTotal.register(r)
+	m.panics = atZero(familyMlxProxyPanicsTotal.register(r), labelValuesWhere)
+	m.cuts = atZero(familyMlxProxyBufferCutsTotal.register(r), labelValuesBuffer)
+	m.stalls = atZero(familyMlxStreamStallsTotal.register(r), labelValuesSide)
+	m.errors = familyMlxErrorTotal.register(r)
+	m.contextMax = familyMlxContextLengthMaxTokens.register(r)
+	m.contextUsed = familyMlxContextUsedTokens.register(r)
+	m.contextUtil = familyMlxContextUtilization.register(r)
+	m.kvBytesPerToken = familyMlxKvBytesPerToken.register(r)
+	m.cachedTokens = familyMlxPromptCachedTokensTotal.register(r)
+	m.cacheRatio = familyMlxPromptCacheRatio.register(r)
+	m.modelInfo = familyMlxModelInfo.register(r)
+	m.modelArch = familyMlxModelArch.register(r)
+	m.spansDropped = familyMlxSpansDroppedTotal.register(r).WithLabelValues()
+	m.accessDropped = familyMlxAccessLogDroppedTotal.register(r).WithLabelValues()
+	m.liveDropped = atZero(familyMlxLiveRecordsDroppedTotal.register(r), labelValuesLiveReason)
 
 	m.latency = newLatencyMetrics(r)
 	m.genAI = newGenAIMetrics(r)
 	if hasCompat(cfg, CompatVLLM) {
 		m.vllm = newVLLMGauges(r, m.modelName)
 	}
-	m.clientRequests = counter(metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, "client", "status")
-	m.clientTokens = counter(metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, "client", "type")
-	m.connsRefused = counter(metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, "reason")
-	for _, r := range []string{connRefusedTotal, connRefusedPerClient} {
-		m.connsRefused.WithLabelValues(r)
-	}
-	m.userFeedback = counter(metricMlxUserFeedbackTotal, metricMlxUserFeedbackTotalHelp, "value")
+	m.clientRequests = familyMlxClientRequestsTotal.register(r)
+	m.clientTokens = familyMlxClientTokensTotal.register(r)
+	m.connsRefused = atZero(familyMlxProxyConnectionsRefusedTotal.register(r), labelValuesConnReason)
+	m.userFeedback = familyMlxUserFeedbackTotal.register(r)
 	for _, v := range []string{verdictUp, verdictDown} {
 		m.userFeedback.WithLabelValues(v)
 	}
-	m.feedbackDropped = counter(metricMlxUserFeedbackDroppedTotal, metricMlxUserFeedbackDroppedTotalHelp).WithLabelValues()
+	m.feedbackDropped = familyMlxUserFeedbackDroppedTotal.register(r).WithLabelValues()
 
 	// The configured model's counters exist from the start at 0, so that
 	// rate() and increase() see the first request and the first error.
 	model := m.modelName
-	for _, kind := range []string{KindChat, KindReasoning} {
-		for _, streaming := range []string{"true", "false"} {
+	for _, kind := range labelValuesKind {
+		for _, streaming := range labelValuesStreaming {
 			m.requests.WithLabelValues(model, streaming, kind, OriginUser)
 		}
 		m.tokensPrompt.WithLabelValues(model, kind, OriginUser)
 		m.tokensComp.WithLabelValues(model, kind, OriginUser)
 		m.cachedTokens.WithLabelValues(model, kind, OriginUser)
-		for _, class := range []string{"4xx", "5xx"} {
+		for _, class := range labelValuesStatus {
 			m.errors.WithLabelValues(model, class, kind, OriginUser)
 		}
 	}
@@ -169,10 +143,47 @@ func newMetrics(cfg Config) *Metrics {
 	return m
 }
 
-// registrar creates series in one registry. The histograms of requests
-// have the labels model and origin; the quality histograms (users' scored
-// answers only) have model alone.
+// atZero creates v's series of each value (its one label), so that they
+// are served at 0 from the start and rate() sees the first event.
+func atZero(v *prometheus.CounterVec, values []string) *prometheus.CounterVec {
+	for _, x := range values {
+		v.WithLabelValues(x)
+	}
+	return v
+}
+
+// registrar creates series in one registry: a family of metadata.yaml
+// through its register method (the families are generated, with their
+// labels and buckets, in generated_metrics.go), or by name, help, labels.
 type registrar struct{ reg *prometheus.Registry }
+
+type (
+	counterFamily struct {
+		name, help string
+		labels     []string
+	}
+	gaugeFamily struct {
+		name, help string
+		labels     []string
+	}
+	histogramFamily struct {
+		name, help string
+		labels     []string
+		buckets    []float64
+	}
+)
+
+func (f counterFamily) register(r registrar) *prometheus.CounterVec {
+	return r.counter(f.name, f.help, f.labels...)
+}
+
+func (f gaugeFamily) register(r registrar) *prometheus.GaugeVec {
+	return r.gauge(f.name, f.help, f.labels...)
+}
+
+func (f histogramFamily) register(r registrar) *prometheus.HistogramVec {
+	return r.histogramOf(f.name, f.help, f.buckets, f.labels...)
+}
 
 func (r registrar) counter(name, help string, labels ...string) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, Unit: openMetricsUnit(name)}, labels)
@@ -184,15 +195,6 @@ func (r registrar) gauge(name, help string, labels ...string) *prometheus.GaugeV
 	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help, Unit: openMetricsUnit(name)}, labels)
 	r.reg.MustRegister(v)
 	return v
-}
-
-func (r registrar) histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
-	return r.histogramOf(name, help, buckets, "model")
-}
-
-// requestHistogram is a histogram of requests, by model and origin.
-func (r registrar) requestHistogram(name, help string, buckets []float64) *prometheus.HistogramVec {
-	return r.histogramOf(name, help, buckets, "model", "origin")
 }
 
 func (r registrar) histogramOf(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
@@ -255,19 +257,18 @@ func (m *Metrics) countCuts(rec *Record) {
 // routeLabels name the completion routes in mlx_http_refusals_total.
 var routeLabels = map[Route]string{RouteChat: "chat_completions", RouteText: "completions"}
 
-// refused counts a request the proxy answered itself.
-func (m *Metrics) refused(route Route, status int) {
-	m.refusals.WithLabelValues(routeLabels[route], strconv.Itoa(status)).Inc()
-}
-
 // routeOtherLabel names every route but the completions in
 // mlx_http_refusals_total.
 const routeOtherLabel = "other"
 
-// refusedOther counts a request on another route that the proxy answered
-// itself (a caller refused, an unknown path, too many in progress).
-func (m *Metrics) refusedOther(status int) {
-	m.refusals.WithLabelValues(routeOtherLabel, strconv.Itoa(status)).Inc()
+// refused counts a request the proxy answered itself, by its route
+// (RouteOther: any route but the completions).
+func (m *Metrics) refused(route Route, status int) {
+	label, ok := routeLabels[route]
+	if !ok {
+		label = routeOtherLabel
+	}
+	m.refusals.WithLabelValues(label, strconv.Itoa(status)).Inc()
 }
 
 // setModelFacts publishes what config.json says about the model.

@@ -249,12 +249,12 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	wantSeries(t, sc, "mlx_temperature", []string{"model", "kind"}, func(l []string) float64 { return temps[key{l[0], l[1]}] })
 
 	// Histograms: how many requests each observed, in the original buckets.
-	wantHistogram(t, sc, "mlx_ttft_seconds", ttftBuckets, ttft)
-	wantHistogram(t, sc, "mlx_generation_seconds", generationBuckets, gen)
+	wantHistogram(t, sc, "mlx_ttft_seconds", metricMlxTtftSecondsBuckets, ttft)
+	wantHistogram(t, sc, "mlx_generation_seconds", metricMlxGenerationSecondsBuckets, gen)
 	// The long-bucket twins count the same requests.
 	wantHistogram(t, sc, "mlx_request_latency_seconds", metricMlxRequestLatencySecondsBuckets, gen)
 	wantHistogram(t, sc, "mlx_time_to_first_token_seconds", metricMlxTimeToFirstTokenSecondsBuckets, ttft)
-	wantHistogram(t, sc, "mlx_token_rate_tokens_per_second", tokenRateBuckets, rates)
+	wantHistogram(t, sc, "mlx_token_rate_tokens_per_second", metricMlxTokenRateTokensPerSecondBuckets, rates)
 	assert.Equal(t, 1.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "404"))
 	assert.Equal(t, 1.0, value(t, sc, "mlx_http_refusals_total", "route", "chat_completions", "status", "400"))
 	// Queue wait: every request passed on, under its model's label.
@@ -263,10 +263,10 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 		gotQueued[labelValue(m, "model")] = int(m.GetHistogram().GetSampleCount())
 	}
 	assert.Equal(t, queued, gotQueued, "mlx_queue_wait_seconds by model")
-	wantHistogram(t, sc, "mlx_admission_wait_seconds", queueWaitBuckets, admitted)
-	wantHistogram(t, sc, "mlx_hallucination_risk_histogram", riskBuckets, gen)
-	wantHistogram(t, sc, "mlx_output_perplexity_histogram", perplexityBuckets, 3)
-	wantHistogram(t, sc, "mlx_token_entropy_histogram", entropyBuckets, 3)
+	wantHistogram(t, sc, "mlx_admission_wait_seconds", metricMlxQueueWaitSecondsBuckets, admitted)
+	wantHistogram(t, sc, "mlx_hallucination_risk_histogram", metricMlxHallucinationRiskHistogramBuckets, gen)
+	wantHistogram(t, sc, "mlx_output_perplexity_histogram", metricMlxOutputPerplexityHistogramBuckets, 3)
+	wantHistogram(t, sc, "mlx_token_entropy_histogram", metricMlxTokenEntropyHistogramBuckets, 3)
 	wantSeries(t, sc, "mlx_confidence_scored_total", []string{"model", "source"}, func(l []string) float64 {
 		if l[1] == SourceInjected {
 			return 3

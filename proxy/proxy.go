@@ -223,7 +223,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	pb, ok := p.checkCompletion(w, rec, body)
+	pb, ok := p.checkCompletion(w, r, rec, body)
 	if !ok {
 		return
 	}

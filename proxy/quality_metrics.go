@@ -7,16 +7,6 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 )
 
-// Buckets of the original proxy's quality histograms, metadata.yaml's
-// (generated_metrics.go).
-var (
-	perplexityBuckets = metricMlxOutputPerplexityHistogramBuckets
-	entropyBuckets    = metricMlxTokenEntropyHistogramBuckets
-	// "0.05 0.1 ... 0.9 1.0": read as steps of 0.1 after 0.1, since a step
-	// of 0.05 would have ended "0.95 1.0".
-	riskBuckets = metricMlxHallucinationRiskHistogramBuckets
-)
-
 // qualityMetrics are the series of the confidence and heuristics scoring,
 // in the proxy's registry.
 type qualityMetrics struct {
@@ -44,33 +34,31 @@ type qualityMetrics struct {
 
 func newQualityMetrics(reg *prometheus.Registry, model string) *qualityMetrics {
 	r := registrar{reg}
-	counter, gauge, histogram := r.counter, r.gauge, r.histogram
 	q := &qualityMetrics{
-		perplexity:     gauge(metricMlxOutputPerplexity, metricMlxOutputPerplexityHelp, "model"),
-		perplexityHist: histogram(metricMlxOutputPerplexityHistogram, metricMlxOutputPerplexityHistogramHelp, perplexityBuckets),
-		entropy:        gauge(metricMlxTokenEntropyNats, metricMlxTokenEntropyNatsHelp, "model"),
-		entropyHist:    histogram(metricMlxTokenEntropyHistogram, metricMlxTokenEntropyHistogramHelp, entropyBuckets),
-		confMean:       gauge(metricMlxTokenConfidenceMean, metricMlxTokenConfidenceMeanHelp, "model"),
-		confMin:        gauge(metricMlxTokenConfidenceMin, metricMlxTokenConfidenceMinHelp, "model"),
-		confStd:        gauge(metricMlxTokenConfidenceStd, metricMlxTokenConfidenceStdHelp, "model"),
-		margin:         gauge(metricMlxTokenMarginMean, metricMlxTokenMarginMeanHelp, "model"),
-		lowRatio:       gauge(metricMlxLowConfidenceTokenRatio, metricMlxLowConfidenceTokenRatioHelp, "model"),
-		scored:         counter(metricMlxConfidenceScoredTotal, metricMlxConfidenceScoredTotalHelp, "model", "source"),
-		lowResponses:   counter(metricMlxLowConfidenceResponseTotal, metricMlxLowConfidenceResponseTotalHelp, "model"),
-		risk:           gauge(metricMlxHallucinationRisk, metricMlxHallucinationRiskHelp, "model", "kind"),
-		riskHist:       histogram(metricMlxHallucinationRiskHistogram, metricMlxHallucinationRiskHistogramHelp, riskBuckets),
-		flagged:        counter(metricMlxHallucinationFlagTotal, metricMlxHallucinationFlagTotalHelp, "model"),
-		repetition:     gauge(metricMlxHeuristicRepetition, metricMlxHeuristicRepetitionHelp, "model"),
-		refusal:        gauge(metricMlxHeuristicRefusal, metricMlxHeuristicRefusalHelp, "model"),
-		hedging:        gauge(metricMlxHeuristicHedging, metricMlxHeuristicHedgingHelp, "model"),
-		ungrounded:     gauge(metricMlxHeuristicUngrounded, metricMlxHeuristicUngroundedHelp, "model"),
-		scoringDropped: counter(metricMlxScoringDroppedTotal, metricMlxScoringDroppedTotalHelp).WithLabelValues(),
-		confidenceFailed: counter(metricMlxConfidenceUnscoredTotal,
-			metricMlxConfidenceUnscoredTotalHelp, "model", "source"),
+		perplexity:       familyMlxOutputPerplexity.register(r),
+		perplexityHist:   familyMlxOutputPerplexityHistogram.register(r),
+		entropy:          familyMlxTokenEntropyNats.register(r),
+		entropyHist:      familyMlxTokenEntropyHistogram.register(r),
+		confMean:         familyMlxTokenConfidenceMean.register(r),
+		confMin:          familyMlxTokenConfidenceMin.register(r),
+		confStd:          familyMlxTokenConfidenceStd.register(r),
+		margin:           familyMlxTokenMarginMean.register(r),
+		lowRatio:         familyMlxLowConfidenceTokenRatio.register(r),
+		scored:           familyMlxConfidenceScoredTotal.register(r),
+		lowResponses:     familyMlxLowConfidenceResponseTotal.register(r),
+		risk:             familyMlxHallucinationRisk.register(r),
+		riskHist:         familyMlxHallucinationRiskHistogram.register(r),
+		flagged:          familyMlxHallucinationFlagTotal.register(r),
+		repetition:       familyMlxHeuristicRepetition.register(r),
+		refusal:          familyMlxHeuristicRefusal.register(r),
+		hedging:          familyMlxHeuristicHedging.register(r),
+		ungrounded:       familyMlxHeuristicUngrounded.register(r),
+		scoringDropped:   familyMlxScoringDroppedTotal.register(r).WithLabelValues(),
+		confidenceFailed: familyMlxConfidenceUnscoredTotal.register(r),
 	}
 	// Counters of the configured model start at 0 so that rate() and
 	// increase() see the first event.
-	for _, src := range []string{SourceClient, SourceInjected, SourceDestreamed, SourceStreamed} {
+	for _, src := range labelValuesSource {
 		q.scored.WithLabelValues(model, src)
 		q.confidenceFailed.WithLabelValues(model, src)
 	}

@@ -19,19 +19,15 @@ func (p *Proxy) readCompletion(w http.ResponseWriter, r *http.Request, rec *Reco
 	if !isJSONContent(r.Header.Get("Content-Type")) {
 		// A page's form or text/plain POST needs no CORS preflight; this
 		// makes every browser call to a completion route ask first.
-		lastAnswer(w, r)
-		writeError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type",
-			"the request body must be sent with Content-Type: application/json")
-		p.refuse(rec, http.StatusUnsupportedMediaType)
+		p.refuse(w, r, rec, unsupportedMediaType("the request body must be sent with Content-Type: application/json"))
 		return nil, false
 	}
 	body, err := p.readBody(w, r)
 	if err == nil {
 		return body, true
 	}
-	// Every failed read is the connection's last answer: the rest of the
-	// body is never read.
-	lastAnswer(w, r)
+	// Every failed read is the connection's last answer (the refusals
+	// below are closing): the rest of the body is never read.
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
 	slow := errors.As(err, &netErr) && netErr.Timeout()
@@ -41,26 +37,20 @@ func (p *Proxy) readCompletion(w http.ResponseWriter, r *http.Request, rec *Reco
 	// empty 200.
 	gone := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
 	malformed := !slow && !gone && !errors.As(err, &tooLarge)
+	var ref refusal
 	switch {
 	case errors.As(err, &tooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
-			fmt.Sprintf("request body is larger than %d bytes", p.cfg.MaxRequestBodyBytes))
-		p.refuseAs(rec, OutcomeTooLarge, http.StatusRequestEntityTooLarge)
+		ref = bodyTooLarge(fmt.Sprintf("request body is larger than %d bytes", p.cfg.MaxRequestBodyBytes))
 	case slow:
-		writeError(w, http.StatusRequestTimeout, "invalid_request_error", "request_timeout",
-			fmt.Sprintf("the request body did not arrive within %s", p.cfg.BodyReadTimeout))
-		p.refuse(rec, http.StatusRequestTimeout)
+		ref = bodyTimeout(fmt.Sprintf("the request body did not arrive within %s", p.cfg.BodyReadTimeout))
 	case malformed:
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "malformed_body",
-			"the request body could not be read: "+err.Error())
-		p.refuse(rec, http.StatusBadRequest)
+		ref = malformedBody("the request body could not be read: " + err.Error())
 	default:
 		// Most often nobody reads this; a client that only half-closed
 		// its side gets an answer instead of an empty 200.
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "incomplete_body",
-			"the request body ended before its declared length")
-		p.refuseAs(rec, OutcomeClientGone, http.StatusBadRequest)
+		ref = incompleteBody("the request body ended before its declared length")
 	}
+	p.refuse(w, r, rec, ref)
 	return nil, false
 }
 

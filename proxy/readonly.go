@@ -43,14 +43,9 @@ func (p *Proxy) serveRead(w http.ResponseWriter, r *http.Request) {
 		out.Body, out.ContentLength = http.NoBody, 0
 		p.relay.ServeHTTP(w, out)
 	case routeKnown(r.URL.Path):
-		w.Header().Set("Allow", allowedMethods(r.URL.Path))
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed",
-			fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path))
-		p.metrics.refusedOther(http.StatusMethodNotAllowed)
+		p.refuse(w, r, nil, methodNotAllowed(allowedMethods(r.URL.Path), fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)))
 	default:
-		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found",
-			"Unknown path: this server answers /v1/chat/completions, /chat/completions, /v1/completions, /v1/models and /health")
-		p.metrics.refusedOther(http.StatusNotFound)
+		p.refuse(w, r, nil, routeNotFound("Unknown path: this server answers /v1/chat/completions, /chat/completions, /v1/completions, /v1/models and /health"))
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 // panicked is lost (the request's connection, the job, the probe) and the
 // proxy goes on.
 
-// The places a panic is recovered (the where label).
+// The places a panic is recovered (the where label; metadata.yaml's
+// enum, labelValuesWhere).
 const (
 	panicHandler    = "handler"
 	panicScorer     = "scorer"
@@ -23,8 +24,6 @@ const (
 	panicProbe      = "probe"
 	panicLiveStatus = "live_status"
 )
-
-var panicPlaces = []string{panicHandler, panicScorer, panicSpan, panicProbe, panicLiveStatus}
 
 // panicHook, when set (tests only), is called at each place a panic is
 // recovered, so a test can make it panic there. Atomic: the workers of an

@@ -176,8 +176,5 @@ func (p *Proxy) onUpstreamError(w http.ResponseWriter, r *http.Request, err erro
 		status, outcome, code, msg = http.StatusBadGateway, OutcomeBadGateway, "upstream_error", "mlx upstream closed the connection without a response"
 	}
 	p.log.Debug("Upstream request failed", zap.String("path", r.URL.Path), zap.Int("status", status), zap.Error(err))
-	writeError(w, status, "server_error", code, msg)
-	if rec != nil {
-		rec.Status, rec.Outcome = status, outcome
-	}
+	p.refuse(w, r, rec, upstreamFailure(status, outcome, code, msg))
 }

@@ -113,14 +113,13 @@ attributes:
   model: {description: The model., type: string}
 metrics:
   mlx_a_seconds:
-    enabled: true
     description: "A \"quoted\" help."
     unit: s
     histogram: {value_type: double, buckets: [0.5, 1, 2.5]}
     attributes: [model]
 `))
 	require.NoError(t, err)
-	src, err := goSource(c, "p", "metadata.yaml")
+	src, err := goSource(c, "p", "metadata.yaml", false)
 	require.NoError(t, err)
 	for _, want := range []string{
 		`metricMlxASeconds     = "mlx_a_seconds"`,
@@ -134,4 +133,41 @@ metrics:
 	assert.Contains(t, md, "### mlx_a_seconds\n\nA \"quoted\" help.\n")
 	assert.Contains(t, md, "| s | Histogram | Double | 0.5 1 2.5 |")
 	assert.Contains(t, md, "| model | The model. | Any Str |")
+}
+
+// With -registrars, each family gets a typed registrar with its labels (the
+// name_override's) and buckets, and each enumerated attribute its values.
+func TestGeneratedRegistrars(t *testing.T) {
+	c, err := mdschema.Parse([]byte(`
+type: x
+attributes:
+  model: {description: The model., type: string}
+  refusal_status: {description: S., type: string, name_override: status, enum: ["400", "429"]}
+metrics:
+  mlx_a_seconds:
+    description: A.
+    histogram: {value_type: double, buckets: [0.5, 1]}
+    attributes: [model]
+  mlx_b_total:
+    description: B.
+    sum: {value_type: double, monotonic: true, aggregation_temporality: cumulative}
+    attributes: [model, refusal_status]
+  mlx_c:
+    description: C.
+    gauge: {value_type: double}
+`))
+	require.NoError(t, err)
+	src, err := goSource(c, "p", "metadata.yaml", true)
+	require.NoError(t, err)
+	for _, want := range []string{
+		`labelValuesRefusalStatus = []string{"400", "429"}`,
+		`familyMlxASeconds = histogramFamily{metricMlxASeconds, metricMlxASecondsHelp, []string{"model"}, metricMlxASecondsBuckets}`,
+		`familyMlxBTotal   = counterFamily{metricMlxBTotal, metricMlxBTotalHelp, []string{"model", "status"}}`,
+		`familyMlxC        = gaugeFamily{metricMlxC, metricMlxCHelp, nil}`,
+	} {
+		assert.Contains(t, string(src), want)
+	}
+	plain, err := goSource(c, "p", "metadata.yaml", false)
+	require.NoError(t, err)
+	assert.NotContains(t, string(plain), "Family{", "only a package that asks for them")
 }

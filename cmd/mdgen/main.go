@@ -46,6 +46,7 @@ func (o *options) register(fl *flag.FlagSet, pkg string) {
 	fl.StringVar(&o.attrGoFile, "attributes-go", "", "the Go file of the attribute keys written; empty: none")
 	fl.StringVar(&o.attrWanted, "attributes", strings.Join(attrSections, ","), "the sections whose keys -attributes-go holds")
 	fl.StringVar(&o.pkg, "package", pkg, "the Go files' package")
+	fl.BoolVar(&o.registrars, "registrars", false, "the metrics' Go file also has typed client_golang registrars (a package with its own registrar type)")
 }
 
 // write writes the files, or with check only compares them.

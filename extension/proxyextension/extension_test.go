@@ -147,7 +147,7 @@ func TestDocumentationMatchesAScrape(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, documented, sc.Names())
 	assert.NoError(t, doccheck.CheckScrape("metadata.yaml", sc.Families), "types, help texts, labels and buckets are metadata.yaml's")
-	assert.Len(t, documented, 86)
+	assert.NotEmpty(t, documented, "the equality above is the count: a family added to metadata.yaml is expected in the scrape, not in a number here")
 }
 
 // The proxy relays on the extension's endpoint and the metrics follow.

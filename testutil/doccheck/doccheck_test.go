@@ -18,13 +18,11 @@ attributes:
   model: {description: M., type: string}
 metrics:
   mlx_b_total:
-    enabled: true
     description: B.
     sum: {value_type: double, monotonic: true, aggregation_temporality: cumulative}
     attributes: [model]
     platforms: {macOS: ps, Linux: procfs}
   mlx_a:
-    enabled: true
     description: A.
     unit: s
     gauge: {value_type: double}

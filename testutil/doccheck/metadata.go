@@ -127,7 +127,8 @@ func checkMetric(c *mdschema.Component, m pmetric.Metric) error {
 }
 
 // CheckScrape holds the families of a Prometheus scrape to a metadata.yaml:
-// every family is listed, with its type, help text, buckets and labels (a
+// every family is listed, with its type, help text, buckets and labels,
+// an enumerated label with one of its values (a
 // series may leave out a label whose value is empty).
 func CheckScrape(path string, families map[string]*dto.MetricFamily) error {
 	c, err := mdschema.Load(path)
@@ -152,10 +153,20 @@ func CheckScrape(path string, families map[string]*dto.MetricFamily) error {
 			fail("help %q, metadata.yaml says %q", f.GetHelp(), meta.Description)
 		}
 		labels := c.Labels(meta)
+		// The values an enumerated label allows, by label name.
+		enums := map[string][]string{}
+		for _, id := range meta.Attributes {
+			if a, _ := c.Attributes.Get(id); len(a.Enum) > 0 {
+				enums[a.Name(id)] = a.Enum
+			}
+		}
 		for _, s := range f.GetMetric() {
 			for _, l := range s.GetLabel() {
 				if !slices.Contains(labels, l.GetName()) {
 					fail("label %s, metadata.yaml says %v", l.GetName(), labels)
+				}
+				if e, ok := enums[l.GetName()]; ok && !slices.Contains(e, l.GetValue()) {
+					fail("label %s=%q, metadata.yaml allows %v", l.GetName(), l.GetValue(), e)
 				}
 			}
 			if h := s.GetHistogram(); h != nil && meta.Histogram != nil {

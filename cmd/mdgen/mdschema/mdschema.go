@@ -60,9 +60,12 @@ func (a Attribute) Name(id string) string {
 	return id
 }
 
-// Metric is one metric family.
+// Metric is one metric family. Every family listed is emitted: the schema
+// has no enabled (mdatagen's default of a per-metric setting, which no
+// component here has), and check refuses one, so a metric cannot be
+// listed, documented and held by dashboards while never served.
 type Metric struct {
-	Enabled     bool   `yaml:"enabled"`
+	Enabled     any    `yaml:"enabled"` // refused by check
 	Description string `yaml:"description"`
 	// ExtendedDocumentation is markdown for documentation.md, after the
 	// description.
@@ -233,6 +236,9 @@ func (c *Component) check() error {
 		}
 		if m.Description == "" {
 			errs = append(errs, fmt.Errorf("metric %s: no description", e.Key))
+		}
+		if m.Enabled != nil {
+			errs = append(errs, fmt.Errorf("metric %s: enabled is not part of the schema (every metric listed is emitted): remove the line", e.Key))
 		}
 		if m.Histogram != nil && len(m.Histogram.Buckets) == 0 {
 			errs = append(errs, fmt.Errorf("metric %s: a histogram needs its buckets", e.Key))

@@ -15,7 +15,6 @@ attributes:
   live_reason: {description: R., type: string, name_override: reason, enum: [a, b]}
 metrics:
   mlx_b_total:
-    enabled: true
     description: B.
     sum: {value_type: double, monotonic: true, aggregation_temporality: cumulative}
     attributes: [model, live_reason]
@@ -23,7 +22,6 @@ metrics:
       macOS: ps
       Linux: procfs
   mlx_a:
-    enabled: true
     description: A.
     gauge: {value_type: double}
 `))
@@ -46,6 +44,7 @@ func TestParseRefuses(t *testing.T) {
 		"a label twice":       "type: x\nattributes:\n  a: {description: d, type: string}\n  b: {description: d, type: string, name_override: a}\nmetrics:\n  m: {description: d, gauge: {}, attributes: [a, b]}\n",
 		"no component type":   "metrics: {}\n",
 		"metric listed twice": "type: x\nmetrics:\n  m: {description: d, gauge: {}}\n  m: {description: d, gauge: {}}\n",
+		"enabled":             "type: x\nmetrics:\n  m: {enabled: true, description: d, gauge: {}}\n",
 	} {
 		_, err := Parse([]byte(doc))
 		assert.Error(t, err, name)
