@@ -17,6 +17,7 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // pendingSpan is a started span and what its attributes are made of: a
@@ -106,7 +107,7 @@ func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
 	b := &attrs{kv: make([]attribute.KeyValue, 0, typicalSpanAttributes), budget: ps.t.cfg.MaxContentBytes, room: maxSpanAttributes - 1}
 	span := ps.span
 	if errType, msg := f.errorType(); errType != "" {
-		b.add(attribute.String(attrErrorType, errType))
+		b.add(attribute.String(spankey.ErrorType, errType))
 		span.Status, span.StatusMessage = codes.Error, msg
 		// OpenInference records errors as an exception event as well;
 		// its message is the engine's own when it sent one.
@@ -114,20 +115,20 @@ func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
 		if f.engineError != "" {
 			excMsg = f.engineError
 		}
-		span.Events = append(span.Events, SpanEvent{Name: eventException, Time: f.end, Attributes: []attribute.KeyValue{
+		span.Events = append(span.Events, SpanEvent{Name: spankey.EventException, Time: f.end, Attributes: []attribute.KeyValue{
 			attribute.String("exception.type", errType), attribute.String("exception.message", excMsg)}})
 	}
 	ps.originalAttrs(b, h, sc)
 	ps.genAIAttrs(b)
 	ps.openInferenceAttrs(b, h, sc)
 	if b.truncated || f.request.cut {
-		b.kv = append(b.kv, attribute.Bool(attrMlxContentTruncated, true))
+		b.kv = append(b.kv, attribute.Bool(spankey.MlxContentTruncated, true))
 	}
 	span.Attributes = b.kv
 	// The event at the first streamed chunk with text, reasoning or a
 	// tool call, named as Envoy AI Gateway's OpenInference spans name it.
 	if !f.firstChunk.IsZero() && f.streaming && !f.destreamed {
-		span.Events = append(span.Events, SpanEvent{Name: eventFirstTokenStreamEvent, Time: f.firstChunk})
+		span.Events = append(span.Events, SpanEvent{Name: spankey.EventFirstTokenStreamEvent, Time: f.firstChunk})
 	}
 	span.End = f.end
 	ps.t.outbox.offer(span)
@@ -143,45 +144,45 @@ func (ps *pendingSpan) drop() {
 func (ps *pendingSpan) originalAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
 	f := &ps.f
 	b.add(
-		attribute.String(attrHttpRequestMethod, http.MethodPost),
-		attribute.String(attrUrlPath, f.path),
-		attribute.String(attrMlxModel, ident(f.model)),
-		attribute.Bool(attrMlxStreaming, f.streaming),
-		attribute.String(attrMlxKind, f.kind),
-		attribute.Bool(attrMlxToolsProvided, f.toolsOffered),
-		attribute.String(attrMlxOrigin, f.originLabel()),
+		attribute.String(spankey.HttpRequestMethod, http.MethodPost),
+		attribute.String(spankey.UrlPath, f.path),
+		attribute.String(spankey.MlxModel, ident(f.model)),
+		attribute.Bool(spankey.MlxStreaming, f.streaming),
+		attribute.String(spankey.MlxKind, f.kind),
+		attribute.Bool(spankey.MlxToolsProvided, f.toolsOffered),
+		attribute.String(spankey.MlxOrigin, f.originLabel()),
 	)
 	if f.status != 0 {
-		b.add(attribute.Int(attrHttpResponseStatusCode, f.status))
+		b.add(attribute.Int(spankey.HttpResponseStatusCode, f.status))
 	}
 	if f.hasTemp {
-		b.add(attribute.Float64(attrMlxTemperature, f.temperature))
+		b.add(attribute.Float64(spankey.MlxTemperature, f.temperature))
 	}
 	gen := f.end.Sub(f.start).Seconds()
-	b.add(attribute.Float64(attrMlxGenSeconds, gen))
+	b.add(attribute.Float64(spankey.MlxGenSeconds, gen))
 	if ttft, ok := f.ttft(); ok {
-		b.add(attribute.Float64(attrMlxTtftSeconds, ttft))
+		b.add(attribute.Float64(spankey.MlxTtftSeconds, ttft))
 	}
 	if u := f.usage; u != nil {
-		b.add(attribute.Int(attrMlxTokensPrompt, u.PromptTokens), attribute.Int(attrMlxTokensCompletion, u.CompletionTokens))
+		b.add(attribute.Int(spankey.MlxTokensPrompt, u.PromptTokens), attribute.Int(spankey.MlxTokensCompletion, u.CompletionTokens))
 	}
 	if f.out != nil {
-		b.add(attribute.Int(attrMlxToolCalls, len(f.out.toolCalls)))
+		b.add(attribute.Int(spankey.MlxToolCalls, len(f.out.toolCalls)))
 	}
 	if h != nil {
-		b.add(attribute.Float64(attrMlxHallucinationRisk, h.Risk), attribute.Bool(attrMlxHallucinationFlagged, h.Flagged))
+		b.add(attribute.Float64(spankey.MlxHallucinationRisk, h.Risk), attribute.Bool(spankey.MlxHallucinationFlagged, h.Flagged))
 	}
 	if sc != nil && sc.OK {
 		b.add(
-			attribute.String(attrMlxLogprobsSource, f.source),
-			attribute.Int(attrMlxScoredTokens, sc.Tokens),
-			attribute.Float64(attrMlxPerplexity, round4(sc.Perplexity)),
-			attribute.Float64(attrMlxConfidenceMean, round4(sc.ConfidenceMean)),
-			attribute.Float64(attrMlxConfidenceMin, round4(sc.ConfidenceMin)),
-			attribute.Float64(attrMlxLowConfidenceTokenRatio, round4(sc.LowConfidenceRatio)),
+			attribute.String(spankey.MlxLogprobsSource, f.source),
+			attribute.Int(spankey.MlxScoredTokens, sc.Tokens),
+			attribute.Float64(spankey.MlxPerplexity, round4(sc.Perplexity)),
+			attribute.Float64(spankey.MlxConfidenceMean, round4(sc.ConfidenceMean)),
+			attribute.Float64(spankey.MlxConfidenceMin, round4(sc.ConfidenceMin)),
+			attribute.Float64(spankey.MlxLowConfidenceTokenRatio, round4(sc.LowConfidenceRatio)),
 		)
 		if sc.HasEntropy() {
-			b.add(attribute.Float64(attrMlxTokenEntropy, round4(sc.EntropyMean)))
+			b.add(attribute.Float64(spankey.MlxTokenEntropy, round4(sc.EntropyMean)))
 		}
 	}
 }
@@ -212,64 +213,64 @@ func (f *spanFacts) ttft() (float64, bool) {
 func (ps *pendingSpan) genAIAttrs(b *attrs) {
 	f := &ps.f
 	b.add(
-		attribute.String(attrGenAiOperationName, operationName(f.route)),
-		attribute.String(attrGenAiProviderName, Provider),
-		attribute.String(attrGenAiRequestModel, ident(f.model)),
+		attribute.String(spankey.GenAiOperationName, operationName(f.route)),
+		attribute.String(spankey.GenAiProviderName, Provider),
+		attribute.String(spankey.GenAiRequestModel, ident(f.model)),
 	)
 	// "If and only if the request is streaming" (gen-ai-spans.md, note 8).
 	if f.streaming {
-		b.add(attribute.Bool(attrGenAiRequestStream, true))
+		b.add(attribute.Bool(spankey.GenAiRequestStream, true))
 	}
 	b.add(ps.t.server...)
 	rf := &f.request
-	for _, p := range [...][2]string{{"temperature", attrGenAiRequestTemperature}, {"top_p", attrGenAiRequestTopP},
-		{"frequency_penalty", attrGenAiRequestFrequencyPenalty}, {"presence_penalty", attrGenAiRequestPresencePenalty},
-		{"top_k", attrGenAiRequestTopK}} {
+	for _, p := range [...][2]string{{"temperature", spankey.GenAiRequestTemperature}, {"top_p", spankey.GenAiRequestTopP},
+		{"frequency_penalty", spankey.GenAiRequestFrequencyPenalty}, {"presence_penalty", spankey.GenAiRequestPresencePenalty},
+		{"top_k", spankey.GenAiRequestTopK}} {
 		if v, ok := rf.number(p[0]); ok {
 			b.add(attribute.Float64(p[1], v))
 		}
 	}
 	// The conditionally required ones, when the request has them.
 	if v, ok := rf.number("seed"); ok {
-		b.add(attribute.Int64(attrGenAiRequestSeed, int64(v)))
+		b.add(attribute.Int64(spankey.GenAiRequestSeed, int64(v)))
 	}
 	if v, ok := rf.number("n"); ok && v != 1 {
-		b.add(attribute.Int64(attrGenAiRequestChoiceCount, int64(v)))
+		b.add(attribute.Int64(spankey.GenAiRequestChoiceCount, int64(v)))
 	}
 	if t := rf.outputType(); t != "" {
-		b.add(attribute.String(attrGenAiOutputType, t))
+		b.add(attribute.String(spankey.GenAiOutputType, t))
 	}
 	if stop := rf.stopSequences(); len(stop) > 0 {
 		for i := range stop {
 			stop[i] = ident(stop[i])
 		}
-		b.add(attribute.StringSlice(attrGenAiRequestStopSequences, stop))
+		b.add(attribute.StringSlice(spankey.GenAiRequestStopSequences, stop))
 	}
 	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
 		if v, ok := rf.number(k); ok {
-			b.add(attribute.Int64(attrGenAiRequestMaxTokens, int64(v)))
+			b.add(attribute.Int64(spankey.GenAiRequestMaxTokens, int64(v)))
 			break
 		}
 	}
 	if f.respID != "" {
-		b.add(attribute.String(attrGenAiResponseId, ident(f.respID)))
+		b.add(attribute.String(spankey.GenAiResponseId, ident(f.respID)))
 	}
 	if f.respModel != "" {
-		b.add(attribute.String(attrGenAiResponseModel, ident(f.answerModel())))
+		b.add(attribute.String(spankey.GenAiResponseModel, ident(f.answerModel())))
 	}
 	if len(f.finishReasons) > 0 {
-		b.add(attribute.StringSlice(attrGenAiResponseFinishReasons, f.finishReasons))
+		b.add(attribute.StringSlice(spankey.GenAiResponseFinishReasons, f.finishReasons))
 	}
 	if !f.firstChunk.IsZero() && f.streaming && !f.destreamed {
-		b.add(attribute.Float64(attrGenAiResponseTimeToFirstChunk, f.firstChunk.Sub(f.start).Seconds()))
+		b.add(attribute.Float64(spankey.GenAiResponseTimeToFirstChunk, f.firstChunk.Sub(f.start).Seconds()))
 	}
 	if u := f.usage; u != nil {
-		b.add(attribute.Int(attrGenAiUsageInputTokens, u.PromptTokens), attribute.Int(attrGenAiUsageOutputTokens, u.CompletionTokens))
+		b.add(attribute.Int(spankey.GenAiUsageInputTokens, u.PromptTokens), attribute.Int(spankey.GenAiUsageOutputTokens, u.CompletionTokens))
 		if u.HasCached {
-			b.add(attribute.Int(attrGenAiUsageCacheReadInputTokens, u.CachedTokens))
+			b.add(attribute.Int(spankey.GenAiUsageCacheReadInputTokens, u.CachedTokens))
 		}
 		if u.HasReasoning {
-			b.add(attribute.Int(attrGenAiUsageReasoningOutputTokens, u.ReasoningTokens))
+			b.add(attribute.Int(spankey.GenAiUsageReasoningOutputTokens, u.ReasoningTokens))
 		}
 	}
 }

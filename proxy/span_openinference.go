@@ -10,6 +10,7 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // OpenInference attributes (Arize-ai/openinference spec), so that Opik and
@@ -23,17 +24,17 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	f := &ps.f
 	cfg := ps.t.cfg
 	b.add(
-		attribute.String(attrOpeninferenceSpanKind, "LLM"),
-		attribute.String(attrLlmSystem, System),
-		attribute.String(attrLlmProvider, Provider),
-		attribute.String(attrLlmModelName, ident(f.answerModel())),
+		attribute.String(spankey.OpeninferenceSpanKind, "LLM"),
+		attribute.String(spankey.LlmSystem, System),
+		attribute.String(spankey.LlmProvider, Provider),
+		attribute.String(spankey.LlmModelName, ident(f.answerModel())),
 	)
 	if user, ok := f.request.str("user"); ok && user != "" {
-		b.add(attribute.String(attrUserId, ident(user)))
+		b.add(attribute.String(spankey.UserId, ident(user)))
 	} else if f.client != "" {
 		// Who called, as the front door knows it: an API key's name,
 		// local or anonymous.
-		b.add(attribute.String(attrUserId, f.client))
+		b.add(attribute.String(spankey.UserId, f.client))
 	}
 	session := f.session
 	if session == "" {
@@ -42,33 +43,33 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	if session != "" {
 		// OpenInference's key (Opik's thread, Phoenix's session) and the
 		// GenAI one, so that either kind of consumer groups the trace.
-		b.add(attribute.String(attrSessionId, ident(session)), attribute.String(attrGenAiConversationId, ident(session)))
+		b.add(attribute.String(spankey.SessionId, ident(session)), attribute.String(spankey.GenAiConversationId, ident(session)))
 	}
 	if f.out != nil && f.out.finish != "" {
-		b.add(attribute.String(attrLlmFinishReason, ident(f.out.finish)))
+		b.add(attribute.String(spankey.LlmFinishReason, ident(f.out.finish)))
 	}
 	if u := f.usage; u != nil {
 		total := u.TotalTokens
 		if total == 0 {
 			total = u.PromptTokens + u.CompletionTokens
 		}
-		b.add(attribute.Int(attrLlmTokenCountPrompt, u.PromptTokens),
-			attribute.Int(attrLlmTokenCountCompletion, u.CompletionTokens),
-			attribute.Int(attrLlmTokenCountTotal, total))
+		b.add(attribute.Int(spankey.LlmTokenCountPrompt, u.PromptTokens),
+			attribute.Int(spankey.LlmTokenCountCompletion, u.CompletionTokens),
+			attribute.Int(spankey.LlmTokenCountTotal, total))
 		if u.HasCached {
-			b.add(attribute.Int(attrLlmTokenCountPromptDetailsCacheRead, u.CachedTokens))
+			b.add(attribute.Int(spankey.LlmTokenCountPromptDetailsCacheRead, u.CachedTokens))
 		}
 		if u.HasReasoning {
-			b.add(attribute.Int(attrLlmTokenCountCompletionDetailsReasoning, u.ReasoningTokens))
+			b.add(attribute.Int(spankey.LlmTokenCountCompletionDetailsReasoning, u.ReasoningTokens))
 		}
 	}
 	if params := invocationParameters(f.request.params()); params != "" && !cfg.Hide.InvocationParameters {
 		if len(params) > maxParamsBytes {
 			params, b.truncated = cutAt(params, maxParamsBytes), true
 		}
-		b.add(attribute.String(attrLlmInvocationParameters, params))
+		b.add(attribute.String(spankey.LlmInvocationParameters, params))
 	}
-	b.add(attribute.String(attrMetadata, ps.metadata(h, sc)))
+	b.add(attribute.String(spankey.Metadata, ps.metadata(h, sc)))
 	if !cfg.CaptureContent {
 		return
 	}
@@ -79,7 +80,7 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 		if !hide.Inputs {
 			value = b.content(string(raw))
 		}
-		b.add(attribute.String(attrInputValue, value), attribute.String(attrInputMimeType, mimeOf(raw)))
+		b.add(attribute.String(spankey.InputValue, value), attribute.String(spankey.InputMimeType, mimeOf(raw)))
 	}
 	if !hide.Inputs && !hide.InputMessages {
 		inputMessages(b, f.request.fields["messages"], hide)
@@ -88,7 +89,7 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	// by the message settings.
 	if !hide.Inputs && !hide.Prompts && f.route == RouteText {
 		for i, p := range stringOrStrings(f.request.fields["prompt"]) {
-			b.add(attribute.String(attrLlmPromptsPromptText(i), textOrRedacted(b, p, hide.InputText)))
+			b.add(attribute.String(spankey.LlmPromptsPromptText(i), textOrRedacted(b, p, hide.InputText)))
 		}
 	}
 	if !hide.Inputs && !hide.LLMTools {
@@ -102,14 +103,14 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 	if !hide.Outputs {
 		value = b.content(outputValue(f.out))
 	}
-	b.add(attribute.String(attrOutputValue, value), attribute.String(attrOutputMimeType, "application/json"))
+	b.add(attribute.String(spankey.OutputValue, value), attribute.String(spankey.OutputMimeType, "application/json"))
 	switch {
 	case hide.Outputs:
 	case f.route == RouteText:
 		// A text completion's answers are choices, not messages.
 		if !hide.Choices {
 			for c, o := range f.outs {
-				b.add(attribute.String(attrLlmChoicesCompletionText(c), textOrRedacted(b, o.text, hide.OutputText)))
+				b.add(attribute.String(spankey.LlmChoicesCompletionText(c), textOrRedacted(b, o.text, hide.OutputText)))
 			}
 		}
 	case !hide.OutputMessages:
@@ -123,22 +124,22 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 // and tool calls, and, for a thinking model, its reasoning as a content
 // part of type reasoning followed by the text as one of type text.
 func outputMessage(b *attrs, c int, o *outputFacts, hideText bool) {
-	b.add(attribute.String(attrLlmOutputMessagesMessageRole(c), "assistant"))
+	b.add(attribute.String(spankey.LlmOutputMessagesMessageRole(c), "assistant"))
 	if o.text != "" {
-		b.add(attribute.String(attrLlmOutputMessagesMessageContent(c), textOrRedacted(b, o.text, hideText)))
+		b.add(attribute.String(spankey.LlmOutputMessagesMessageContent(c), textOrRedacted(b, o.text, hideText)))
 	}
 	if o.reasoning != "" {
-		b.add(attribute.String(attrLlmOutputMessagesMessageContentsMessageContentType(c, 0), "reasoning"),
-			attribute.String(attrLlmOutputMessagesMessageContentsMessageContentText(c, 0), textOrRedacted(b, o.reasoning, hideText)))
+		b.add(attribute.String(spankey.LlmOutputMessagesMessageContentsMessageContentType(c, 0), "reasoning"),
+			attribute.String(spankey.LlmOutputMessagesMessageContentsMessageContentText(c, 0), textOrRedacted(b, o.reasoning, hideText)))
 		if o.text != "" {
-			b.add(attribute.String(attrLlmOutputMessagesMessageContentsMessageContentType(c, 1), "text"),
-				attribute.String(attrLlmOutputMessagesMessageContentsMessageContentText(c, 1), textOrRedacted(b, o.text, hideText)))
+			b.add(attribute.String(spankey.LlmOutputMessagesMessageContentsMessageContentType(c, 1), "text"),
+				attribute.String(spankey.LlmOutputMessagesMessageContentsMessageContentText(c, 1), textOrRedacted(b, o.text, hideText)))
 		}
 	}
 	for k, tc := range o.toolCalls {
-		keys := toolCallKeys{attrLlmOutputMessagesMessageToolCallsToolCallId(c, k),
-			attrLlmOutputMessagesMessageToolCallsToolCallFunctionName(c, k),
-			attrLlmOutputMessagesMessageToolCallsToolCallFunctionArguments(c, k)}
+		keys := toolCallKeys{spankey.LlmOutputMessagesMessageToolCallsToolCallId(c, k),
+			spankey.LlmOutputMessagesMessageToolCallsToolCallFunctionName(c, k),
+			spankey.LlmOutputMessagesMessageToolCallsToolCallFunctionArguments(c, k)}
 		toolCallAttrs(b, keys, tc.ID, tc.Name, tc.Arguments)
 	}
 }
@@ -306,30 +307,30 @@ type messageContent struct {
 func addInputMessage(b *attrs, i int, m *inMessageJSON, c messageContent, hide HideConfig) {
 	hideText := hide.InputText
 	if m.Role != "" {
-		b.add(attribute.String(attrLlmInputMessagesMessageRole(i), ident(m.Role)))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageRole(i), ident(m.Role)))
 	}
 	if c.isText {
-		b.add(attribute.String(attrLlmInputMessagesMessageContent(i), textOrRedacted(b, c.text, hideText)))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageContent(i), textOrRedacted(b, c.text, hideText)))
 	}
 	for j, part := range c.parts {
-		b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(partType(part.Type))))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageContentsMessageContentType(i, j), ident(partType(part.Type))))
 		switch {
 		case part.Type == "text":
-			b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
+			b.add(attribute.String(spankey.LlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
 		case part.ImageURL != nil:
-			b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), imageURL(b, part.ImageURL.URL, hide)))
+			b.add(attribute.String(spankey.LlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), imageURL(b, part.ImageURL.URL, hide)))
 		}
 	}
 	if m.Name != "" {
-		b.add(attribute.String(attrLlmInputMessagesMessageName(i), ident(m.Name)))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageName(i), ident(m.Name)))
 	}
 	if m.ToolCallID != "" {
-		b.add(attribute.String(attrLlmInputMessagesMessageToolCallId(i), ident(m.ToolCallID)))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageToolCallId(i), ident(m.ToolCallID)))
 	}
 	for k, tc := range m.ToolCalls {
-		keys := toolCallKeys{attrLlmInputMessagesMessageToolCallsToolCallId(i, k),
-			attrLlmInputMessagesMessageToolCallsToolCallFunctionName(i, k),
-			attrLlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k)}
+		keys := toolCallKeys{spankey.LlmInputMessagesMessageToolCallsToolCallId(i, k),
+			spankey.LlmInputMessagesMessageToolCallsToolCallFunctionName(i, k),
+			spankey.LlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k)}
 		toolCallAttrs(b, keys, tc.ID, tc.Function.Name, tc.Function.Arguments)
 	}
 }
@@ -381,7 +382,7 @@ func toolDefinitions(b *attrs, raw json.RawMessage) {
 	i := 0
 	eachArrayElem(raw, func(t []byte) {
 		compact = appendCompact(compact[:0], t, false)
-		b.add(attribute.String(attrLlmToolsToolJsonSchema(i), b.content(string(compact))))
+		b.add(attribute.String(spankey.LlmToolsToolJsonSchema(i), b.content(string(compact))))
 		i++
 	})
 }

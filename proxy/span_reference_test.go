@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // The span's readers of the request as they were with encoding/json: the
@@ -41,7 +43,7 @@ func refToolDefinitions(b *attrs, raw json.RawMessage) {
 		if json.Compact(&compact, t) != nil {
 			continue
 		}
-		b.add(attribute.String(attrLlmToolsToolJsonSchema(i), b.content(compact.String())))
+		b.add(attribute.String(spankey.LlmToolsToolJsonSchema(i), b.content(compact.String())))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // Tracing: one span per completion request, named as OpenTelemetry's GenAI
@@ -185,15 +186,15 @@ func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[*Span]) *tracer
 	host, _ := os.Hostname()
 	// A set: sorted by key, as the SDK's resource gave them.
 	res := attribute.NewSet(
-		attribute.String(attrServiceName, ServiceName),
-		attribute.String(attrHostName, host),
-		attribute.String(attrServiceInstanceId, node+":proxy"),
-		attribute.String(attrMlxNodeName, node),
+		attribute.String(spankey.ServiceName, ServiceName),
+		attribute.String(spankey.HostName, host),
+		attribute.String(spankey.ServiceInstanceId, node+":proxy"),
+		attribute.String(spankey.MlxNodeName, node),
 	)
 	t := &tracer{cfg: cfg, node: node, source: &SpanSource{Resource: res.ToSlice(), Scope: TracerName}, outbox: box,
 		unscored: make(chan *pendingSpan, max(cfg.QueueSize, 1))}
 	if h, p, ok := splitHostPort(upstreamHost); ok {
-		t.server = []attribute.KeyValue{attribute.String(attrServerAddress, h), attribute.Int(attrServerPort, p)}
+		t.server = []attribute.KeyValue{attribute.String(spankey.ServerAddress, h), attribute.Int(spankey.ServerPort, p)}
 	}
 	return t
 }

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
@@ -256,7 +257,7 @@ func TestSpanOfAStream(t *testing.T) {
 	assert.NotContains(t, a, "mlx.logprobs_source", "streams are not scored without destreaming")
 	require.Len(t, span.Events, 1)
 	ev := span.Events[0]
-	assert.Equal(t, eventFirstTokenStreamEvent, ev.Name)
+	assert.Equal(t, spankey.EventFirstTokenStreamEvent, ev.Name)
 	ttfc := a["gen_ai.response.time_to_first_chunk"].AsFloat64()
 	assert.InDelta(t, ev.Time.Sub(span.Start).Seconds(), ttfc, 1e-9)
 	assert.LessOrEqual(t, a["mlx.ttft_seconds"].AsFloat64(), a["mlx.gen_seconds"].AsFloat64())
