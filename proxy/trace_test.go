@@ -18,9 +18,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
+
+// redacted is what a hidden value reads as on a span.
+const redacted = span.Redacted
 
 // spanSink collects what the proxy hands to the collector side.
 type spanSink struct {
@@ -507,14 +511,6 @@ func TestAccessLogLine(t *testing.T) {
 	assert.Equal(t, `request: 127.0.0.1 - "POST /v1/chat/completions HTTP/1.1" - -`, a.Line())
 }
 
-func TestContentBudget(t *testing.T) {
-	b := &attrs{budget: 5}
-	assert.Equal(t, "abc", b.content("abc"))
-	assert.Equal(t, "d", b.content("déf"), "cut at a rune boundary")
-	assert.True(t, b.truncated)
-	assert.Equal(t, "", b.content("x"))
-}
-
 // What one span costs on the request path (start) and in all (start, then
 // finish off the request path: attributes, end, hand-over), for a chat
 // request with tools and a 300-byte answer.
@@ -598,9 +594,9 @@ func TestAClientCannotGrowASpan(t *testing.T) {
 	r.post("/v1/chat/completions", body)
 	a := attrsOf(sink.next(t, 1))
 	// Content 4 KiB, every identifier 256 bytes, the parameters 8 KiB.
-	assert.Less(t, spanBytes(a), 4096+maxParamsBytes+100*maxIdentBytes+8192)
+	assert.Less(t, spanBytes(a), 4096+span.MaxParamsBytes+100*span.MaxIdentBytes+8192)
 	assert.True(t, a["mlx.content_truncated"].AsBool())
-	assert.Len(t, a["mlx.model"].AsString(), maxIdentBytes)
+	assert.Len(t, a["mlx.model"].AsString(), span.MaxIdentBytes)
 	settle(r.proxy)
 	assert.Zero(t, r.proxy.tracer.held.Load(), "a finished span keeps nothing")
 }
@@ -616,12 +612,12 @@ func TestALongConversationKeepsItsErrorType(t *testing.T) {
 		msgs = append(msgs, `{"role": "user", "content": "hi"}`)
 	}
 	r.post("/v1/chat/completions", `{"messages": [`+strings.Join(msgs, ",")+`]}`)
-	span := sink.next(t, 1)
-	a := attrsOf(span)
+	got := sink.next(t, 1)
+	a := attrsOf(got)
 	assert.Equal(t, "500", a["error.type"].AsString())
 	assert.True(t, a["mlx.content_truncated"].AsBool())
-	assert.LessOrEqual(t, len(a), maxSpanAttributes)
-	assert.LessOrEqual(t, len(span.Attributes), maxSpanAttributes, "each key once")
+	assert.LessOrEqual(t, len(a), span.MaxAttributes)
+	assert.LessOrEqual(t, len(got.Attributes), span.MaxAttributes, "each key once")
 }
 
 func TestSecretsInTheBodyStayOffTheSpan(t *testing.T) {
@@ -635,18 +631,20 @@ func TestSecretsInTheBodyStayOffTheSpan(t *testing.T) {
 	assert.Contains(t, a["llm.invocation_parameters"].AsString(), `"max_tokens":4`)
 }
 
-// With capture off, a pending span keeps none of the request's content.
+// With capture off, a pending span keeps none of the request's content
+// (span.NewRequest), and what it keeps is counted until it is released.
 func TestCaptureOffKeepsNoContent(t *testing.T) {
 	tr := newTracer(TraceConfig{CaptureContent: false, MaxContentBytes: 1 << 10, QueueSize: 1}, "127.0.0.1:1",
 		newOutbox[*Span]("spans", 1, countAll(prometheus.NewCounter(prometheus.CounterOpts{Name: "d"})), nil))
-	body := []byte(toolBody)
+	body := []byte(`{"model": "m", "max_tokens": 4, ` + toolBody[1:])
 	pb, err := parseBody(body)
 	require.NoError(t, err)
-	rf := tr.keep(requestBody{raw: body, fields: pb.fields})
-	assert.Nil(t, rf.raw)
-	assert.NotContains(t, rf.fields, "messages")
-	assert.NotContains(t, rf.fields, "tools")
-	tr.release(&rf)
+	rf, held := tr.keep(requestBody{raw: body, fields: pb.fields})
+	assert.Positive(t, held)
+	assert.Less(t, held, int64(len(body)), "without the messages and the tools")
+	assert.Equal(t, int64(rf.Size()), held)
+	assert.Equal(t, held, tr.held.Load())
+	(&pendingSpan{t: tr, held: held}).release()
 	assert.Zero(t, tr.held.Load())
 }
 

@@ -1,4 +1,4 @@
-package proxy
+package span
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // references span_json_fuzz_test.go holds span_json.go's readers to. The
 // attributes a message makes once read (addInputMessage) are shared.
 
-func refInputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
+func refInputMessages(b *attrs, raw json.RawMessage, hide Hide) {
 	var msgs []inMessageJSON
 	if json.Unmarshal(raw, &msgs) != nil {
 		return

@@ -1,4 +1,4 @@
-package proxy
+package span
 
 import (
 	"bytes"
@@ -252,3 +252,6 @@ func readContentPart(v []byte, p *contentPartJSON) error {
 		return nil
 	})
 }
+
+// isNull: raw is JSON's null.
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
