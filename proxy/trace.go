@@ -138,7 +138,7 @@ type tracer struct {
 	// The worker that finishes the spans the scorer does not (requests
 	// that are not scored): a queue of QueueSize, full is dropped.
 	unscored chan *pendingSpan
-	held     atomic.Int64 // request bytes pending spans keep (span_request.go)
+	held     atomic.Int64 // request bytes pending spans keep (span.go, keep)
 	mu       sync.Mutex
 	stopped  bool
 	done     chan struct{} // closed when the worker has ended; nil when not running

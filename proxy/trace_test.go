@@ -61,7 +61,7 @@ func tracedRig(t *testing.T, opts ...rigOption) (*rig, *spanSink) {
 
 // checkKeysUnique fails the test when a span has an attribute key twice:
 // the proxy writes its spans without the SDK, which kept the last of
-// duplicates (spandata.go), so every traced test holds each key to once.
+// duplicates (proxy/span/data.go), so every traced test holds each key to once.
 func (s *spanSink) checkKeysUnique(t *testing.T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

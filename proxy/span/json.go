@@ -14,8 +14,8 @@ import (
 // fifths of a span's cost. What these read is always JSON encoding/json
 // has already read: a member of the body parseBody took (a slice of the
 // body or of its nulled copy), or encoding/json's own output (redactDeep).
-// Each reader gives what encoding/json gives for it (span_json_fuzz_test.go
-// compares them with the originals, kept in span_reference_test.go), and
+// Each reader gives what encoding/json gives for it (json_fuzz_test.go
+// compares them with the originals, kept in reference_test.go), and
 // hands what it does not model (escaped or case-folded keys, duplicate
 // members) to encoding/json itself.
 

@@ -79,7 +79,7 @@ func spanReaders(raw json.RawMessage, hide Hide, budget int, ref bool) ([]attrib
 
 // FuzzSpanJSONMatchesEncodingJSON: for any body parseBody takes, the
 // span's readers of its members give what the encoding/json originals
-// (span_reference_test.go) gave: the same messages, content parts, tool
+// (reference_test.go) gave: the same messages, content parts, tool
 // definitions, invocation parameters and input mime type.
 func FuzzSpanJSONMatchesEncodingJSON(f *testing.F) {
 	for _, s := range spanJSONBodies {

@@ -3,7 +3,7 @@ package span
 import "encoding/json"
 
 // The request's members the span's GenAI and OpenInference attributes
-// read, beside Request.number (span_request.go).
+// read, beside Request.number (request.go).
 
 // str is the request's member k when it is a string.
 func (rf *Request) str(k string) (string, bool) {

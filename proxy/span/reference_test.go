@@ -11,7 +11,7 @@ import (
 )
 
 // The span's readers of the request as they were with encoding/json: the
-// references span_json_fuzz_test.go holds span_json.go's readers to. The
+// references json_fuzz_test.go holds json.go's readers to. The
 // attributes a message makes once read (addInputMessage) are shared.
 
 func refInputMessages(b *attrs, raw json.RawMessage, hide Hide) {
