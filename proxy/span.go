@@ -62,14 +62,10 @@ func factsOf(rec *Record) span.Facts {
 		HasTemperature: rec.HasTemperature, Temperature: rec.Temperature,
 		Start: rec.Start, End: rec.End, Headers: rec.Headers, FirstChunk: rec.FirstChunk, FirstContent: rec.FirstContent,
 		Status: rec.Status, ErrorType: errType, ErrorMessage: errMsg, EngineError: rec.EngineError,
-		ResponseID: rec.ResponseID, Session: headerSessionOf(rec.parent), Client: rec.Client, Origin: rec.Origin,
+		ResponseID: rec.ResponseID, Usage: rec.Usage, Session: headerSessionOf(rec.parent), Client: rec.Client, Origin: rec.Origin,
 	}
 	if f.Origin == "" {
 		f.Origin = OriginUser // refused before its caller was known: a user's, as its metrics count it
-	}
-	if u := rec.Usage; u != nil {
-		su := span.Usage(*u)
-		f.Usage = &su
 	}
 	chs := append([]*Choice(nil), rec.Choices...)
 	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })

@@ -67,10 +67,14 @@ type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
-	CachedTokens     int
-	HasCached        bool
-	ReasoningTokens  int
-	HasReasoning     bool
+	// CachedTokens is prompt_tokens_details.cached_tokens: prompt tokens the
+	// engine found in its prompt cache. HasCached is false when absent.
+	CachedTokens int
+	HasCached    bool
+	// ReasoningTokens is completion_tokens_details.reasoning_tokens (OpenAI's;
+	// mlx_lm 0.31 does not send it). HasReasoning is false when absent.
+	ReasoningTokens int
+	HasReasoning    bool
 }
 
 // Config is what every span of one proxy shares.
