@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
@@ -116,7 +117,7 @@ func familyText(sc interface{ Series(string) []string }, name string) string {
 // spanErrorType is a span's error.type attribute.
 func spanErrorType(s *Span) string {
 	for _, kv := range s.Attributes {
-		if kv.Key == attrErrorType {
+		if kv.Key == spankey.ErrorType {
 			return kv.Value.AsString()
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
 // Route says what kind of request the proxy relayed.
@@ -230,20 +232,8 @@ type requestBody struct {
 	fields map[string]json.RawMessage
 }
 
-// Usage is the response's token accounting.
-type Usage struct {
-	PromptTokens     int
-	CompletionTokens int
-	TotalTokens      int
-	// CachedTokens is prompt_tokens_details.cached_tokens: prompt tokens the
-	// engine found in its prompt cache. HasCached is false when absent.
-	CachedTokens int
-	HasCached    bool
-	// ReasoningTokens is completion_tokens_details.reasoning_tokens (OpenAI's;
-	// mlx_lm 0.31 does not send it). HasReasoning is false when absent.
-	ReasoningTokens int
-	HasReasoning    bool
-}
+// Usage is the response's token accounting (the span reads it as it is).
+type Usage = span.Usage
 
 // Choice is one choice of the answer, assembled from all its chunks.
 type Choice struct {

@@ -1,62 +1,40 @@
 package proxy
 
 import (
-	"bytes"
-	"encoding/json"
-	"math"
-	"net/http"
+	"context"
 	"sort"
 	"strconv"
-	"time"
-	"unicode/utf8"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
-// pendingSpan is a started span and what its attributes are made of: a
-// copy of the record's facts (the record does not outlive End), so that
-// the attributes can be built off the request path.
+// The proxy's side of its spans: the one place a Record becomes the span's
+// input (factsOf), and the pending span until the scorer or the tracer's
+// worker builds it (proxy/span, off the request path).
+
+// The span's plain data, which the collector side (receiver/proxyreceiver)
+// turns into pdata.
+type (
+	Span       = span.Span
+	SpanEvent  = span.SpanEvent
+	SpanSource = span.SpanSource
+	HideConfig = span.Hide
+)
+
+// Provider is gen_ai.provider.name and llm.provider (span.Provider).
+const Provider = span.Provider
+
+// pendingSpan is a started span and what its attributes are made of.
 type pendingSpan struct {
 	t    *tracer
 	span *Span // its context and start; the rest is filled by finish
-	f    spanFacts
-}
-
-// spanFacts is what the span needs of a record.
-type spanFacts struct {
-	route                     Route
-	path, model, kind, source string
-	streaming, destreamed     bool
-	toolsOffered, hasTemp     bool
-	temperature               float64
-	start, end                time.Time
-	headers                   time.Time
-	firstChunk, firstContent  time.Time
-	status                    int
-	outcome                   Outcome
-	engineError               string // the engine's error message (tap_error.go)
-	usage                     *Usage
-	respID, respModel         string
-	out                       *outputFacts   // the first choice; nil without one
-	outs                      []*outputFacts // every choice, by index
-	finishReasons             []string
-	request                   requestFacts
-	session                   string // X-Session-Id
-	client                    string // the caller's client label (caller.go)
-	origin                    string // origin.go
-}
-
-type outputFacts struct {
-	text, reasoning string
-	finish          string
-	toolCalls       []ToolCall
-	truncated       bool
+	f    span.Facts
+	held int64 // request bytes counted against maxHeldRequestBytes
 }
 
 // start begins the span of a request that has ended: on the request's
@@ -66,250 +44,70 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 	if !ok {
 		return nil // the client's traceparent said not sampled
 	}
-	span := &Span{Context: sc, Parent: psc, Name: spanName(rec.Route, rec.Model), Kind: trace.SpanKindServer, Start: rec.Start, Source: t.source}
-	f := spanFacts{
-		route: rec.Route, path: rec.Path, model: rec.Model, kind: rec.Kind, source: rec.LogprobsSource,
-		streaming: rec.Streaming, destreamed: rec.Destreamed,
-		toolsOffered: rec.ToolsOffered, hasTemp: rec.HasTemperature, temperature: rec.Temperature,
-		start: rec.Start, end: rec.End, headers: rec.Headers,
-		firstChunk: rec.FirstChunk, firstContent: rec.FirstContent,
-		status: rec.Status, outcome: rec.Outcome, engineError: rec.EngineError, usage: rec.Usage,
-		respID: rec.ResponseID, respModel: rec.ResponseModel, request: t.keep(rec.request),
-		session: headerSessionOf(rec.parent),
-		client:  rec.Client,
-		origin:  rec.Origin,
+	f := factsOf(rec)
+	sp := &Span{Context: sc, Parent: psc, Name: span.Name(f.Operation, rec.Model), Kind: trace.SpanKindServer, Start: rec.Start, Source: t.source}
+	ps := &pendingSpan{t: t, span: sp, f: f}
+	ps.f.Request, ps.held = t.keep(rec.request)
+	return ps
+}
+
+// factsOf is what the span needs of a record.
+func factsOf(rec *Record) span.Facts {
+	errType, errMsg := spanErrorOf(rec)
+	f := span.Facts{
+		Operation: operationName(rec.Route), Path: rec.Path,
+		Model: rec.Model, AnswerModel: answerModelOf(rec), ResponseModel: rec.ResponseModel,
+		Kind: rec.Kind, LogprobsSource: rec.LogprobsSource,
+		Streaming: rec.Streaming, Destreamed: rec.Destreamed, ToolsOffered: rec.ToolsOffered,
+		HasTemperature: rec.HasTemperature, Temperature: rec.Temperature,
+		Start: rec.Start, End: rec.End, Headers: rec.Headers, FirstChunk: rec.FirstChunk, FirstContent: rec.FirstContent,
+		Status: rec.Status, ErrorType: errType, ErrorMessage: errMsg, EngineError: rec.EngineError,
+		ResponseID: rec.ResponseID, Usage: rec.Usage, Session: headerSessionOf(rec.parent), Client: rec.Client, Origin: rec.Origin,
+	}
+	if f.Origin == "" {
+		f.Origin = OriginUser // refused before its caller was known: a user's, as its metrics count it
 	}
 	chs := append([]*Choice(nil), rec.Choices...)
 	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })
 	for _, c := range chs {
-		if c.FinishReason != "" {
-			f.finishReasons = append(f.finishReasons, ident(c.FinishReason))
+		o := span.Output{Text: c.Text.String(), Reasoning: c.Reasoning.String(), FinishReason: c.FinishReason, Truncated: c.TextTruncated}
+		for _, tc := range c.ToolCalls {
+			o.ToolCalls = append(o.ToolCalls, span.ToolCall{ID: tc.ID, Type: tc.Type, Name: tc.Name, Arguments: tc.Arguments})
 		}
+		f.Outputs = append(f.Outputs, o)
 	}
-	for _, c := range chs {
-		f.outs = append(f.outs, &outputFacts{text: c.Text.String(), reasoning: c.Reasoning.String(), finish: c.FinishReason,
-			toolCalls: append([]ToolCall(nil), c.ToolCalls...), truncated: c.TextTruncated})
-	}
-	if len(f.outs) > 0 {
-		f.out = f.outs[0]
-	}
-	return &pendingSpan{t: t, span: span, f: f}
+	return f
 }
 
-// finish gives the span its attributes and ends it with the request's end
-// time. h and sc are the answer's scores (nil when it was not scored).
-func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
-	f := &ps.f
-	defer ps.t.release(&f.request)
-	// The status and the figures first, the content last: the attribute
-	// cap cuts only content. One slot stays for mlx.content_truncated.
-	b := &attrs{kv: make([]attribute.KeyValue, 0, typicalSpanAttributes), budget: ps.t.cfg.MaxContentBytes, room: maxSpanAttributes - 1}
-	span := ps.span
-	if errType, msg := f.errorType(); errType != "" {
-		b.add(attribute.String(attrErrorType, errType))
-		span.Status, span.StatusMessage = codes.Error, msg
-		// OpenInference records errors as an exception event as well;
-		// its message is the engine's own when it sent one.
-		excMsg := msg
-		if f.engineError != "" {
-			excMsg = f.engineError
-		}
-		span.Events = append(span.Events, SpanEvent{Name: eventException, Time: f.end, Attributes: []attribute.KeyValue{
-			attribute.String("exception.type", errType), attribute.String("exception.message", excMsg)}})
-	}
-	ps.originalAttrs(b, h, sc)
-	ps.genAIAttrs(b)
-	ps.openInferenceAttrs(b, h, sc)
-	if b.truncated || f.request.cut {
-		b.kv = append(b.kv, attribute.Bool(attrMlxContentTruncated, true))
-	}
-	span.Attributes = b.kv
-	// The event at the first streamed chunk with text, reasoning or a
-	// tool call, named as Envoy AI Gateway's OpenInference spans name it.
-	if !f.firstChunk.IsZero() && f.streaming && !f.destreamed {
-		span.Events = append(span.Events, SpanEvent{Name: eventFirstTokenStreamEvent, Time: f.firstChunk})
-	}
-	span.End = f.end
-	ps.t.outbox.offer(span)
-}
-
-// drop abandons the span unended: it is never exported.
-func (ps *pendingSpan) drop() {
-	ps.t.release(&ps.f.request)
-	ps.t.outbox.drop(dropQueueFull, 1)
-}
-
-// originalAttrs are the original proxy's span attributes.
-func (ps *pendingSpan) originalAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
-	f := &ps.f
-	b.add(
-		attribute.String(attrHttpRequestMethod, http.MethodPost),
-		attribute.String(attrUrlPath, f.path),
-		attribute.String(attrMlxModel, ident(f.model)),
-		attribute.Bool(attrMlxStreaming, f.streaming),
-		attribute.String(attrMlxKind, f.kind),
-		attribute.Bool(attrMlxToolsProvided, f.toolsOffered),
-		attribute.String(attrMlxOrigin, f.originLabel()),
-	)
-	if f.status != 0 {
-		b.add(attribute.Int(attrHttpResponseStatusCode, f.status))
-	}
-	if f.hasTemp {
-		b.add(attribute.Float64(attrMlxTemperature, f.temperature))
-	}
-	gen := f.end.Sub(f.start).Seconds()
-	b.add(attribute.Float64(attrMlxGenSeconds, gen))
-	if ttft, ok := f.ttft(); ok {
-		b.add(attribute.Float64(attrMlxTtftSeconds, ttft))
-	}
-	if u := f.usage; u != nil {
-		b.add(attribute.Int(attrMlxTokensPrompt, u.PromptTokens), attribute.Int(attrMlxTokensCompletion, u.CompletionTokens))
-	}
-	if f.out != nil {
-		b.add(attribute.Int(attrMlxToolCalls, len(f.out.toolCalls)))
-	}
-	if h != nil {
-		b.add(attribute.Float64(attrMlxHallucinationRisk, h.Risk), attribute.Bool(attrMlxHallucinationFlagged, h.Flagged))
-	}
-	if sc != nil && sc.OK {
-		b.add(
-			attribute.String(attrMlxLogprobsSource, f.source),
-			attribute.Int(attrMlxScoredTokens, sc.Tokens),
-			attribute.Float64(attrMlxPerplexity, round4(sc.Perplexity)),
-			attribute.Float64(attrMlxConfidenceMean, round4(sc.ConfidenceMean)),
-			attribute.Float64(attrMlxConfidenceMin, round4(sc.ConfidenceMin)),
-			attribute.Float64(attrMlxLowConfidenceTokenRatio, round4(sc.LowConfidenceRatio)),
-		)
-		if sc.HasEntropy() {
-			b.add(attribute.Float64(attrMlxTokenEntropy, round4(sc.EntropyMean)))
-		}
-	}
-}
-
-// originLabel is the request's origin; one refused before its caller was
-// known is a user's, as its metrics count it.
-func (f *spanFacts) originLabel() string {
-	if f.origin == "" {
-		return OriginUser
-	}
-	return f.origin
-}
-
-// ttft is the original's mlx.ttft_seconds: to the first streamed content,
-// or the whole generation when there was none (non-streamed, destreamed);
-// absent when the engine never answered.
-func (f *spanFacts) ttft() (float64, bool) {
-	switch {
-	case !f.firstContent.IsZero():
-		return f.firstContent.Sub(f.start).Seconds(), true
-	case !f.headers.IsZero():
-		return f.end.Sub(f.start).Seconds(), true
-	}
-	return 0, false
-}
-
-// genAIAttrs are the OTel GenAI semantic conventions' span attributes.
-func (ps *pendingSpan) genAIAttrs(b *attrs) {
-	f := &ps.f
-	b.add(
-		attribute.String(attrGenAiOperationName, operationName(f.route)),
-		attribute.String(attrGenAiProviderName, Provider),
-		attribute.String(attrGenAiRequestModel, ident(f.model)),
-	)
-	// "If and only if the request is streaming" (gen-ai-spans.md, note 8).
-	if f.streaming {
-		b.add(attribute.Bool(attrGenAiRequestStream, true))
-	}
-	b.add(ps.t.server...)
-	rf := &f.request
-	for _, p := range [...][2]string{{"temperature", attrGenAiRequestTemperature}, {"top_p", attrGenAiRequestTopP},
-		{"frequency_penalty", attrGenAiRequestFrequencyPenalty}, {"presence_penalty", attrGenAiRequestPresencePenalty},
-		{"top_k", attrGenAiRequestTopK}} {
-		if v, ok := rf.number(p[0]); ok {
-			b.add(attribute.Float64(p[1], v))
-		}
-	}
-	// The conditionally required ones, when the request has them.
-	if v, ok := rf.number("seed"); ok {
-		b.add(attribute.Int64(attrGenAiRequestSeed, int64(v)))
-	}
-	if v, ok := rf.number("n"); ok && v != 1 {
-		b.add(attribute.Int64(attrGenAiRequestChoiceCount, int64(v)))
-	}
-	if t := rf.outputType(); t != "" {
-		b.add(attribute.String(attrGenAiOutputType, t))
-	}
-	if stop := rf.stopSequences(); len(stop) > 0 {
-		for i := range stop {
-			stop[i] = ident(stop[i])
-		}
-		b.add(attribute.StringSlice(attrGenAiRequestStopSequences, stop))
-	}
-	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
-		if v, ok := rf.number(k); ok {
-			b.add(attribute.Int64(attrGenAiRequestMaxTokens, int64(v)))
-			break
-		}
-	}
-	if f.respID != "" {
-		b.add(attribute.String(attrGenAiResponseId, ident(f.respID)))
-	}
-	if f.respModel != "" {
-		b.add(attribute.String(attrGenAiResponseModel, ident(f.answerModel())))
-	}
-	if len(f.finishReasons) > 0 {
-		b.add(attribute.StringSlice(attrGenAiResponseFinishReasons, f.finishReasons))
-	}
-	if !f.firstChunk.IsZero() && f.streaming && !f.destreamed {
-		b.add(attribute.Float64(attrGenAiResponseTimeToFirstChunk, f.firstChunk.Sub(f.start).Seconds()))
-	}
-	if u := f.usage; u != nil {
-		b.add(attribute.Int(attrGenAiUsageInputTokens, u.PromptTokens), attribute.Int(attrGenAiUsageOutputTokens, u.CompletionTokens))
-		if u.HasCached {
-			b.add(attribute.Int(attrGenAiUsageCacheReadInputTokens, u.CachedTokens))
-		}
-		if u.HasReasoning {
-			b.add(attribute.Int(attrGenAiUsageReasoningOutputTokens, u.ReasoningTokens))
-		}
-	}
-}
-
-// Provider is gen_ai.provider.name and llm.provider of the proxy's spans
-// (the original's llm.provider).
-const Provider = "mlx"
-
-// System is llm.system: the API the proxy speaks.
-const System = "openai"
-
-// answerModel is the model that answered: the answer's model, else (none,
-// or mlx_lm's "default_model" for a request that names none: the model it
-// serves is the configured one) the request's. llm.model_name and
+// answerModelOf is the model that answered: the answer's model, else
+// (none, or mlx_lm's "default_model" for a request that names none: the
+// model it serves is the configured one) the request's. llm.model_name and
 // gen_ai.response.model say the same.
-func (f *spanFacts) answerModel() string {
-	if f.respModel == "" || f.respModel == defaultModelName {
-		return f.model
+func answerModelOf(rec *Record) string {
+	if rec.ResponseModel == "" || rec.ResponseModel == defaultModelName {
+		return rec.Model
 	}
-	return f.respModel
+	return rec.ResponseModel
 }
 
-// errorType is the span's error.type and status message; "" when the
+// spanErrorOf is the span's error.type and status message; "" when the
 // request did not fail: the engine's own 4xx/5xx answers, a stream cut
 // short, a client that went away, and the proxy's own refusals (413) and
 // upstream failures (502/503/504) are errors.
-func (f *spanFacts) errorType() (string, string) {
-	errType := errorTypeOf(f.outcome, f.status)
-	switch f.outcome {
+func spanErrorOf(rec *Record) (string, string) {
+	errType := errorTypeOf(rec.Outcome, rec.Status)
+	switch rec.Outcome {
 	case OutcomeClientGone:
 		return errType, "the client went away before the answer was complete"
 	case OutcomeIncomplete:
 		return errType, "the engine ended the answer before it was complete"
 	case OutcomeUnavailable, OutcomeBadGateway, OutcomeTimeout, OutcomeTooLarge, OutcomeRefused:
-		return errType, "the proxy answered " + strconv.Itoa(f.status) + " (" + f.outcome.String() + ")"
+		return errType, "the proxy answered " + strconv.Itoa(rec.Status) + " (" + rec.Outcome.String() + ")"
 	}
 	if errType != "" {
-		msg := "the engine answered " + strconv.Itoa(f.status)
-		if f.engineError != "" {
-			msg += ": " + f.engineError
+		msg := "the engine answered " + strconv.Itoa(rec.Status)
+		if rec.EngineError != "" {
+			msg += ": " + rec.EngineError
 		}
 		return errType, msg
 	}
@@ -329,120 +127,75 @@ func errorTypeOf(outcome Outcome, status int) string {
 	return ""
 }
 
-// number reads a JSON number (nil or another type: false), as
-// json.Unmarshal into a float64 reads it (FuzzNumberMatchesEncodingJSON),
-// without its reflection: a span reads up to ten of them.
-func number(raw json.RawMessage) (float64, bool) {
-	lit := bytes.TrimFunc(raw, func(r rune) bool { return r < utf8.RuneSelf && jsonedit.IsSpace(byte(r)) })
-	if !isJSONNumber(lit) {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(string(lit), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, false
-	}
-	return v, true
+// finish gives the span its attributes and ends it with the request's end
+// time. h and sc are the answer's scores (nil when it was not scored).
+func (ps *pendingSpan) finish(h *heuristics.Result, sc *confidence.Score) {
+	defer ps.release()
+	span.Build(ps.span, &ps.f, &ps.t.spanCfg, h, sc)
+	ps.t.outbox.offer(ps.span)
 }
 
-// isJSONNumber: b is a number as JSON spells it,
-// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
-func isJSONNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		n := 0
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case digits() == 0:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(b)
+// drop abandons the span unended: it is never exported.
+func (ps *pendingSpan) drop() {
+	ps.release()
+	ps.t.outbox.drop(dropQueueFull, 1)
 }
 
-func round4(v float64) float64 {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return v
+// maxHeldRequestBytes bounds the request bytes all pending spans keep
+// together; a span that would pass it keeps no request content (and says
+// so with mlx.content_truncated), so that no client can make the spans
+// waiting in the queues hold its bodies.
+const maxHeldRequestBytes = 64 << 20
+
+// keep picks what the span needs from a request's members, and holds the
+// bytes against the tracer's bound. It runs on the request path: it only
+// measures and picks; with content it copies nothing.
+func (t *tracer) keep(req requestBody) (span.Request, int64) {
+	rf := span.NewRequest(req.raw, req.fields, t.cfg.CaptureContent)
+	size := int64(rf.Size())
+	if t.held.Add(size) > maxHeldRequestBytes {
+		t.held.Add(-size)
+		return span.NumbersOnly(req.fields, t.cfg.CaptureContent), 0
 	}
-	return math.Round(v*1e4) / 1e4
+	return rf, size
 }
 
-// attrs collects a span's attributes, with a byte budget for content and
-// room for a number of attributes; what does not fit is left out and
-// truncated is set.
-type attrs struct {
-	kv        []attribute.KeyValue
-	budget    int
-	room      int
-	truncated bool
-}
-
-// typicalSpanAttributes is room for a chat span's attributes (about 50 for
-// a short conversation), so that collecting them rarely grows the slice:
-// growing it was a tenth of the bytes the collector allocated under load.
-const typicalSpanAttributes = 64
-
-func (b *attrs) add(kv ...attribute.KeyValue) {
-	for _, a := range kv {
-		if len(b.kv) >= b.room {
-			b.truncated = true
-			return
-		}
-		b.kv = append(b.kv, a)
+// release gives the bytes the span kept back to the bound.
+func (ps *pendingSpan) release() {
+	if ps.held != 0 {
+		ps.t.held.Add(-ps.held)
+		ps.held = 0
 	}
 }
 
-// ident bounds a short string a client or the engine chose (a model name,
-// a role, an id): past maxIdentBytes it is cut, outside the content budget.
-func ident(s string) string { return cutAt(s, maxIdentBytes) }
-
-// cutAt is s cut to at most n bytes, at a UTF-8 boundary.
-func cutAt(s string, n int) string {
-	if len(s) <= n {
-		return s
+// newSpanContext is the context of a request's span, as the SDK's
+// ParentBased(AlwaysSample) sampler and the ids chosen on arrival (idsFor) made
+// it: a child of the client's span when the request came with a valid
+// traceparent, else a root; ok is false when the client said not sampled
+// (no span is made).
+func newSpanContext(parent context.Context) (sc, psc trace.SpanContext, ok bool) {
+	if parent == nil {
+		parent = context.Background()
 	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
+	psc = trace.SpanContextFromContext(parent)
+	if psc.IsValid() && !psc.IsSampled() {
+		return trace.SpanContext{}, psc, false
 	}
-	return s[:n]
+	cfg := trace.SpanContextConfig{TraceFlags: psc.TraceFlags() | trace.FlagsSampled, TraceState: psc.TraceState()}
+	var traceID trace.TraceID // a new trace, unless the client continues one
+	if psc.IsValid() {
+		traceID = psc.TraceID()
+	}
+	cfg.TraceID, cfg.SpanID = idsFor(parent, traceID)
+	return trace.NewSpanContext(cfg), psc, true
 }
 
-const maxIdentBytes = 256
+// ident bounds a short string a client or the engine chose (span.Ident).
+func ident(s string) string { return span.Ident(s) }
 
-// content spends the budget on s, cutting it (at a UTF-8 boundary) when
-// the budget is short.
-func (b *attrs) content(s string) string {
-	if len(s) <= b.budget {
-		b.budget -= len(s)
-		return s
-	}
-	b.truncated = true
-	s = cutAt(s, b.budget)
-	b.budget = 0
-	return s
-}
+// cutAt is s cut to at most n bytes, at a UTF-8 boundary (span.CutAt).
+func cutAt(s string, n int) string { return span.CutAt(s, n) }
 
-func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
+// number reads a JSON number as json.Unmarshal into a float64 does
+// (jsonedit.Float).
+func number(raw []byte) (float64, bool) { return jsonedit.Float(raw) }

@@ -15,10 +15,12 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // Tracing: one span per completion request, named as OpenTelemetry's GenAI
-// conventions name it (spanName) and written as plain data (spandata.go) with the OpenTelemetry API's
+// conventions name it (spanName) and written as plain data (proxy/span) with the OpenTelemetry API's
 // types. The span is started when the
 // request ends (with the request's arrival as its start time, so the IDs
 // are known to the access log), given its attributes off the request path
@@ -27,26 +29,13 @@ import (
 // bounded outbox that the collector side drains; nothing on the request
 // path waits for export.
 
-// spanName is a span's name as GenAI names it, "{gen_ai.operation.name}
-// {gen_ai.request.model}" (semantic conventions v1.41.0,
-// gen-ai-spans.md, "Inference"), or the operation alone when the model
-// is unknown. Spans stored before were named "mlx.chat.completions" on
-// every route (README.md, "Spans from before the GenAI name").
-func spanName(route Route, model string) string {
-	op := operationName(route)
-	if model = ident(model); model != "" {
-		return op + " " + model
-	}
-	return op
-}
-
 // operationName is gen_ai.operation.name: "text_completion" on
 // /v1/completions, "chat" on /v1/chat/completions.
 func operationName(route Route) string {
 	if route == RouteText {
-		return "text_completion"
+		return span.OpTextCompletion
 	}
-	return "chat"
+	return span.OpChat
 }
 
 // TracerName is the instrumentation scope of the proxy's spans (the
@@ -95,26 +84,6 @@ func (c *TraceConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// HideConfig is OpenInference's configuration of what a span hides
-// (spec/configuration.md), read from the OPENINFERENCE_* variables.
-type HideConfig struct {
-	Inputs, Outputs               bool // input.value and input messages; output.value and output messages
-	InputMessages, OutputMessages bool // llm.input_messages.*, llm.output_messages.*
-	InputText, OutputText         bool // the text of messages
-	InputImages                   bool // the image parts of input messages
-	InvocationParameters          bool // llm.invocation_parameters
-	LLMTools                      bool // llm.tools.*
-	Prompts                       bool // llm.prompts.* (a text completion's prompts)
-	Choices                       bool // llm.choices.* (a text completion's answers)
-	// Base64ImageMaxLength: a base64 data URL of an image longer than this
-	// is redacted (OPENINFERENCE_BASE64_IMAGE_MAX_LENGTH; 0 is the default,
-	// 32,000).
-	Base64ImageMaxLength int
-}
-
-// defaultBase64ImageMaxLength is OpenInference's default.
-const defaultBase64ImageMaxLength = 32_000
-
 // HideFromEnv reads OpenInference's OPENINFERENCE_HIDE_* variables ("true"
 // or "1", any case) and OPENINFERENCE_BASE64_IMAGE_MAX_LENGTH (a count of
 // characters) with getenv (os.Getenv when nil).
@@ -126,7 +95,7 @@ func HideFromEnv(getenv func(string) string) HideConfig {
 		v, err := strconv.ParseBool(strings.TrimSpace(getenv("OPENINFERENCE_" + name)))
 		return err == nil && v
 	}
-	maxLen := defaultBase64ImageMaxLength
+	maxLen := span.DefaultBase64ImageMaxLength
 	if n, err := strconv.Atoi(strings.TrimSpace(getenv("OPENINFERENCE_BASE64_IMAGE_MAX_LENGTH"))); err == nil && n > 0 {
 		maxLen = n
 	}
@@ -158,23 +127,18 @@ func optedOut(r *http.Request) bool {
 	return strings.TrimSpace(r.Header.Get(NoTraceHeader)) == "0"
 }
 
-// redacted stands for a hidden value, as OpenInference's instrumentations
-// write it.
-const redacted = "__REDACTED__"
-
-// tracer makes the proxy's spans (spandata.go).
+// tracer makes the proxy's spans (proxy/span).
 type tracer struct {
 	cfg     TraceConfig
-	node    string
+	spanCfg span.Config // what the spans share (proxy/span)
 	source  *SpanSource
 	outbox  *outbox[*Span]
-	server  []attribute.KeyValue // server.address, server.port of the engine
 	onPanic panicReporter
 
 	// The worker that finishes the spans the scorer does not (requests
 	// that are not scored): a queue of QueueSize, full is dropped.
 	unscored chan *pendingSpan
-	held     atomic.Int64 // request bytes pending spans keep (span_request.go)
+	held     atomic.Int64 // request bytes pending spans keep (span.go, keep)
 	mu       sync.Mutex
 	stopped  bool
 	done     chan struct{} // closed when the worker has ended; nil when not running
@@ -185,15 +149,15 @@ func newTracer(cfg TraceConfig, upstreamHost string, box *outbox[*Span]) *tracer
 	host, _ := os.Hostname()
 	// A set: sorted by key, as the SDK's resource gave them.
 	res := attribute.NewSet(
-		attribute.String(attrServiceName, ServiceName),
-		attribute.String(attrHostName, host),
-		attribute.String(attrServiceInstanceId, node+":proxy"),
-		attribute.String(attrMlxNodeName, node),
+		attribute.String(spankey.ServiceName, ServiceName),
+		attribute.String(spankey.HostName, host),
+		attribute.String(spankey.ServiceInstanceId, node+":proxy"),
+		attribute.String(spankey.MlxNodeName, node),
 	)
-	t := &tracer{cfg: cfg, node: node, source: &SpanSource{Resource: res.ToSlice(), Scope: TracerName}, outbox: box,
+	t := &tracer{cfg: cfg, spanCfg: span.Config{CaptureContent: cfg.CaptureContent, Hide: cfg.Hide, MaxContentBytes: cfg.MaxContentBytes, Node: node}, source: &SpanSource{Resource: res.ToSlice(), Scope: TracerName}, outbox: box,
 		unscored: make(chan *pendingSpan, max(cfg.QueueSize, 1))}
 	if h, p, ok := splitHostPort(upstreamHost); ok {
-		t.server = []attribute.KeyValue{attribute.String(attrServerAddress, h), attribute.Int(attrServerPort, p)}
+		t.spanCfg.Server = []attribute.KeyValue{attribute.String(spankey.ServerAddress, h), attribute.Int(spankey.ServerPort, p)}
 	}
 	return t
 }
@@ -260,10 +224,6 @@ func (ps *pendingSpan) finishLater() {
 		ps.drop()
 	}
 }
-
-// maxSpanAttributes bounds the attributes of one span (a conversation of
-// about 300 messages with their roles and text).
-const maxSpanAttributes = 1024
 
 func splitHostPort(hostport string) (string, int, bool) {
 	i := strings.LastIndexByte(hostport, ':')

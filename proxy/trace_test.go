@@ -18,8 +18,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
+
+// redacted is what a hidden value reads as on a span.
+const redacted = span.Redacted
 
 // spanSink collects what the proxy hands to the collector side.
 type spanSink struct {
@@ -56,7 +61,7 @@ func tracedRig(t *testing.T, opts ...rigOption) (*rig, *spanSink) {
 
 // checkKeysUnique fails the test when a span has an attribute key twice:
 // the proxy writes its spans without the SDK, which kept the last of
-// duplicates (spandata.go), so every traced test holds each key to once.
+// duplicates (proxy/span/data.go), so every traced test holds each key to once.
 func (s *spanSink) checkKeysUnique(t *testing.T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,7 +261,7 @@ func TestSpanOfAStream(t *testing.T) {
 	assert.NotContains(t, a, "mlx.logprobs_source", "streams are not scored without destreaming")
 	require.Len(t, span.Events, 1)
 	ev := span.Events[0]
-	assert.Equal(t, eventFirstTokenStreamEvent, ev.Name)
+	assert.Equal(t, spankey.EventFirstTokenStreamEvent, ev.Name)
 	ttfc := a["gen_ai.response.time_to_first_chunk"].AsFloat64()
 	assert.InDelta(t, ev.Time.Sub(span.Start).Seconds(), ttfc, 1e-9)
 	assert.LessOrEqual(t, a["mlx.ttft_seconds"].AsFloat64(), a["mlx.gen_seconds"].AsFloat64())
@@ -506,14 +511,6 @@ func TestAccessLogLine(t *testing.T) {
 	assert.Equal(t, `request: 127.0.0.1 - "POST /v1/chat/completions HTTP/1.1" - -`, a.Line())
 }
 
-func TestContentBudget(t *testing.T) {
-	b := &attrs{budget: 5}
-	assert.Equal(t, "abc", b.content("abc"))
-	assert.Equal(t, "d", b.content("déf"), "cut at a rune boundary")
-	assert.True(t, b.truncated)
-	assert.Equal(t, "", b.content("x"))
-}
-
 // What one span costs on the request path (start) and in all (start, then
 // finish off the request path: attributes, end, hand-over), for a chat
 // request with tools and a 300-byte answer.
@@ -597,9 +594,9 @@ func TestAClientCannotGrowASpan(t *testing.T) {
 	r.post("/v1/chat/completions", body)
 	a := attrsOf(sink.next(t, 1))
 	// Content 4 KiB, every identifier 256 bytes, the parameters 8 KiB.
-	assert.Less(t, spanBytes(a), 4096+maxParamsBytes+100*maxIdentBytes+8192)
+	assert.Less(t, spanBytes(a), 4096+span.MaxParamsBytes+100*span.MaxIdentBytes+8192)
 	assert.True(t, a["mlx.content_truncated"].AsBool())
-	assert.Len(t, a["mlx.model"].AsString(), maxIdentBytes)
+	assert.Len(t, a["mlx.model"].AsString(), span.MaxIdentBytes)
 	settle(r.proxy)
 	assert.Zero(t, r.proxy.tracer.held.Load(), "a finished span keeps nothing")
 }
@@ -615,12 +612,12 @@ func TestALongConversationKeepsItsErrorType(t *testing.T) {
 		msgs = append(msgs, `{"role": "user", "content": "hi"}`)
 	}
 	r.post("/v1/chat/completions", `{"messages": [`+strings.Join(msgs, ",")+`]}`)
-	span := sink.next(t, 1)
-	a := attrsOf(span)
+	got := sink.next(t, 1)
+	a := attrsOf(got)
 	assert.Equal(t, "500", a["error.type"].AsString())
 	assert.True(t, a["mlx.content_truncated"].AsBool())
-	assert.LessOrEqual(t, len(a), maxSpanAttributes)
-	assert.LessOrEqual(t, len(span.Attributes), maxSpanAttributes, "each key once")
+	assert.LessOrEqual(t, len(a), span.MaxAttributes)
+	assert.LessOrEqual(t, len(got.Attributes), span.MaxAttributes, "each key once")
 }
 
 func TestSecretsInTheBodyStayOffTheSpan(t *testing.T) {
@@ -634,18 +631,20 @@ func TestSecretsInTheBodyStayOffTheSpan(t *testing.T) {
 	assert.Contains(t, a["llm.invocation_parameters"].AsString(), `"max_tokens":4`)
 }
 
-// With capture off, a pending span keeps none of the request's content.
+// With capture off, a pending span keeps none of the request's content
+// (span.NewRequest), and what it keeps is counted until it is released.
 func TestCaptureOffKeepsNoContent(t *testing.T) {
 	tr := newTracer(TraceConfig{CaptureContent: false, MaxContentBytes: 1 << 10, QueueSize: 1}, "127.0.0.1:1",
 		newOutbox[*Span]("spans", 1, countAll(prometheus.NewCounter(prometheus.CounterOpts{Name: "d"})), nil))
-	body := []byte(toolBody)
+	body := []byte(`{"model": "m", "max_tokens": 4, ` + toolBody[1:])
 	pb, err := parseBody(body)
 	require.NoError(t, err)
-	rf := tr.keep(requestBody{raw: body, fields: pb.fields})
-	assert.Nil(t, rf.raw)
-	assert.NotContains(t, rf.fields, "messages")
-	assert.NotContains(t, rf.fields, "tools")
-	tr.release(&rf)
+	rf, held := tr.keep(requestBody{raw: body, fields: pb.fields})
+	assert.Positive(t, held)
+	assert.Less(t, held, int64(len(body)), "without the messages and the tools")
+	assert.Equal(t, int64(rf.Size()), held)
+	assert.Equal(t, held, tr.held.Load())
+	(&pendingSpan{t: tr, held: held}).release()
 	assert.Zero(t, tr.held.Load())
 }
 

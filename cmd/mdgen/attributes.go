@@ -95,9 +95,16 @@ var attrSections = []string{"span_attributes", "log_attributes", "resource_attri
 //   - a span event's name is event<Name> (First Token Stream Event:
 //     eventFirstTokenStreamEvent).
 //
+// Exported (a package of keys that other packages import), a key is
+// <Name> and a span event Event<Name> (mlx.gen_seconds: MlxGenSeconds).
+//
 // A key in two sections is written once; two keys of one name are an
 // error.
-func attrGoSource(c *mdschema.Component, pkg, from string, sections []string) ([]byte, error) {
+func attrGoSource(c *mdschema.Component, pkg, from string, sections []string, exported bool) ([]byte, error) {
+	attrPrefix, eventPrefix := "attr", "event"
+	if exported {
+		attrPrefix, eventPrefix = "", "Event"
+	}
 	type group struct {
 		title, prefix string
 		keys          []string
@@ -106,15 +113,15 @@ func attrGoSource(c *mdschema.Component, pkg, from string, sections []string) ([
 	for _, s := range sections {
 		switch s {
 		case "span_attributes":
-			groups = append(groups, group{"The span attributes", "attr", c.SpanAttributes.Keys()})
+			groups = append(groups, group{"The span attributes", attrPrefix, c.SpanAttributes.Keys()})
 		case "log_attributes":
 			for _, kind := range c.LogAttributes {
-				groups = append(groups, group{"The attributes of the " + kind.Key + " log records", "attr", kind.Value.Keys()})
+				groups = append(groups, group{"The attributes of the " + kind.Key + " log records", attrPrefix, kind.Value.Keys()})
 			}
 		case "resource_attributes":
-			groups = append(groups, group{"The resource attributes", "attr", c.ResourceAttributes.Keys()})
+			groups = append(groups, group{"The resource attributes", attrPrefix, c.ResourceAttributes.Keys()})
 		case "span_events":
-			groups = append(groups, group{"The span events", "event", c.SpanEvents.Keys()})
+			groups = append(groups, group{"The span events", eventPrefix, c.SpanEvents.Keys()})
 		default:
 			return nil, fmt.Errorf("-attributes: no section %q (one of %s)", s, strings.Join(attrSections, ", "))
 		}

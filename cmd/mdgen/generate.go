@@ -22,6 +22,7 @@ type options struct {
 	registrars bool
 	// attrGoFile is the Go file of the keys of the sections attrWanted lists (comma-separated; attributes.go).
 	attrGoFile, attrWanted string
+	attrExported           bool // exported names (attributes.go)
 }
 
 // The markers of the generated metrics section of documentation.md.
@@ -64,7 +65,7 @@ func (o options) generate() (map[string][]byte, error) {
 		files[o.goFile] = b
 	}
 	if o.attrGoFile != "" {
-		b, err := attrGoSource(c, o.pkg, o.from(o.attrGoFile), strings.Split(o.attrWanted, ","))
+		b, err := attrGoSource(c, o.pkg, o.from(o.attrGoFile), strings.Split(o.attrWanted, ","), o.attrExported)
 		if err != nil {
 			return nil, err
 		}

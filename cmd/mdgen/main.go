@@ -45,6 +45,7 @@ func (o *options) register(fl *flag.FlagSet, pkg string) {
 	fl.StringVar(&o.goFile, "go", "generated_metrics.go", "the Go file of the metrics written; empty: none")
 	fl.StringVar(&o.attrGoFile, "attributes-go", "", "the Go file of the attribute keys written; empty: none")
 	fl.StringVar(&o.attrWanted, "attributes", strings.Join(attrSections, ","), "the sections whose keys -attributes-go holds")
+	fl.BoolVar(&o.attrExported, "attributes-exported", false, "-attributes-go's names exported (MlxGenSeconds, EventException), for a package of keys others import")
 	fl.StringVar(&o.pkg, "package", pkg, "the Go files' package")
 	fl.BoolVar(&o.registrars, "registrars", false, "the metrics' Go file also has typed client_golang registrars (a package with its own registrar type)")
 }

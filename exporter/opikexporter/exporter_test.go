@@ -3,7 +3,6 @@ package opikexporter
 import (
 	"context"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/opiktest"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/configtest"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/doccheck"
@@ -112,6 +112,7 @@ func TestARequestAsOpikShowsIt(t *testing.T) {
 	scored.Attributes().PutStr("input.value", `{"model":"m","messages":[{"role":"user","content":"What is a cache?"}],"metadata":{"session_id":"conv-7"}}`)
 	scored.Attributes().PutInt("llm.token_count.prompt_details.cache_read", 4)
 	plain := proxySpan(td, 2, false)
+	plain.Attributes().PutStr(spankey.SessionId, "thread-9") // the proxy's X-Session-Id
 	want1 := opikid.Trace(scored.TraceID(), scored.SpanID(), scored.StartTimestamp().AsTime())
 	want2 := opikid.Trace(plain.TraceID(), plain.SpanID(), plain.StartTimestamp().AsTime())
 	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
@@ -152,6 +153,9 @@ func TestARequestAsOpikShowsIt(t *testing.T) {
 		names[s.Name] = true
 	}
 	assert.Equal(t, map[string]bool{"hallucination_quality": true, "hallucination_flagged": true}, names, "no token_confidence unscored")
+	tr2, ok := opik.Trace(want2)
+	require.True(t, ok)
+	assert.Equal(t, "thread-9", tr2.ThreadID, "the span's session.id groups the conversation")
 	spans := opik.Spans("mlx")
 	require.Len(t, spans, 2)
 	for _, sp := range spans {
@@ -328,36 +332,39 @@ func TestShutdownWithoutStart(t *testing.T) {
 	require.NoError(t, exp.Shutdown(context.Background()))
 }
 
-// The proxy's keys the exporter reads, as proxySpan sets them, are in the
-// proxy's metadata.yaml with the same types: a key renamed or retyped
-// there fails here, not silently in Opik.
-func TestReadKeysAreTheProxys(t *testing.T) {
+// The exporter reads the proxy's keys through spankey, generated from
+// the proxy's metadata.yaml, so none can be missing there. The fixture the
+// exporter's tests read is a proxy span as the schema has it: every key it
+// sets is the proxy's, with the schema's type, so that a key retyped there
+// fails here, not silently in Opik.
+func TestTheFixtureIsAProxySpan(t *testing.T) {
 	proxy, err := mdschema.Load("../../receiver/proxyreceiver/metadata.yaml")
 	require.NoError(t, err)
 	td := ptrace.NewTraces()
 	sp := readableSpan(td, 1, false)
-	sp.Attributes().PutStr("error.type", "504")
-	sp.Attributes().PutStr("llm.provider", "mlx")
-	sp.Attributes().PutStr("gen_ai.operation.name", "chat")
-	sp.Attributes().PutInt("llm.token_count.prompt_details.cache_read", 1)
-	sp.Attributes().PutInt("llm.token_count.completion_details.reasoning", 1)
 	at := sp.Attributes()
+	at.PutStr(spankey.ErrorType, "504")
+	at.PutStr(spankey.LlmProvider, "mlx")
+	at.PutStr(spankey.GenAiOperationName, "chat")
+	at.PutStr(spankey.SessionId, "conv-7")
+	at.PutDouble(spankey.GenAiResponseTimeToFirstChunk, 0.1)
+	at.PutInt(spankey.LlmTokenCountPromptDetailsCacheRead, 1)
+	at.PutInt(spankey.LlmTokenCountCompletionDetailsReasoning, 1)
+	known := map[string]bool{}
+	for _, k := range proxy.SpanAttributes.Keys() {
+		known[k] = true
+	}
 	var read mdschema.RecordAttributes
 	for _, e := range proxy.SpanAttributes {
 		if _, ok := at.Get(e.Key); ok {
 			read = append(read, e)
 		}
 	}
+	at.Range(func(k string, _ pcommon.Value) bool {
+		assert.Truef(t, known[k], "%s: the fixture sets it, the proxy's metadata.yaml does not list it", k)
+		return true
+	})
 	assert.NoError(t, doccheck.CheckAttributes(read, at))
-	// session.id is not the proxy's yet (issue 26, item 7): read when set.
-	for _, key := range []string{attrModel, attrRisk, attrFlagged, attrConfidence, attrTokens, attrSource,
-		attrInput, attrOutput, attrMetadata, attrKind, attrOperation, attrModelName, attrProvider, attrErrorType,
-		attrStatusCode, attrPrompt, attrCompletion, attrTotal, attrCacheRead, attrReasoning} {
-		_, ok := at.Get(key)
-		assert.Truef(t, ok, "%s: the exporter reads it, the fixture does not set it", key)
-		assert.Truef(t, slices.ContainsFunc(read, func(e mdschema.Entry[mdschema.RecordAttribute]) bool { return e.Key == key }),
-			"%s: the exporter reads it, the proxy's metadata.yaml does not list it", key)
-	}
 }
 
 // What the exporter counts is as metadata.yaml says (names, help texts,

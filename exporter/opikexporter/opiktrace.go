@@ -10,29 +10,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
-)
-
-// The proxy's keys this file reads (receiver/proxyreceiver/metadata.yaml;
-// a test holds them to it).
-const (
-	attrInput        = "input.value"
-	attrOutput       = "output.value"
-	attrMetadata     = "metadata"
-	attrKind         = "mlx.kind"
-	attrOperation    = "gen_ai.operation.name"
-	attrModelName    = "llm.model_name"
-	attrProvider     = "llm.provider"
-	attrErrorType    = "error.type"
-	attrStatusCode   = "http.response.status_code"
-	attrSessionID    = "session.id"
-	attrPrompt       = "llm.token_count.prompt"
-	attrCompletion   = "llm.token_count.completion"
-	attrTotal        = "llm.token_count.total"
-	attrFirstChunk   = "gen_ai.response.time_to_first_chunk"
-	attrTTFT         = "mlx.ttft_seconds"
-	attrCacheRead    = "llm.token_count.prompt_details.cache_read"
-	attrReasoning    = "llm.token_count.completion_details.reasoning"
-	resourceNodeName = "mlx.node.name"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // notMetadata are the span's keys that are content or usage, and so are
@@ -54,7 +32,7 @@ type request struct {
 // isProxySpan tells the proxy's spans (they carry mlx.model) from the
 // spans of other clients that share the pipeline.
 func isProxySpan(s ptrace.Span) bool {
-	_, ok := s.Attributes().Get(attrModel)
+	_, ok := s.Attributes().Get(spankey.MlxModel)
 	return ok
 }
 
@@ -72,15 +50,15 @@ func requestOf(s ptrace.Span, res pcommon.Map, project, environment string, scor
 	if end.Before(start) {
 		end = start
 	}
-	model := str(attrModelName)
+	model := str(spankey.LlmModelName)
 	if model == "" {
-		model = str(attrModel)
+		model = str(spankey.MlxModel)
 	}
 	node := ""
-	if v, ok := res.Get(resourceNodeName); ok {
+	if v, ok := res.Get(spankey.MlxNodeName); ok {
 		node = v.AsString()
 	}
-	op := str(attrOperation)
+	op := str(spankey.GenAiOperationName)
 	if op == "" {
 		op = "chat"
 	}
@@ -91,23 +69,23 @@ func requestOf(s ptrace.Span, res pcommon.Map, project, environment string, scor
 		Name:        op + " " + model,
 		StartTime:   start,
 		EndTime:     end,
-		Input:       jsonValue(str(attrInput)),
-		Output:      jsonValue(str(attrOutput)),
+		Input:       jsonValue(str(spankey.InputValue)),
+		Output:      jsonValue(str(spankey.OutputValue)),
 		Metadata:    metadataOf(s, model, node),
-		Tags:        nonEmpty(model, node, str(attrKind)),
+		Tags:        nonEmpty(model, node, str(spankey.MlxKind)),
 		ErrorInfo:   errorInfoOf(s),
-		ThreadID:    threadOf(str(attrSessionID), str(attrInput)),
+		ThreadID:    threadOf(str(spankey.SessionId), str(spankey.InputValue)),
 		TTFT:        ttftOf(at),
 		Environment: environment,
 	}
 	// No total_estimated_cost: Opik prices a span from its model and
 	// provider when it has a price for them, and has none for a local
 	// model; 0 would claim a cost nobody measured.
-	sp := opikapi.NewSpan{NewTrace: t, TraceID: t.ID, Type: "llm", Model: model, Provider: str(attrProvider), Usage: usageOf(at)}
+	sp := opikapi.NewSpan{NewTrace: t, TraceID: t.ID, Type: "llm", Model: model, Provider: str(spankey.LlmProvider), Usage: usageOf(at)}
 	sp.ID = opikid.Span(s.TraceID(), s.SpanID(), start)
 	sp.ThreadID = "" // a span has none
 	// The content twice (trace and span), and the rest.
-	r := request{trace: t, span: sp, size: 2*(len(str(attrInput))+len(str(attrOutput))) + 4<<10}
+	r := request{trace: t, span: sp, size: 2*(len(str(spankey.InputValue))+len(str(spankey.OutputValue))) + 4<<10}
 	if scores {
 		r.scores = scoresOf(s, t.ID, project)
 	}
@@ -120,9 +98,9 @@ func requestOf(s ptrace.Span, res pcommon.Map, project, environment string, scor
 // whole answer for one that was not streamed: its first token reached the
 // client with the rest); nil when no token came.
 func ttftOf(at pcommon.Map) *float64 {
-	keys := []string{attrFirstChunk}
-	if _, failed := at.Get(attrErrorType); !failed {
-		keys = append(keys, attrTTFT)
+	keys := []string{spankey.GenAiResponseTimeToFirstChunk}
+	if _, failed := at.Get(spankey.ErrorType); !failed {
+		keys = append(keys, spankey.MlxTtftSeconds)
 	}
 	for _, k := range keys {
 		if v, ok := at.Get(k); ok && v.Type() == pcommon.ValueTypeDouble {
@@ -156,7 +134,7 @@ func jsonValue(s string) any {
 // trace in Opik is found in Jaeger and back.
 func metadataOf(s ptrace.Span, model, node string) map[string]any {
 	m := map[string]any{}
-	if v, ok := s.Attributes().Get(attrMetadata); ok {
+	if v, ok := s.Attributes().Get(spankey.Metadata); ok {
 		var inner map[string]any
 		if json.Unmarshal([]byte(v.Str()), &inner) == nil {
 			for k, x := range inner {
@@ -189,9 +167,9 @@ func metadataOf(s ptrace.Span, model, node string) map[string]any {
 // OpenInference counts (the GenAI ones are the same numbers).
 func usageOf(at pcommon.Map) map[string]int64 {
 	u := map[string]int64{}
-	for k, name := range map[string]string{attrPrompt: "prompt_tokens", attrCompletion: "completion_tokens",
-		attrTotal: "total_tokens", attrCacheRead: "prompt_tokens_details.cached_tokens",
-		attrReasoning: "completion_tokens_details.reasoning_tokens"} {
+	for k, name := range map[string]string{spankey.LlmTokenCountPrompt: "prompt_tokens", spankey.LlmTokenCountCompletion: "completion_tokens",
+		spankey.LlmTokenCountTotal: "total_tokens", spankey.LlmTokenCountPromptDetailsCacheRead: "prompt_tokens_details.cached_tokens",
+		spankey.LlmTokenCountCompletionDetailsReasoning: "completion_tokens_details.reasoning_tokens"} {
 		if v, ok := at.Get(k); ok && v.Type() == pcommon.ValueTypeInt {
 			u[name] = v.Int()
 		}
@@ -206,7 +184,7 @@ func usageOf(at pcommon.Map) map[string]int64 {
 // the exception type, the span's status message (else the HTTP status)
 // as message and traceback (Opik requires one; the proxy has no stack).
 func errorInfoOf(s ptrace.Span) *opikapi.ErrorInfo {
-	v, ok := s.Attributes().Get(attrErrorType)
+	v, ok := s.Attributes().Get(spankey.ErrorType)
 	if !ok && s.Status().Code() != ptrace.StatusCodeError {
 		return nil
 	}
@@ -219,7 +197,7 @@ func errorInfoOf(s ptrace.Span) *opikapi.ErrorInfo {
 	}
 	msg := s.Status().Message()
 	if msg == "" {
-		if code, ok := s.Attributes().Get(attrStatusCode); ok {
+		if code, ok := s.Attributes().Get(spankey.HttpResponseStatusCode); ok {
 			msg = "HTTP " + strconv.FormatInt(code.Int(), 10)
 		} else {
 			msg = typ

@@ -11,18 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
-)
-
-// The proxy's span attributes read here: the mark of a proxy span
-// (isProxySpan) and the scores' inputs. They are the proxy's keys
-// (receiver/proxyreceiver/metadata.yaml; a test holds them to it).
-const (
-	attrModel      = "mlx.model"
-	attrRisk       = "mlx.hallucination_risk"
-	attrFlagged    = "mlx.hallucination_flagged"
-	attrConfidence = "mlx.confidence_mean"
-	attrTokens     = "mlx.scored_tokens"
-	attrSource     = "mlx.logprobs_source"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // feedbackScore is one item of Opik's PUT /v1/private/traces/feedback-scores.
@@ -43,11 +32,11 @@ func reasonConfidence(tokens int64, source string) string {
 // hallucination_flagged, and token_confidence when it was scored.
 func scoresOf(s ptrace.Span, id, project string) []feedbackScore {
 	at := s.Attributes()
-	risk, ok := at.Get(attrRisk)
+	risk, ok := at.Get(spankey.MlxHallucinationRisk)
 	if !ok {
 		return nil
 	}
-	flagged, _ := at.Get(attrFlagged)
+	flagged, _ := at.Get(spankey.MlxHallucinationFlagged)
 	item := func(name string, value float64, category, reason string) feedbackScore {
 		return feedbackScore{ID: id, ProjectName: project, Name: name, Value: round3(value),
 			Reason: reason, CategoryName: category, Source: "sdk"}
@@ -60,9 +49,9 @@ func scoresOf(s ptrace.Span, id, project string) []feedbackScore {
 		item("hallucination_quality", 1-risk.Double(), "quality", reasonQuality),
 		item("hallucination_flagged", notFlagged, "safety", reasonFlagged),
 	}
-	if conf, ok := at.Get(attrConfidence); ok {
-		tokens, _ := at.Get(attrTokens)
-		source, _ := at.Get(attrSource)
+	if conf, ok := at.Get(spankey.MlxConfidenceMean); ok {
+		tokens, _ := at.Get(spankey.MlxScoredTokens)
+		source, _ := at.Get(spankey.MlxLogprobsSource)
 		out = append(out, item("token_confidence", conf.Double(), "quality", reasonConfidence(tokens.Int(), source.Str())))
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/chatcontent"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // Candidate is one recent trace that may be judged.
@@ -55,13 +56,9 @@ func (c *Candidate) key() string {
 	return string(c.TraceID[:]) + string(c.SpanID[:])
 }
 
-// AttrOrigin is the proxy's span attribute of a request's origin
-// (receiver/proxyreceiver/metadata.yaml); the opik exporter keeps it in
-// the trace's metadata, Opik's OTLP mapping in its input.
-const AttrOrigin = "mlx.origin"
-
-// originOf reads mlx.origin from the top level of a trace's metadata or
-// input, "" when neither has it.
+// originOf reads the proxy's mlx.origin from the top level of a trace's
+// metadata or input (the opik exporter keeps it in the trace's metadata,
+// Opik's OTLP mapping in its input), "" when neither has it.
 func originOf(objs ...[]byte) string {
 	for _, b := range objs {
 		var m map[string]json.RawMessage
@@ -69,7 +66,7 @@ func originOf(objs ...[]byte) string {
 			continue
 		}
 		var o string
-		if json.Unmarshal(m[AttrOrigin], &o) == nil && o != "" {
+		if json.Unmarshal(m[spankey.MlxOrigin], &o) == nil && o != "" {
 			return o
 		}
 	}
@@ -130,10 +127,10 @@ func answerOf(out []byte) string {
 			} `json:"message"`
 			Text string `json:"text"`
 		} `json:"choices"`
-		OutputValue json.RawMessage `json:"output.value"`
-		Flat        string          `json:"llm.output_messages.0.message.content"`
 	}
-	if json.Unmarshal(out, &o) != nil {
+	// The mapped attributes, under their full keys.
+	var flat map[string]json.RawMessage
+	if json.Unmarshal(out, &o) != nil || json.Unmarshal(out, &flat) != nil {
 		return ""
 	}
 	switch {
@@ -143,12 +140,14 @@ func answerOf(out []byte) string {
 		return strings.TrimSpace(chatcontent.Text(o.Choices[0].Message.Content))
 	case len(o.Choices) > 0:
 		return strings.TrimSpace(o.Choices[0].Text)
-	case len(o.OutputValue) > 0:
-		if a := answerOf(unwrapJSON(o.OutputValue)); a != "" {
+	case len(flat[spankey.OutputValue]) > 0:
+		if a := answerOf(unwrapJSON(flat[spankey.OutputValue])); a != "" {
 			return a
 		}
 	}
-	return strings.TrimSpace(o.Flat)
+	var text string
+	_ = json.Unmarshal(flat[spankey.LlmOutputMessagesMessageContent(0)], &text)
+	return strings.TrimSpace(text)
 }
 
 // otlpQuestion reads an input as Opik's OTLP mapping stores it (see
@@ -158,7 +157,7 @@ func otlpQuestion(body []byte) (question, model string) {
 	if json.Unmarshal(body, &m) != nil {
 		return "", ""
 	}
-	if iv, ok := m["input.value"]; ok {
+	if iv, ok := m[spankey.InputValue]; ok {
 		inner := unwrapJSON(iv)
 		var r request
 		if json.Unmarshal(inner, &r) == nil && len(r.Messages) > 0 {
@@ -173,17 +172,14 @@ func otlpQuestion(body []byte) (question, model string) {
 		if !ok {
 			continue
 		}
-		idx, field, ok := strings.Cut(rest, ".")
-		if !ok || field != "message.role" {
-			continue
-		}
+		idx, _, _ := strings.Cut(rest, ".")
 		i, err := strconv.Atoi(idx)
 		var role string
-		if err != nil || json.Unmarshal(v, &role) != nil || role != "user" || i < best {
+		if err != nil || k != spankey.LlmInputMessagesMessageRole(i) || json.Unmarshal(v, &role) != nil || role != "user" || i < best {
 			continue
 		}
 		var text string
-		if json.Unmarshal(m["llm.input_messages."+idx+".message.content"], &text) == nil && strings.TrimSpace(text) != "" {
+		if json.Unmarshal(m[spankey.LlmInputMessagesMessageContent(i)], &text) == nil && strings.TrimSpace(text) != "" {
 			best, question = i, strings.TrimSpace(text)
 		}
 	}

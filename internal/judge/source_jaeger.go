@@ -16,6 +16,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/spanwalk"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // JaegerSource reads recent spans of the proxy's service from Jaeger's
@@ -114,8 +115,8 @@ func parseJaegerTraces(body []byte) ([]Candidate, error) {
 }
 
 func candidateOfSpan(sp ptrace.Span) (Candidate, bool) {
-	in, ok1 := sp.Attributes().Get("input.value")
-	outv, ok2 := sp.Attributes().Get("output.value")
+	in, ok1 := sp.Attributes().Get(spankey.InputValue)
+	outv, ok2 := sp.Attributes().Get(spankey.OutputValue)
 	if !ok1 || !ok2 {
 		return Candidate{}, false
 	}
@@ -123,7 +124,7 @@ func candidateOfSpan(sp ptrace.Span) (Candidate, bool) {
 	c.OpikID = opikid.Trace(c.TraceID, c.SpanID, c.Start)
 	c.Question, c.Model = questionOf([]byte(in.Str()))
 	c.Answer = answerOf([]byte(outv.Str()))
-	if o, ok := sp.Attributes().Get(AttrOrigin); ok {
+	if o, ok := sp.Attributes().Get(spankey.MlxOrigin); ok {
 		c.Origin = o.AsString()
 	}
 	return c, true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikapi"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // ProxyTrace is one proxied chat completion, for tests of what reads
@@ -54,7 +55,7 @@ func (p ProxyTrace) Write(project string) opikapi.NewTrace {
 func (p ProxyTrace) OTLP() ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "some-agent")
+	rs.Resource().Attributes().PutStr(spankey.ServiceName, "some-agent")
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName("openinference.instrumentation.openai")
 	sp := ss.Spans().AppendEmpty()
@@ -64,16 +65,16 @@ func (p ProxyTrace) OTLP() ptrace.Traces {
 	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(p.Start))
 	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(p.Start.Add(time.Second)))
 	at := sp.Attributes()
-	at.PutStr("openinference.span.kind", "LLM")
-	at.PutStr("llm.model_name", p.Model)
-	at.PutStr("input.value", `{"model":"`+p.Model+`","messages":[{"role":"user","content":`+quote(p.Question)+`}]}`)
-	at.PutStr("input.mime_type", "application/json")
-	at.PutStr("llm.input_messages.0.message.role", "user")
-	at.PutStr("llm.input_messages.0.message.content", p.Question)
-	at.PutStr("output.value", `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":`+quote(p.Answer)+`}}]}`)
-	at.PutStr("llm.output_messages.0.message.role", "assistant")
-	at.PutStr("llm.output_messages.0.message.content", p.Answer)
-	at.PutStr("metadata", `{"otel_trace_id":"`+p.TraceID.String()+`","otel_span_id":"`+p.SpanID.String()+`"}`)
+	at.PutStr(spankey.OpeninferenceSpanKind, "LLM")
+	at.PutStr(spankey.LlmModelName, p.Model)
+	at.PutStr(spankey.InputValue, `{"model":"`+p.Model+`","messages":[{"role":"user","content":`+quote(p.Question)+`}]}`)
+	at.PutStr(spankey.InputMimeType, "application/json")
+	at.PutStr(spankey.LlmInputMessagesMessageRole(0), "user")
+	at.PutStr(spankey.LlmInputMessagesMessageContent(0), p.Question)
+	at.PutStr(spankey.OutputValue, `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":`+quote(p.Answer)+`}}]}`)
+	at.PutStr(spankey.LlmOutputMessagesMessageRole(0), "assistant")
+	at.PutStr(spankey.LlmOutputMessagesMessageContent(0), p.Answer)
+	at.PutStr(spankey.Metadata, `{"otel_trace_id":"`+p.TraceID.String()+`","otel_span_id":"`+p.SpanID.String()+`"}`)
 	return td
 }
 

@@ -1,4 +1,4 @@
-package proxy
+package span
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // Request bodies of the kinds the span reads: chat with tools, multimodal
@@ -41,10 +43,30 @@ var spanJSONBodies = []string{
 	"{\"messages\": [{\"role\": \"user\", \"content\": \"caf\u00e9 \\u00e9 \\ud83d\\ude00 \\\" tab\\t\"}],\n\t\"response_format\" :\t{ \"type\" : \"json_object\" }\n}",
 }
 
+// Bodies as clients send them (the proxy's own tests send the same).
+const (
+	chatBody       = `{"model": "mlx-community/Qwen3-4B-4bit", "messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 24}`
+	benchChat      = `{"messages": [{"role": "user", "content": "Say hello"}], "max_tokens": 16}`
+	toolsJSON      = `[{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]`
+	toolBody       = `{"messages": [{"role": "user", "content": "Use get_weather for Paris"}], "tools": ` + toolsJSON + `}`
+	toolStreamBody = `{"messages": [{"role": "user", "content": "Use get_weather for Paris"}], "tools": ` + toolsJSON + `, "stream": true}`
+	reasoningBody  = `{"messages": [{"role": "user", "content": "Think first"}], "max_tokens": 80, "stream": true, "chat_template_kwargs": {"enable_thinking": true}}`
+)
+
+// membersOf is a body's top-level members as the proxy hands them to a
+// span: JSON text, Python's NaN and Infinity as null (the proxy reads the
+// body as mlx_lm does, and keeps its nulled copy's members); false when
+// the body is not a JSON object.
+func membersOf(body []byte) (map[string]json.RawMessage, bool) {
+	nulled, _ := jsonedit.NullPythonLiterals(body)
+	var fields map[string]json.RawMessage
+	return fields, json.Unmarshal(nulled, &fields) == nil && fields != nil
+}
+
 // spanReaders runs the span's readers of one request, new and reference,
 // with the settings given, and returns the attributes each one made.
-func spanReaders(raw json.RawMessage, hide HideConfig, budget int, ref bool) ([]attribute.KeyValue, bool, int) {
-	b := &attrs{budget: budget, room: maxSpanAttributes - 1}
+func spanReaders(raw json.RawMessage, hide Hide, budget int, ref bool) ([]attribute.KeyValue, bool, int) {
+	b := &attrs{budget: budget, room: MaxAttributes - 1}
 	if ref {
 		refInputMessages(b, raw, hide)
 		refToolDefinitions(b, raw)
@@ -57,19 +79,20 @@ func spanReaders(raw json.RawMessage, hide HideConfig, budget int, ref bool) ([]
 
 // FuzzSpanJSONMatchesEncodingJSON: for any body parseBody takes, the
 // span's readers of its members give what the encoding/json originals
-// (span_reference_test.go) gave: the same messages, content parts, tool
+// (reference_test.go) gave: the same messages, content parts, tool
 // definitions, invocation parameters and input mime type.
 func FuzzSpanJSONMatchesEncodingJSON(f *testing.F) {
 	for _, s := range spanJSONBodies {
 		f.Add([]byte(s))
 	}
-	hides := []HideConfig{{}, {InputText: true, Base64ImageMaxLength: 100}, {InputImages: true}}
+	hides := []Hide{{}, {InputText: true, Base64ImageMaxLength: 100}, {InputImages: true}}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		pb, err := parseBody(body)
-		if err != nil {
+		fields, ok := membersOf(body)
+		if !ok {
 			return
 		}
-		rf := requestFacts{raw: body, fields: pb.fields}
+		pb := struct{ fields map[string]json.RawMessage }{fields}
+		rf := Request{raw: body, fields: fields}
 		if got, want := mimeOf(body), refMimeOf(body); got != want {
 			t.Fatalf("mimeOf: %s, want %s", got, want)
 		}

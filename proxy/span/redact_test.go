@@ -1,4 +1,4 @@
-package proxy
+package span
 
 import (
 	"bytes"
@@ -19,9 +19,10 @@ func TestSecretsAreRedactedAtAnyDepth(t *testing.T) {
 		"tools": [{"type": "function", "function": {"name": "f", "parameters": {"password": "sk-nested-3"}}}],
 		"messages2": [{"role": "assistant", "tool_calls": [{"function": {"name": "login", "arguments": "{\"user\": \"a\", \"api_key\": \"sk-nested-4\"}"}}]}],
 		"user": "alice@example.com", "x": NaN}`)
-	pb, err := parseBody(body)
-	require.NoError(t, err)
-	rf := requestFacts{raw: body, fields: pb.fields}
+	fields, ok := membersOf(body)
+	require.True(t, ok)
+	pb := struct{ fields map[string]json.RawMessage }{fields}
+	rf := Request{raw: body, fields: fields}
 	in := string(rf.input())
 	params, err := json.Marshal(rf.params())
 	require.NoError(t, err)
@@ -29,20 +30,19 @@ func TestSecretsAreRedactedAtAnyDepth(t *testing.T) {
 		assert.NotContains(t, in, secret)
 		assert.NotContains(t, string(params), secret)
 	}
-	assert.Contains(t, in, redacted)
+	assert.Contains(t, in, Redacted)
 	assert.Contains(t, in, `"s1"`, "what is not a secret stays")
 	assert.Contains(t, string(params), "alice@example.com", "with content, the parameters keep user")
 
 	plain := []byte(`{"messages": [], "max_tokens": 8}`)
-	pb, err = parseBody(plain)
-	require.NoError(t, err)
-	assert.Equal(t, plain, (&requestFacts{raw: plain, fields: pb.fields}).input(), "a body without secrets is kept byte for byte")
+	pb.fields, ok = membersOf(plain)
+	require.True(t, ok)
+	assert.Equal(t, plain, (&Request{raw: plain, fields: pb.fields}).input(), "a body without secrets is kept byte for byte")
 
 	// capture_content off: no raw body kept, and only sampling parameters.
-	off := requestFacts{fields: pb.fields}
-	pb, err = parseBody(body)
-	require.NoError(t, err)
-	off.fields = pb.fields
+	off := Request{fields: pb.fields}
+	off.fields, ok = membersOf(body)
+	require.True(t, ok)
 	got := off.params()
 	assert.Contains(t, got, "temperature")
 	for _, k := range []string{"user", "metadata", "extra_headers", "x"} {

@@ -1,4 +1,4 @@
-package proxy
+package span
 
 import (
 	"bytes"
@@ -6,29 +6,21 @@ import (
 	"strings"
 )
 
-// What a pending span keeps of the client's request, until its worker
-// builds the attributes. The request path only picks members out of the
-// map parseRequest already decoded; the bytes kept are bounded per span
-// (content: traces.max_content_bytes) and for all pending spans together
-// (maxHeldRequestBytes), so that no client can make the spans waiting in
-// the queues hold its bodies.
+// What a span keeps of the client's request, until it is built off the
+// request path. The request path only picks members out of the map the
+// proxy already decoded; the proxy bounds the bytes all pending spans keep
+// together (Size), and keeps only the numbers (NumbersOnly) past it.
 
-// requestFacts is what a span keeps of the request: the body and its
-// members as parseRequest decoded them (no copy on the request path), and
-// with capture_content off only the members that are not content. The
+// Request is what a span keeps of the request: the body and its members as
+// the proxy decoded them (no copy on the request path), and with
+// capture_content off only the members that are not content. The
 // attributes are read from them off the request path.
-type requestFacts struct {
+type Request struct {
 	raw    []byte // the body, for input.value; nil without content
 	fields map[string]json.RawMessage
 	// cut: content was left out because of the bounds.
-	cut  bool
-	held int64 // bytes counted against maxHeldRequestBytes
+	cut bool
 }
-
-// maxHeldRequestBytes bounds the request bytes all pending spans keep
-// together; a span that would pass it keeps no request content (and says
-// so with mlx.content_truncated).
-const maxHeldRequestBytes = 64 << 20
 
 // contentMembers are the request members that are content, not
 // parameters.
@@ -47,38 +39,43 @@ func secretMember(k string) bool {
 	return false
 }
 
-// keep picks what the span needs from a request's members, and holds the
-// bytes against the tracer's bound. It runs on the request path: it only
-// measures and picks; with content it copies nothing.
-func (t *tracer) keep(req requestBody) requestFacts {
-	rf := requestFacts{fields: req.fields}
-	if !t.cfg.CaptureContent {
-		rf.fields = make(map[string]json.RawMessage, len(req.fields))
-		for k, v := range req.fields {
-			if !contentMembers[k] {
-				rf.fields[k] = v
-			}
-		}
-	} else {
-		rf.raw = req.raw
+// NewRequest picks what the span needs from a request's body and members
+// (fields; nil when the body was not a JSON object): with content, all of
+// them, else only the members that are not content. It only picks; it
+// copies nothing.
+func NewRequest(raw []byte, fields map[string]json.RawMessage, content bool) Request {
+	if content {
+		return Request{raw: raw, fields: fields}
 	}
+	rf := Request{fields: make(map[string]json.RawMessage, len(fields))}
+	for k, v := range fields {
+		if !contentMembers[k] {
+			rf.fields[k] = v
+		}
+	}
+	return rf
+}
+
+// Size is about the bytes the request holds.
+func (rf *Request) Size() int {
 	size := len(rf.raw)
 	for k, v := range rf.fields {
 		size += len(k) + len(v)
 	}
-	if t.held.Add(int64(size)) > maxHeldRequestBytes {
-		t.held.Add(-int64(size))
-		// The numbers only: the parameters the GenAI attributes read.
-		small := make(map[string]json.RawMessage, 4)
-		for _, k := range []string{"temperature", "top_p", "max_tokens", "max_completion_tokens"} {
-			if v, ok := req.fields[k]; ok && len(v) <= 32 {
-				small[k] = v
-			}
+	return size
+}
+
+// NumbersOnly is what a span keeps of a request past the proxy's bound:
+// the numbers the GenAI attributes read; with content asked for, it says
+// content was left out (mlx.content_truncated).
+func NumbersOnly(fields map[string]json.RawMessage, content bool) Request {
+	small := make(map[string]json.RawMessage, 4)
+	for _, k := range []string{"temperature", "top_p", "max_tokens", "max_completion_tokens"} {
+		if v, ok := fields[k]; ok && len(v) <= 32 {
+			small[k] = v
 		}
-		return requestFacts{fields: small, cut: t.cfg.CaptureContent}
 	}
-	rf.held = int64(size)
-	return rf
+	return Request{fields: small, cut: content}
 }
 
 // params are the members llm.invocation_parameters shows: every member but
@@ -87,7 +84,7 @@ func (t *tracer) keep(req requestBody) requestFacts {
 // members such as user, metadata, chat_template_kwargs, prediction,
 // response_format or stop can carry the very text the setting keeps off
 // the wire.
-func (rf *requestFacts) params() map[string]json.RawMessage {
+func (rf *Request) params() map[string]json.RawMessage {
 	if rf.fields == nil {
 		return nil
 	}
@@ -116,7 +113,7 @@ var harmlessParams = map[string]bool{
 
 // input is input.value: the body as the client sent it, re-encoded with
 // its credential-like members redacted, at any depth, when it has any.
-func (rf *requestFacts) input() []byte {
+func (rf *Request) input() []byte {
 	for k := range rf.fields {
 		if secretMember(k) {
 			return redactedBody(rf.fields)
@@ -129,15 +126,7 @@ func (rf *requestFacts) input() []byte {
 }
 
 // number is the request's member k when it is a number.
-func (rf *requestFacts) number(k string) (float64, bool) { return number(rf.fields[k]) }
-
-// release gives the bytes a span kept back to the bound.
-func (t *tracer) release(rf *requestFacts) {
-	if rf.held != 0 {
-		t.held.Add(-rf.held)
-		rf.held = 0
-	}
-}
+func (rf *Request) number(k string) (float64, bool) { return number(rf.fields[k]) }
 
 // redactedBody is the request re-encoded with the values of its
 // credential-like members redacted at any depth (duplicate keys collapse
@@ -146,7 +135,7 @@ func redactedBody(fields map[string]json.RawMessage) []byte {
 	out := make(map[string]json.RawMessage, len(fields))
 	for k, v := range fields {
 		if secretMember(k) {
-			v = json.RawMessage(`"` + redacted + `"`)
+			v = json.RawMessage(`"` + Redacted + `"`)
 		} else {
 			v = redactDeep(v)
 		}
@@ -160,7 +149,7 @@ func redactedBody(fields map[string]json.RawMessage) []byte {
 }
 
 // redactDeep returns v with the values of credential-like members of its
-// objects, at any depth, redacted (nested metadata.api_key,
+// objects, at any depth, Redacted (nested metadata.api_key,
 // extra_headers.Authorization, a tool call's arguments as an object). A
 // value that holds none comes back as it is.
 func redactDeep(v json.RawMessage) json.RawMessage {
@@ -183,7 +172,7 @@ func redactTree(v any) any {
 	case map[string]any:
 		for k, e := range t {
 			if secretMember(k) {
-				t[k] = redacted
+				t[k] = Redacted
 			} else {
 				t[k] = redactTree(e)
 			}

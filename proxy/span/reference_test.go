@@ -1,4 +1,4 @@
-package proxy
+package span
 
 import (
 	"bytes"
@@ -6,13 +6,15 @@ import (
 	"math"
 
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // The span's readers of the request as they were with encoding/json: the
-// references span_json_fuzz_test.go holds span_json.go's readers to. The
+// references json_fuzz_test.go holds json.go's readers to. The
 // attributes a message makes once read (addInputMessage) are shared.
 
-func refInputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
+func refInputMessages(b *attrs, raw json.RawMessage, hide Hide) {
 	var msgs []inMessageJSON
 	if json.Unmarshal(raw, &msgs) != nil {
 		return
@@ -41,7 +43,7 @@ func refToolDefinitions(b *attrs, raw json.RawMessage) {
 		if json.Compact(&compact, t) != nil {
 			continue
 		}
-		b.add(attribute.String(attrLlmToolsToolJsonSchema(i), b.content(compact.String())))
+		b.add(attribute.String(spankey.LlmToolsToolJsonSchema(i), b.content(compact.String())))
 	}
 }
 

@@ -1,4 +1,4 @@
-package proxy
+package span
 
 import (
 	"encoding/json"
@@ -15,14 +15,14 @@ import (
 func TestSpanMetadataIsTheMapItReplaced(t *testing.T) {
 	full := spanMetadata{
 		ConfidenceMean: ptr(0.9), ConfidenceMin: ptr(0.1), ConfidenceStd: ptr(0.2), GenerationSeconds: 1.5,
-		HallucinationFlagged: ptr(false), HallucinationRisk: ptr(0.25), LogprobsSource: SourceInjected,
+		HallucinationFlagged: ptr(false), HallucinationRisk: ptr(0.25), LogprobsSource: "injected",
 		LowConfidenceTokenRatio: ptr(0.05), Node: "rank0", OtelSpanID: "0102030405060708",
 		OtelTraceID: "0102030405060708090a0b0c0d0e0f10", Perplexity: ptr(1.2), ScoredTokens: ptr(27),
 		TokenEntropyNats: ptr(0.3), TokenMarginMean: ptr(0.4), TTFTSeconds: ptr(0.01),
 	}
 	asMap := map[string]any{
 		"confidence_mean": 0.9, "confidence_min": 0.1, "confidence_std": 0.2, "generation_seconds": 1.5,
-		"hallucination_flagged": false, "hallucination_risk": 0.25, "logprobs_source": SourceInjected,
+		"hallucination_flagged": false, "hallucination_risk": 0.25, "logprobs_source": "injected",
 		"low_confidence_token_ratio": 0.05, "node": "rank0", "otel_span_id": "0102030405060708",
 		"otel_trace_id": "0102030405060708090a0b0c0d0e0f10", "perplexity": 1.2, "scored_tokens": 27,
 		"token_entropy_nats": 0.3, "token_margin_mean": 0.4, "ttft_seconds": 0.01,

@@ -1,4 +1,4 @@
-package proxy
+package span
 
 import (
 	"bytes"
@@ -14,40 +14,62 @@ import (
 // fifths of a span's cost. What these read is always JSON encoding/json
 // has already read: a member of the body parseBody took (a slice of the
 // body or of its nulled copy), or encoding/json's own output (redactDeep).
-// Each reader gives what encoding/json gives for it (span_json_fuzz_test.go
-// compares them with the originals, kept in span_reference_test.go), and
+// Each reader gives what encoding/json gives for it (json_fuzz_test.go
+// compares them with the originals, kept in reference_test.go), and
 // hands what it does not model (escaped or case-folded keys, duplicate
 // members) to encoding/json itself.
 
 // appendCompact appends the JSON value v without its insignificant white
 // space, as json.Compact does; with html, it also escapes <, >, &, U+2028
-// and U+2029 as json.Marshal does a RawMessage's text.
+// and U+2029 in its strings as json.Marshal does a RawMessage's text
+// (outside strings, valid JSON has none of them). Strings are found with
+// jsonedit.SkipString; an unterminated one runs to the end.
 func appendCompact(dst, v []byte, html bool) []byte {
-	const hex = "0123456789abcdef"
-	start, inString := 0, false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case inString && c == '\\':
-			i++ // the escaped byte is never one of those below
-			continue
+	for i := 0; i < len(v); {
+		switch c := v[i]; {
 		case c == '"':
-			inString = !inString
-		case !inString && jsonedit.IsSpace(c):
-			dst = append(dst, v[start:i]...)
-			start = i + 1
-		case html && (c == '<' || c == '>' || c == '&'):
-			dst = append(dst, v[start:i]...)
+			end, _, _ := jsonedit.SkipString(v, i)
+			dst = appendHTMLSafe(dst, v[i:end], html)
+			i = end
+		case jsonedit.IsSpace(c):
+			i++
+		default:
+			j := i + 1
+			for j < len(v) && v[j] != '"' && !jsonedit.IsSpace(v[j]) {
+				j++
+			}
+			dst = append(dst, v[i:j]...)
+			i = j
+		}
+	}
+	return dst
+}
+
+// appendHTMLSafe appends the JSON string s, with html its <, > and & as
+// \u003c, \u003e, \u0026 and U+2028, U+2029 as \u2028, \u2029. An
+// escaped byte is never one of them.
+func appendHTMLSafe(dst, s []byte, html bool) []byte {
+	if !html {
+		return append(dst, s...)
+	}
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			i++
+		case c == '<' || c == '>' || c == '&':
+			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 			start = i + 1
-		case html && c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8:
-			dst = append(dst, v[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[v[i+2]&0xF])
+		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[s[i+2]&0xF])
 			start = i + 3
 			i += 2
 		}
 	}
-	return append(dst, v[start:]...)
+	return append(dst, s[start:]...)
 }
 
 // eachArrayElem calls elem with the text of each element of the JSON array
@@ -252,3 +274,6 @@ func readContentPart(v []byte, p *contentPartJSON) error {
 		return nil
 	})
 }
+
+// isNull: raw is JSON's null.
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -1,7 +1,6 @@
-package proxy
+package span
 
 import (
-	"context"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -20,7 +19,7 @@ import (
 // else. What the SDK decided is kept, rule by rule: a client's traceparent
 // continues its trace and its sampled flag is honoured (the ParentBased
 // AlwaysSample sampler), the ids are those chosen on arrival (traceid.go),
-// and the attributes are bounded (maxSpanAttributes).
+// and the attributes are bounded (MaxAttributes).
 type Span struct {
 	// Context is the span's own: trace and span id, sampled flag, and the
 	// client's tracestate.
@@ -52,26 +51,4 @@ type SpanEvent struct {
 type SpanSource struct {
 	Resource []attribute.KeyValue
 	Scope    string // TracerName
-}
-
-// newSpanContext is the context of a request's span, as the SDK's
-// ParentBased(AlwaysSample) sampler and the ids chosen on arrival (idsFor) made
-// it: a child of the client's span when the request came with a valid
-// traceparent, else a root; ok is false when the client said not sampled
-// (no span is made).
-func newSpanContext(parent context.Context) (sc, psc trace.SpanContext, ok bool) {
-	if parent == nil {
-		parent = context.Background()
-	}
-	psc = trace.SpanContextFromContext(parent)
-	if psc.IsValid() && !psc.IsSampled() {
-		return trace.SpanContext{}, psc, false
-	}
-	cfg := trace.SpanContextConfig{TraceFlags: psc.TraceFlags() | trace.FlagsSampled, TraceState: psc.TraceState()}
-	var traceID trace.TraceID // a new trace, unless the client continues one
-	if psc.IsValid() {
-		traceID = psc.TraceID()
-	}
-	cfg.TraceID, cfg.SpanID = idsFor(parent, traceID)
-	return trace.NewSpanContext(cfg), psc, true
 }

@@ -1,4 +1,4 @@
-package proxy
+package span
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
 )
 
 // OpenInference attributes (Arize-ai/openinference spec), so that Opik and
@@ -19,102 +20,102 @@ import (
 // openInferenceAttrs adds the OpenInference attributes; content (inputs,
 // outputs, messages, prompts, tools) only when CaptureContent is on, and
 // as the OPENINFERENCE_HIDE_* settings allow.
-func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
-	f := &ps.f
-	cfg := ps.t.cfg
+func (bd *builder) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *confidence.Score) {
+	f := bd.f
+	cfg := bd.cfg
 	b.add(
-		attribute.String(attrOpeninferenceSpanKind, "LLM"),
-		attribute.String(attrLlmSystem, System),
-		attribute.String(attrLlmProvider, Provider),
-		attribute.String(attrLlmModelName, ident(f.answerModel())),
+		attribute.String(spankey.OpeninferenceSpanKind, "LLM"),
+		attribute.String(spankey.LlmSystem, System),
+		attribute.String(spankey.LlmProvider, Provider),
+		attribute.String(spankey.LlmModelName, Ident(f.AnswerModel)),
 	)
-	if user, ok := f.request.str("user"); ok && user != "" {
-		b.add(attribute.String(attrUserId, ident(user)))
-	} else if f.client != "" {
+	if user, ok := f.Request.str("user"); ok && user != "" {
+		b.add(attribute.String(spankey.UserId, Ident(user)))
+	} else if f.Client != "" {
 		// Who called, as the front door knows it: an API key's name,
 		// local or anonymous.
-		b.add(attribute.String(attrUserId, f.client))
+		b.add(attribute.String(spankey.UserId, f.Client))
 	}
-	session := f.session
+	session := f.Session
 	if session == "" {
-		session = f.request.sessionID()
+		session = f.Request.sessionID()
 	}
 	if session != "" {
 		// OpenInference's key (Opik's thread, Phoenix's session) and the
 		// GenAI one, so that either kind of consumer groups the trace.
-		b.add(attribute.String(attrSessionId, ident(session)), attribute.String(attrGenAiConversationId, ident(session)))
+		b.add(attribute.String(spankey.SessionId, Ident(session)), attribute.String(spankey.GenAiConversationId, Ident(session)))
 	}
-	if f.out != nil && f.out.finish != "" {
-		b.add(attribute.String(attrLlmFinishReason, ident(f.out.finish)))
+	if bd.out != nil && bd.out.FinishReason != "" {
+		b.add(attribute.String(spankey.LlmFinishReason, Ident(bd.out.FinishReason)))
 	}
-	if u := f.usage; u != nil {
+	if u := f.Usage; u != nil {
 		total := u.TotalTokens
 		if total == 0 {
 			total = u.PromptTokens + u.CompletionTokens
 		}
-		b.add(attribute.Int(attrLlmTokenCountPrompt, u.PromptTokens),
-			attribute.Int(attrLlmTokenCountCompletion, u.CompletionTokens),
-			attribute.Int(attrLlmTokenCountTotal, total))
+		b.add(attribute.Int(spankey.LlmTokenCountPrompt, u.PromptTokens),
+			attribute.Int(spankey.LlmTokenCountCompletion, u.CompletionTokens),
+			attribute.Int(spankey.LlmTokenCountTotal, total))
 		if u.HasCached {
-			b.add(attribute.Int(attrLlmTokenCountPromptDetailsCacheRead, u.CachedTokens))
+			b.add(attribute.Int(spankey.LlmTokenCountPromptDetailsCacheRead, u.CachedTokens))
 		}
 		if u.HasReasoning {
-			b.add(attribute.Int(attrLlmTokenCountCompletionDetailsReasoning, u.ReasoningTokens))
+			b.add(attribute.Int(spankey.LlmTokenCountCompletionDetailsReasoning, u.ReasoningTokens))
 		}
 	}
-	if params := invocationParameters(f.request.params()); params != "" && !cfg.Hide.InvocationParameters {
-		if len(params) > maxParamsBytes {
-			params, b.truncated = cutAt(params, maxParamsBytes), true
+	if params := invocationParameters(f.Request.params()); params != "" && !cfg.Hide.InvocationParameters {
+		if len(params) > MaxParamsBytes {
+			params, b.truncated = CutAt(params, MaxParamsBytes), true
 		}
-		b.add(attribute.String(attrLlmInvocationParameters, params))
+		b.add(attribute.String(spankey.LlmInvocationParameters, params))
 	}
-	b.add(attribute.String(attrMetadata, ps.metadata(h, sc)))
+	b.add(attribute.String(spankey.Metadata, bd.metadata(h, sc)))
 	if !cfg.CaptureContent {
 		return
 	}
 	hide := cfg.Hide
 	// Inputs.
-	if raw := f.request.input(); len(raw) > 0 {
-		value := redacted
+	if raw := f.Request.input(); len(raw) > 0 {
+		value := Redacted
 		if !hide.Inputs {
 			value = b.content(string(raw))
 		}
-		b.add(attribute.String(attrInputValue, value), attribute.String(attrInputMimeType, mimeOf(raw)))
+		b.add(attribute.String(spankey.InputValue, value), attribute.String(spankey.InputMimeType, mimeOf(raw)))
 	}
 	if !hide.Inputs && !hide.InputMessages {
-		inputMessages(b, f.request.fields["messages"], hide)
+		inputMessages(b, f.Request.fields["messages"], hide)
 	}
 	// OpenInference governs prompts by HIDE_PROMPTS (and HIDE_INPUTS), not
 	// by the message settings.
-	if !hide.Inputs && !hide.Prompts && f.route == RouteText {
-		for i, p := range stringOrStrings(f.request.fields["prompt"]) {
-			b.add(attribute.String(attrLlmPromptsPromptText(i), textOrRedacted(b, p, hide.InputText)))
+	if !hide.Inputs && !hide.Prompts && f.Operation == OpTextCompletion {
+		for i, p := range stringOrStrings(f.Request.fields["prompt"]) {
+			b.add(attribute.String(spankey.LlmPromptsPromptText(i), textOrRedacted(b, p, hide.InputText)))
 		}
 	}
 	if !hide.Inputs && !hide.LLMTools {
-		toolDefinitions(b, f.request.fields["tools"])
+		toolDefinitions(b, f.Request.fields["tools"])
 	}
 	// Outputs.
-	if f.out == nil {
+	if bd.out == nil {
 		return
 	}
-	value := redacted
+	value := Redacted
 	if !hide.Outputs {
-		value = b.content(outputValue(f.out))
+		value = b.content(outputValue(bd.out))
 	}
-	b.add(attribute.String(attrOutputValue, value), attribute.String(attrOutputMimeType, "application/json"))
+	b.add(attribute.String(spankey.OutputValue, value), attribute.String(spankey.OutputMimeType, "application/json"))
 	switch {
 	case hide.Outputs:
-	case f.route == RouteText:
+	case f.Operation == OpTextCompletion:
 		// A text completion's answers are choices, not messages.
 		if !hide.Choices {
-			for c, o := range f.outs {
-				b.add(attribute.String(attrLlmChoicesCompletionText(c), textOrRedacted(b, o.text, hide.OutputText)))
+			for c, o := range f.Outputs {
+				b.add(attribute.String(spankey.LlmChoicesCompletionText(c), textOrRedacted(b, o.Text, hide.OutputText)))
 			}
 		}
 	case !hide.OutputMessages:
-		for c, o := range f.outs {
-			outputMessage(b, c, o, hide.OutputText)
+		for c := range f.Outputs {
+			outputMessage(b, c, &f.Outputs[c], hide.OutputText)
 		}
 	}
 }
@@ -122,23 +123,23 @@ func (ps *pendingSpan) openInferenceAttrs(b *attrs, h *heuristics.Result, sc *co
 // outputMessage adds choice c as llm.output_messages.<c>: its role, text
 // and tool calls, and, for a thinking model, its reasoning as a content
 // part of type reasoning followed by the text as one of type text.
-func outputMessage(b *attrs, c int, o *outputFacts, hideText bool) {
-	b.add(attribute.String(attrLlmOutputMessagesMessageRole(c), "assistant"))
-	if o.text != "" {
-		b.add(attribute.String(attrLlmOutputMessagesMessageContent(c), textOrRedacted(b, o.text, hideText)))
+func outputMessage(b *attrs, c int, o *Output, hideText bool) {
+	b.add(attribute.String(spankey.LlmOutputMessagesMessageRole(c), "assistant"))
+	if o.Text != "" {
+		b.add(attribute.String(spankey.LlmOutputMessagesMessageContent(c), textOrRedacted(b, o.Text, hideText)))
 	}
-	if o.reasoning != "" {
-		b.add(attribute.String(attrLlmOutputMessagesMessageContentsMessageContentType(c, 0), "reasoning"),
-			attribute.String(attrLlmOutputMessagesMessageContentsMessageContentText(c, 0), textOrRedacted(b, o.reasoning, hideText)))
-		if o.text != "" {
-			b.add(attribute.String(attrLlmOutputMessagesMessageContentsMessageContentType(c, 1), "text"),
-				attribute.String(attrLlmOutputMessagesMessageContentsMessageContentText(c, 1), textOrRedacted(b, o.text, hideText)))
+	if o.Reasoning != "" {
+		b.add(attribute.String(spankey.LlmOutputMessagesMessageContentsMessageContentType(c, 0), "reasoning"),
+			attribute.String(spankey.LlmOutputMessagesMessageContentsMessageContentText(c, 0), textOrRedacted(b, o.Reasoning, hideText)))
+		if o.Text != "" {
+			b.add(attribute.String(spankey.LlmOutputMessagesMessageContentsMessageContentType(c, 1), "text"),
+				attribute.String(spankey.LlmOutputMessagesMessageContentsMessageContentText(c, 1), textOrRedacted(b, o.Text, hideText)))
 		}
 	}
-	for k, tc := range o.toolCalls {
-		keys := toolCallKeys{attrLlmOutputMessagesMessageToolCallsToolCallId(c, k),
-			attrLlmOutputMessagesMessageToolCallsToolCallFunctionName(c, k),
-			attrLlmOutputMessagesMessageToolCallsToolCallFunctionArguments(c, k)}
+	for k, tc := range o.ToolCalls {
+		keys := toolCallKeys{spankey.LlmOutputMessagesMessageToolCallsToolCallId(c, k),
+			spankey.LlmOutputMessagesMessageToolCallsToolCallFunctionName(c, k),
+			spankey.LlmOutputMessagesMessageToolCallsToolCallFunctionArguments(c, k)}
 		toolCallAttrs(b, keys, tc.ID, tc.Name, tc.Arguments)
 	}
 }
@@ -148,10 +149,10 @@ func outputMessage(b *attrs, c int, o *outputFacts, hideText bool) {
 // the span's own trace and span id, so whoever reads the trace from Opik
 // (where the trace id is Opik's, not OTel's) can link back to it: the
 // judge loop puts them on its evaluation events.
-func (ps *pendingSpan) metadata(h *heuristics.Result, sc *confidence.Score) string {
-	f := &ps.f
-	m := &spanMetadata{Node: ps.t.node, GenerationSeconds: round4(f.end.Sub(f.start).Seconds())}
-	if sc := ps.span.Context; sc.IsValid() {
+func (bd *builder) metadata(h *heuristics.Result, sc *confidence.Score) string {
+	f := bd.f
+	m := &spanMetadata{Node: bd.cfg.Node, GenerationSeconds: round4(f.End.Sub(f.Start).Seconds())}
+	if sc := bd.span.Context; sc.IsValid() {
 		m.OtelTraceID, m.OtelSpanID = sc.TraceID().String(), sc.SpanID().String()
 	}
 	if ttft, ok := f.ttft(); ok {
@@ -161,7 +162,7 @@ func (ps *pendingSpan) metadata(h *heuristics.Result, sc *confidence.Score) stri
 		m.HallucinationRisk, m.HallucinationFlagged = m.float(h.Risk), &h.Flagged
 	}
 	if sc != nil && sc.OK {
-		m.LogprobsSource = f.source
+		m.LogprobsSource = f.LogprobsSource
 		m.ScoredTokens = &sc.Tokens
 		m.Perplexity = m.float(round4(sc.Perplexity))
 		m.ConfidenceMean = m.float(round4(sc.ConfidenceMean))
@@ -217,8 +218,8 @@ func (m *spanMetadata) float(v float64) *float64 {
 	return &m.floats[m.nFloats-1]
 }
 
-// maxParamsBytes bounds llm.invocation_parameters.
-const maxParamsBytes = 8 << 10
+// MaxParamsBytes bounds llm.invocation_parameters.
+const MaxParamsBytes = 8 << 10
 
 // invocationParameters is the request's parameters as JSON: every
 // top-level member but the content (messages, prompt, tools) and secrets.
@@ -253,14 +254,23 @@ func invocationParameters(params map[string]json.RawMessage) string {
 	return string(append(b, '}'))
 }
 
+// messageToolCall is one tool call of a past assistant message.
+type messageToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 // inMessageJSON is one message of a chat request, the fields the span
 // shows.
 type inMessageJSON struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       string          `json:"name"`
-	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []toolCallJSON  `json:"tool_calls"`
+	Role       string            `json:"role"`
+	Content    json.RawMessage   `json:"content"`
+	Name       string            `json:"name"`
+	ToolCallID string            `json:"tool_call_id"`
+	ToolCalls  []messageToolCall `json:"tool_calls"`
 }
 
 // contentPartJSON is one part of a message whose content is a list.
@@ -272,7 +282,7 @@ type contentPartJSON struct {
 	} `json:"image_url"`
 }
 
-func inputMessages(b *attrs, raw json.RawMessage, hide HideConfig) {
+func inputMessages(b *attrs, raw json.RawMessage, hide Hide) {
 	msgs, ok := readMessages(raw)
 	if !ok {
 		return
@@ -303,33 +313,33 @@ type messageContent struct {
 }
 
 // addInputMessage adds the attributes of the i-th input message.
-func addInputMessage(b *attrs, i int, m *inMessageJSON, c messageContent, hide HideConfig) {
+func addInputMessage(b *attrs, i int, m *inMessageJSON, c messageContent, hide Hide) {
 	hideText := hide.InputText
 	if m.Role != "" {
-		b.add(attribute.String(attrLlmInputMessagesMessageRole(i), ident(m.Role)))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageRole(i), Ident(m.Role)))
 	}
 	if c.isText {
-		b.add(attribute.String(attrLlmInputMessagesMessageContent(i), textOrRedacted(b, c.text, hideText)))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageContent(i), textOrRedacted(b, c.text, hideText)))
 	}
 	for j, part := range c.parts {
-		b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentType(i, j), ident(partType(part.Type))))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageContentsMessageContentType(i, j), Ident(partType(part.Type))))
 		switch {
 		case part.Type == "text":
-			b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
+			b.add(attribute.String(spankey.LlmInputMessagesMessageContentsMessageContentText(i, j), textOrRedacted(b, part.Text, hideText)))
 		case part.ImageURL != nil:
-			b.add(attribute.String(attrLlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), imageURL(b, part.ImageURL.URL, hide)))
+			b.add(attribute.String(spankey.LlmInputMessagesMessageContentsMessageContentImageImageUrl(i, j), imageURL(b, part.ImageURL.URL, hide)))
 		}
 	}
 	if m.Name != "" {
-		b.add(attribute.String(attrLlmInputMessagesMessageName(i), ident(m.Name)))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageName(i), Ident(m.Name)))
 	}
 	if m.ToolCallID != "" {
-		b.add(attribute.String(attrLlmInputMessagesMessageToolCallId(i), ident(m.ToolCallID)))
+		b.add(attribute.String(spankey.LlmInputMessagesMessageToolCallId(i), Ident(m.ToolCallID)))
 	}
 	for k, tc := range m.ToolCalls {
-		keys := toolCallKeys{attrLlmInputMessagesMessageToolCallsToolCallId(i, k),
-			attrLlmInputMessagesMessageToolCallsToolCallFunctionName(i, k),
-			attrLlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k)}
+		keys := toolCallKeys{spankey.LlmInputMessagesMessageToolCallsToolCallId(i, k),
+			spankey.LlmInputMessagesMessageToolCallsToolCallFunctionName(i, k),
+			spankey.LlmInputMessagesMessageToolCallsToolCallFunctionArguments(i, k)}
 		toolCallAttrs(b, keys, tc.ID, tc.Function.Name, tc.Function.Arguments)
 	}
 }
@@ -351,13 +361,13 @@ func partType(t string) string {
 // HIDE_INPUT_IMAGES, and a base64 data URL past BASE64_IMAGE_MAX_LENGTH
 // characters (OpenInference's configuration; Envoy AI Gateway does the
 // same).
-func imageURL(b *attrs, url string, hide HideConfig) string {
+func imageURL(b *attrs, url string, hide Hide) string {
 	maxLen := hide.Base64ImageMaxLength
 	if maxLen <= 0 {
-		maxLen = defaultBase64ImageMaxLength
+		maxLen = DefaultBase64ImageMaxLength
 	}
 	if hide.InputImages || (strings.HasPrefix(url, "data:") && strings.Contains(url, ";base64,") && len(url) > maxLen) {
-		return redacted
+		return Redacted
 	}
 	return b.content(url)
 }
@@ -368,9 +378,9 @@ type toolCallKeys struct{ id, name, arguments string }
 
 func toolCallAttrs(b *attrs, keys toolCallKeys, id, name, arguments string) {
 	if id != "" {
-		b.add(attribute.String(keys.id, ident(id)))
+		b.add(attribute.String(keys.id, Ident(id)))
 	}
-	b.add(attribute.String(keys.name, ident(name)),
+	b.add(attribute.String(keys.name, Ident(name)),
 		attribute.String(keys.arguments, b.content(arguments)))
 }
 
@@ -381,7 +391,7 @@ func toolDefinitions(b *attrs, raw json.RawMessage) {
 	i := 0
 	eachArrayElem(raw, func(t []byte) {
 		compact = appendCompact(compact[:0], t, false)
-		b.add(attribute.String(attrLlmToolsToolJsonSchema(i), b.content(string(compact))))
+		b.add(attribute.String(spankey.LlmToolsToolJsonSchema(i), b.content(string(compact))))
 		i++
 	})
 }
@@ -402,14 +412,14 @@ func stringOrStrings(raw json.RawMessage) []string {
 
 func textOrRedacted(b *attrs, s string, hide bool) string {
 	if hide {
-		return redacted
+		return Redacted
 	}
 	return b.content(s)
 }
 
 // outputValue is the answer as an assistant message, the same for streamed
 // and non-streamed answers.
-func outputValue(o *outputFacts) string {
+func outputValue(o *Output) string {
 	type fn struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
@@ -424,8 +434,8 @@ func outputValue(o *outputFacts) string {
 		Content   string `json:"content"`
 		Reasoning string `json:"reasoning,omitempty"`
 		ToolCalls []call `json:"tool_calls,omitempty"`
-	}{Role: "assistant", Content: o.text, Reasoning: o.reasoning}
-	for _, tc := range o.toolCalls {
+	}{Role: "assistant", Content: o.Text, Reasoning: o.Reasoning}
+	for _, tc := range o.ToolCalls {
 		typ := tc.Type
 		if typ == "" {
 			typ = "function"

@@ -1,12 +1,12 @@
-package proxy
+package span
 
 import "encoding/json"
 
 // The request's members the span's GenAI and OpenInference attributes
-// read, beside requestFacts.number (span_request.go).
+// read, beside Request.number (request.go).
 
 // str is the request's member k when it is a string.
-func (rf *requestFacts) str(k string) (string, bool) {
+func (rf *Request) str(k string) (string, bool) {
 	var s string
 	raw := rf.fields[k]
 	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
@@ -16,7 +16,7 @@ func (rf *requestFacts) str(k string) (string, bool) {
 }
 
 // sessionID is the body's metadata.session_id (a string or a number).
-func (rf *requestFacts) sessionID() string {
+func (rf *Request) sessionID() string {
 	var m struct {
 		SessionID json.RawMessage `json:"session_id"`
 	}
@@ -35,7 +35,7 @@ func (rf *requestFacts) sessionID() string {
 
 // outputType is gen_ai.output.type of the request's response_format:
 // text, or json for json_object and json_schema; "" without one.
-func (rf *requestFacts) outputType() string {
+func (rf *Request) outputType() string {
 	var rfmt struct {
 		Type string `json:"type"`
 	}
@@ -52,4 +52,4 @@ func (rf *requestFacts) outputType() string {
 }
 
 // stopSequences is the request's stop: a string or a list of strings.
-func (rf *requestFacts) stopSequences() []string { return stringOrStrings(rf.fields["stop"]) }
+func (rf *Request) stopSequences() []string { return stringOrStrings(rf.fields["stop"]) }

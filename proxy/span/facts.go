@@ -1,0 +1,138 @@
+package span
+
+import (
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+)
+
+// Facts is everything a span is made of: the request's facts, timings and
+// answer, copied from the proxy's record when the request ended (the
+// record does not outlive it), so that the attributes can be built off
+// the request path. The proxy fills it in one place (proxy/span.go,
+// factsOf); nothing here reads the proxy's record.
+type Facts struct {
+	// Operation is gen_ai.operation.name: OpChat or OpTextCompletion.
+	Operation string
+	Path      string
+	// Model is the model the request is for (not bounded: Build bounds
+	// it); AnswerModel is the model that answered: the answer's, else (none,
+	// or mlx_lm's "default_model") the request's. ResponseModel is the
+	// answer's own, "" when it had none.
+	Model, AnswerModel, ResponseModel string
+	Kind                              string // chat or reasoning
+	// LogprobsSource says why the answer carries logprobs (client,
+	// injected, destreamed, streamed; "" when nobody asked).
+	LogprobsSource           string
+	Streaming, Destreamed    bool
+	ToolsOffered             bool
+	HasTemperature           bool
+	Temperature              float64
+	Start, End               time.Time // arrival; the last byte to the client, or the failure
+	Headers                  time.Time // the engine's response headers; zero when it never answered
+	FirstChunk, FirstContent time.Time // first streamed chunk with any text or a tool call; with content
+	Status                   int       // the HTTP status the client got (0: none)
+	ErrorType, ErrorMessage  string    // error.type and the span's status message; "" when it did not fail
+	EngineError              string    // the engine's error message, "" when it sent none
+	Usage                    *Usage    // nil when the engine sent none
+	ResponseID               string
+	Outputs                  []Output // every choice, by index
+	Request                  Request
+	Session                  string // X-Session-Id, "" without one
+	Client                   string // the caller's client label
+	Origin                   string // user, judge, probe, bench; never ""
+}
+
+// The operations (gen_ai.operation.name).
+const (
+	OpChat           = "chat"
+	OpTextCompletion = "text_completion"
+)
+
+// Output is one choice of the answer.
+type Output struct {
+	Text, Reasoning string
+	FinishReason    string // "" when the engine gave none
+	ToolCalls       []ToolCall
+	Truncated       bool // the text was cut at the proxy's cap
+}
+
+// ToolCall is one tool call of a choice.
+type ToolCall struct {
+	ID, Type, Name, Arguments string
+}
+
+// Usage is the answer's token accounting.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+	// CachedTokens is prompt_tokens_details.cached_tokens: prompt tokens the
+	// engine found in its prompt cache. HasCached is false when absent.
+	CachedTokens int
+	HasCached    bool
+	// ReasoningTokens is completion_tokens_details.reasoning_tokens (OpenAI's;
+	// mlx_lm 0.31 does not send it). HasReasoning is false when absent.
+	ReasoningTokens int
+	HasReasoning    bool
+}
+
+// Config is what every span of one proxy shares.
+type Config struct {
+	// CaptureContent puts prompts, answers and tool definitions on the span.
+	CaptureContent bool
+	// Hide is OpenInference's redaction settings.
+	Hide Hide
+	// MaxContentBytes bounds the bytes of content one span carries.
+	MaxContentBytes int
+	// Node names the node in the metadata attribute.
+	Node string
+	// Server is server.address and server.port of the engine.
+	Server []attribute.KeyValue
+}
+
+// Hide is OpenInference's configuration of what a span hides
+// (spec/configuration.md, the OPENINFERENCE_HIDE_* variables).
+type Hide struct {
+	Inputs, Outputs               bool // input.value and input messages; output.value and output messages
+	InputMessages, OutputMessages bool // llm.input_messages.*, llm.output_messages.*
+	InputText, OutputText         bool // the text of messages
+	InputImages                   bool // the image parts of input messages
+	InvocationParameters          bool // llm.invocation_parameters
+	LLMTools                      bool // llm.tools.*
+	Prompts                       bool // llm.prompts.* (a text completion's prompts)
+	Choices                       bool // llm.choices.* (a text completion's answers)
+	// Base64ImageMaxLength: a base64 data URL of an image longer than this
+	// is redacted (OPENINFERENCE_BASE64_IMAGE_MAX_LENGTH; 0 is the default,
+	// 32,000).
+	Base64ImageMaxLength int
+}
+
+// DefaultBase64ImageMaxLength is OpenInference's default.
+const DefaultBase64ImageMaxLength = 32_000
+
+// Redacted stands for a hidden value, as OpenInference's instrumentations
+// write it.
+const Redacted = "__REDACTED__"
+
+// Provider is gen_ai.provider.name and llm.provider of the proxy's spans
+// (the original's llm.provider).
+const Provider = "mlx"
+
+// System is llm.system: the API the proxy speaks.
+const System = "openai"
+
+// Name is a span's name as GenAI names it, "{gen_ai.operation.name}
+// {gen_ai.request.model}" (semantic conventions v1.41.0,
+// gen-ai-spans.md, "Inference"), or the operation alone when the model
+// is unknown.
+func Name(op, model string) string {
+	if model = Ident(model); model != "" {
+		return op + " " + model
+	}
+	return op
+}
+
+// MaxAttributes bounds the attributes of one span (a conversation of
+// about 300 messages with their roles and text).
+const MaxAttributes = 1024
