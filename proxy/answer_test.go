@@ -24,8 +24,8 @@ func checkRecordAnswer(t *testing.T, body []byte) {
 	if err != nil {
 		return // not one JSON object: the proxy decodes the answer as it is
 	}
-	// The strip pass's Plain is keptAsDecoded's, in the same pass.
-	require.Equal(t, keptAsDecoded(kept.Values), kept.Plain, "plain")
+	// The strip pass finds Strict in the same pass as it finds the values.
+	require.Equal(t, strictKept(kept.Values), kept.Strict, "strict")
 	got, want := &Record{}, &Record{}
 	recordAnswer(got, body, out, kept)
 	var c completionJSON
@@ -69,8 +69,7 @@ func recordAnswerCases() map[string][]byte {
 		"literal outside":  []byte(`{"id": "a", "created": NaN, "choices": [` + choice(0, withLiterals) + `]}`),
 		"not utf-8":        answer(choice(0, "{\"content\": [{\"token\": \"\xff\", \"logprob\": NaN}]}")),
 		"two choices keys": []byte(`{"choices": [` + choice(0, legacy) + `], "id": "a", "choices": [` + choice(0, top) + `]}`),
-		// The strip pass pairs brackets by depth; decoding counts braces
-		// and ends at a NUL: it does not read these.
+		// Not strict JSON: left to decoding the whole answer.
 		"brackets unpaired": answer(choice(0, `{"content": [}]`)),
 		"nul":               answer(choice(0, "{\"content\": \"\x00\"}")),
 	}

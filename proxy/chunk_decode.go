@@ -3,6 +3,8 @@ package proxy
 import (
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // chunkDecoder decodes the chunks mlx_lm streams, in one pass over the
@@ -20,7 +22,7 @@ import (
 // delta or text; a delta's role, content, reasoning (L1310) and
 // tool_calls (L53-90). Members are read in any order and with any white
 // space, but an unknown or repeated one, a logprobs (never streamed by
-// mlx_lm, L1477-1482; decodeStripping reads those the proxy asked for), a
+// mlx_lm, L1477-1482; decodeStripped reads those the proxy asked for), a
 // number that is not a plain integer, a lone surrogate or invalid UTF-8 is
 // left to decodeCompletion.
 //
@@ -39,10 +41,6 @@ type chunkDecoder struct {
 	// id and model are the last chunk's, owned.
 	id, model string
 	buf       []byte // unescaped text
-	// stripping: the chunk's choices may have logprobs, which are read
-	// into cuts (decodeStripping, chunk_strip.go).
-	stripping bool
-	cuts      []chunkCut
 }
 
 // choiceTexts holds one choice's strings and delta.
@@ -66,13 +64,13 @@ func (d *chunkDecoder) decode(b []byte, c *completionJSON) bool {
 		d.buf = nil
 	}
 	d.buf = d.buf[:0]
-	s := chunkScan{b: b}
+	s := jsonedit.Reader{B: b}
 	var out completionJSON
-	if !s.next('{') || !readMembers(&s, func(key []byte) (uint, bool) { return d.top(&s, &out, key) }) {
+	if !s.Next('{') || !readMembers(&s, func(key []byte) (uint, bool) { return d.top(&s, &out, key) }) {
 		return false
 	}
-	s.skipSpace()
-	if s.i != len(b) || s.nonASCII && !utf8.Valid(b) {
+	s.SkipSpace()
+	if s.I != len(b) || s.NonASCII && !utf8.Valid(b) {
 		return false
 	}
 	*c = out
@@ -94,10 +92,10 @@ func (d *chunkDecoder) release() {
 // value of one and says which bit stands for its key (0 for a key not
 // read). A key seen twice is refused: decoders keep the last, and real
 // chunks have none.
-func readMembers(s *chunkScan, member func(key []byte) (uint, bool)) bool {
+func readMembers(s *jsonedit.Reader, member func(key []byte) (uint, bool)) bool {
 	var seen uint
 	for first := true; ; first = false {
-		key, end, ok := s.member(first)
+		key, end, ok := s.Member(first)
 		if !ok {
 			return false
 		}
@@ -113,7 +111,7 @@ func readMembers(s *chunkScan, member func(key []byte) (uint, bool)) bool {
 }
 
 // top reads one member of the chunk.
-func (d *chunkDecoder) top(s *chunkScan, c *completionJSON, key []byte) (bit uint, ok bool) {
+func (d *chunkDecoder) top(s *jsonedit.Reader, c *completionJSON, key []byte) (bit uint, ok bool) {
 	switch string(key) {
 	case "id":
 		c.ID, ok = d.same(s, &d.id)
@@ -122,13 +120,13 @@ func (d *chunkDecoder) top(s *chunkScan, c *completionJSON, key []byte) (bit uin
 		c.Model, ok = d.same(s, &d.model)
 		return 1 << 1, ok
 	case "system_fingerprint":
-		_, _, ok = s.str()
+		_, _, ok = s.Str()
 		return 1 << 2, ok
 	case "object":
-		_, _, ok = s.str()
+		_, _, ok = s.Str()
 		return 1 << 3, ok
 	case "created":
-		_, ok = s.uint()
+		_, ok = s.Uint()
 		return 1 << 4, ok
 	case "choices":
 		c.Choices, ok = d.choiceList(s)
@@ -141,11 +139,11 @@ func (d *chunkDecoder) top(s *chunkScan, c *completionJSON, key []byte) (bit uin
 }
 
 // choiceList reads the choices, into the decoder's own slice.
-func (d *chunkDecoder) choiceList(s *chunkScan) ([]choiceJSON, bool) {
-	if s.null() {
+func (d *chunkDecoder) choiceList(s *jsonedit.Reader) ([]choiceJSON, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	if !s.next('[') {
+	if !s.Next('[') {
 		return nil, false
 	}
 	if d.choices == nil {
@@ -153,7 +151,7 @@ func (d *chunkDecoder) choiceList(s *chunkScan) ([]choiceJSON, bool) {
 	}
 	list := d.choices[:0]
 	for first := true; ; first = false {
-		end, ok := s.item(first)
+		end, ok := s.Item(first)
 		if !ok || !end && len(list) == maxChunkChoices {
 			return nil, false
 		}
@@ -180,24 +178,21 @@ func (d *chunkDecoder) textsFor(i int) *choiceTexts {
 	return t
 }
 
-func (d *chunkDecoder) choice(s *chunkScan, ch *choiceJSON, t *choiceTexts) bool {
-	if !s.next('{') {
+func (d *chunkDecoder) choice(s *jsonedit.Reader, ch *choiceJSON, t *choiceTexts) bool {
+	if !s.Next('{') {
 		return false
-	}
-	if d.stripping {
-		return d.strippedChoice(s, ch, t)
 	}
 	return readMembers(s, func(key []byte) (uint, bool) { return d.choiceMember(s, ch, t, key) })
 }
 
 // choiceMember reads one member of a choice but its logprobs.
-func (d *chunkDecoder) choiceMember(s *chunkScan, ch *choiceJSON, t *choiceTexts, key []byte) (bit uint, ok bool) {
+func (d *chunkDecoder) choiceMember(s *jsonedit.Reader, ch *choiceJSON, t *choiceTexts, key []byte) (bit uint, ok bool) {
 	switch string(key) {
 	case "index":
-		ch.Index, ok = s.uint()
+		ch.Index, ok = s.Uint()
 		return 1 << 0, ok
 	case "finish_reason":
-		if s.null() {
+		if s.Null() {
 			return 1 << 1, true
 		}
 		t.finish, ok = d.finishReason(s)
@@ -207,22 +202,22 @@ func (d *chunkDecoder) choiceMember(s *chunkScan, ch *choiceJSON, t *choiceTexts
 		ch.Text, ok = d.lentOrNull(s, &t.text)
 		return 1 << 2, ok
 	case "delta":
-		if s.null() {
+		if s.Null() {
 			return 1 << 3, true
 		}
 		ch.Delta = &t.delta
-		return 1 << 3, s.next('{') && d.delta(s, t)
+		return 1 << 3, s.Next('{') && d.delta(s, t)
 	}
 	return 0, false
 }
 
 // delta reads a delta after its '{' into t.delta.
-func (d *chunkDecoder) delta(s *chunkScan, t *choiceTexts) bool {
+func (d *chunkDecoder) delta(s *jsonedit.Reader, t *choiceTexts) bool {
 	m := &t.delta
 	return readMembers(s, func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "role":
-			_, _, ok = s.str()
+			_, _, ok = s.Str()
 			return 1 << 0, ok
 		case "content":
 			m.Content, ok = d.lentOrNull(s, &t.content)
@@ -242,16 +237,16 @@ func (d *chunkDecoder) delta(s *chunkScan, t *choiceTexts) bool {
 // "arguments"}, "type", "id", "index"}, server.py L53-90). They are rare
 // (one delta per call) and the record keeps their strings: they are
 // allocated.
-func (d *chunkDecoder) toolCalls(s *chunkScan) ([]toolCallJSON, bool) {
-	if s.null() {
+func (d *chunkDecoder) toolCalls(s *jsonedit.Reader) ([]toolCallJSON, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	if !s.next('[') {
+	if !s.Next('[') {
 		return nil, false
 	}
 	calls := []toolCallJSON{}
 	for first := true; ; first = false {
-		end, ok := s.item(first)
+		end, ok := s.Item(first)
 		if !ok {
 			return nil, false
 		}
@@ -265,14 +260,14 @@ func (d *chunkDecoder) toolCalls(s *chunkScan) ([]toolCallJSON, bool) {
 	}
 }
 
-func (d *chunkDecoder) toolCall(s *chunkScan, tc *toolCallJSON) bool {
-	if !s.next('{') {
+func (d *chunkDecoder) toolCall(s *jsonedit.Reader, tc *toolCallJSON) bool {
+	if !s.Next('{') {
 		return false
 	}
 	return readMembers(s, func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "function":
-			return 1 << 0, s.next('{') && readMembers(s, func(key []byte) (bit uint, ok bool) {
+			return 1 << 0, s.Next('{') && readMembers(s, func(key []byte) (bit uint, ok bool) {
 				switch string(key) {
 				case "name":
 					tc.Function.Name, ok = d.owned(s)
@@ -299,31 +294,31 @@ func (d *chunkDecoder) toolCall(s *chunkScan, tc *toolCallJSON) bool {
 
 // readUsage reads the usage member (server.py L1484-1495), allocated: it
 // comes once a stream.
-func readUsage(s *chunkScan) (*usageJSON, bool) {
-	if s.null() {
+func readUsage(s *jsonedit.Reader) (*usageJSON, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	if !s.next('{') {
+	if !s.Next('{') {
 		return nil, false
 	}
 	u := new(usageJSON)
 	ok := readMembers(s, func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "prompt_tokens":
-			u.PromptTokens, ok = s.uint()
+			u.PromptTokens, ok = s.Uint()
 			return 1 << 0, ok
 		case "completion_tokens":
-			u.CompletionTokens, ok = s.uint()
+			u.CompletionTokens, ok = s.Uint()
 			return 1 << 1, ok
 		case "total_tokens":
-			u.TotalTokens, ok = s.uint()
+			u.TotalTokens, ok = s.Uint()
 			return 1 << 2, ok
 		case "prompt_tokens_details":
-			if s.null() {
+			if s.Null() {
 				return 1 << 3, true
 			}
 			u.PromptTokensDetails = new(promptDetailsJSON)
-			return 1 << 3, s.next('{') && readMembers(s, func(key []byte) (uint, bool) {
+			return 1 << 3, s.Next('{') && readMembers(s, func(key []byte) (uint, bool) {
 				if string(key) != "cached_tokens" {
 					return 0, false
 				}
@@ -332,11 +327,11 @@ func readUsage(s *chunkScan) (*usageJSON, bool) {
 				return 1, ok
 			})
 		case "completion_tokens_details":
-			if s.null() {
+			if s.Null() {
 				return 1 << 4, true
 			}
 			u.CompletionTokensDetails = new(completionDetailsJSON)
-			return 1 << 4, s.next('{') && readMembers(s, func(key []byte) (uint, bool) {
+			return 1 << 4, s.Next('{') && readMembers(s, func(key []byte) (uint, bool) {
 				if string(key) != "reasoning_tokens" {
 					return 0, false
 				}
@@ -350,27 +345,27 @@ func readUsage(s *chunkScan) (*usageJSON, bool) {
 	return u, ok
 }
 
-func intOrNull(s *chunkScan) (*int, bool) {
-	if s.null() {
+func intOrNull(s *jsonedit.Reader) (*int, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	n, ok := s.uint()
+	n, ok := s.Uint()
 	return &n, ok
 }
 
 // lentOrNull reads a string, lent (see chunkDecoder), into *dst and
 // returns dst; or a null, and returns nil.
-func (d *chunkDecoder) lentOrNull(s *chunkScan, dst *string) (*string, bool) {
-	if s.null() {
+func (d *chunkDecoder) lentOrNull(s *jsonedit.Reader, dst *string) (*string, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	raw, escaped, ok := s.str()
+	raw, escaped, ok := s.Str()
 	if !ok {
 		return nil, false
 	}
 	if escaped {
 		start := len(d.buf)
-		if d.buf, ok = unescape(d.buf, raw); !ok {
+		if d.buf, ok = jsonedit.AppendUnescaped(d.buf, raw); !ok {
 			return nil, false
 		}
 		raw = d.buf[start:]
@@ -381,8 +376,8 @@ func (d *chunkDecoder) lentOrNull(s *chunkScan, dst *string) (*string, bool) {
 
 // same reads a string that is most often *last (the id and model every
 // chunk repeats): it is then *last, and otherwise a copy, kept in *last.
-func (d *chunkDecoder) same(s *chunkScan, last *string) (string, bool) {
-	raw, escaped, ok := s.str()
+func (d *chunkDecoder) same(s *jsonedit.Reader, last *string) (string, bool) {
+	raw, escaped, ok := s.Str()
 	if !ok {
 		return "", false
 	}
@@ -395,8 +390,8 @@ func (d *chunkDecoder) same(s *chunkScan, last *string) (string, bool) {
 }
 
 // finishReason reads a finish_reason, one of mlx_lm's without a copy.
-func (d *chunkDecoder) finishReason(s *chunkScan) (string, bool) {
-	raw, escaped, ok := s.str()
+func (d *chunkDecoder) finishReason(s *jsonedit.Reader) (string, bool) {
+	raw, escaped, ok := s.Str()
 	if !ok {
 		return "", false
 	}
@@ -412,8 +407,8 @@ func (d *chunkDecoder) finishReason(s *chunkScan) (string, bool) {
 }
 
 // owned reads a string, copied.
-func (d *chunkDecoder) owned(s *chunkScan) (string, bool) {
-	raw, escaped, ok := s.str()
+func (d *chunkDecoder) owned(s *jsonedit.Reader) (string, bool) {
+	raw, escaped, ok := s.Str()
 	if !ok {
 		return "", false
 	}
@@ -428,7 +423,7 @@ func (d *chunkDecoder) copyOf(raw []byte, escaped bool) (string, bool) {
 	}
 	start := len(d.buf)
 	var ok bool
-	d.buf, ok = unescape(d.buf, raw)
+	d.buf, ok = jsonedit.AppendUnescaped(d.buf, raw)
 	v := string(d.buf[start:])
 	d.buf = d.buf[:start]
 	return v, ok

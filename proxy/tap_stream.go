@@ -217,22 +217,19 @@ func (t *streamTap) event(ev sse.Event, now time.Time) {
 		t.out = append(t.out, ev.Raw...) // keepalive comments and the like
 		return
 	}
-	at, data, stripped, read := len(t.out), ev.Data, true, false
+	at, data, stripped := len(t.out), ev.Data, true
 	if t.stripLogprobs {
 		// Taken out first: the record reads the client's chunk, without
 		// the logprobs that are most of the engine's, and the logprobs
-		// from this same pass (observe); mlx_lm's chunks are read in the
-		// pass that takes them out (stripRead).
-		if data, read = t.stripRead(ev); !read {
-			t.out, data, stripped = appendStripped(t.out, ev, &t.kept)
-		}
+		// from this same pass (observe).
+		t.out, data, stripped = appendStripped(t.out, ev, &t.kept)
 	} else {
 		t.out = append(t.out, ev.Raw...)
 	}
 	if ev.IsDone() {
 		t.rec.SawDone = true
 	} else {
-		if !t.observe(ev, data, read, now) {
+		if !t.observe(ev, data, now) {
 			t.out = t.out[:at]
 			return
 		}
@@ -262,10 +259,9 @@ func (t *streamTap) restoreModel(at int) {
 
 // observe reads one chunk into the record and says whether the client
 // gets it. client is the chunk's data as the client gets it; with the
-// logprobs taken out of it, t.kept holds them. read: t.decoded holds the
-// chunk already (stripRead).
-func (t *streamTap) observe(ev sse.Event, client []byte, read bool, now time.Time) (forward bool) {
-	if !read && !t.decode(ev, client) {
+// logprobs taken out of it, t.kept holds them.
+func (t *streamTap) observe(ev sse.Event, client []byte, now time.Time) (forward bool) {
+	if !t.decode(ev, client) {
 		if t.stripLogprobs {
 			t.rec.ChunksUnread++
 		}
