@@ -10,6 +10,7 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 )
 
 // OpenInference attributes (Arize-ai/openinference spec), so that Opik and
@@ -260,7 +261,7 @@ type inMessageJSON struct {
 	Content    json.RawMessage `json:"content"`
 	Name       string          `json:"name"`
 	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []toolCallJSON  `json:"tool_calls"`
+	ToolCalls  []wire.ToolCall `json:"tool_calls"`
 }
 
 // contentPartJSON is one part of a message whose content is a list.

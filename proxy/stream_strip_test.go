@@ -13,7 +13,7 @@ import (
 // A stream whose logprobs the proxy asked for, from an engine that streams
 // them (mlxsim --sim-stream-logprobs; mlx_lm 0.31.3 does not): the tap
 // takes them out of every chunk (appendStripped) and reads the chunk with
-// them (decodeStripped), with no chunk left unread, and the client gets
+// them (wire.DecodeStripped), with no chunk left unread, and the client gets
 // none of them.
 func TestStreamedLogprobsAreTakenOutAndRecorded(t *testing.T) {
 	var stream []byte

@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"unicode/utf8"
@@ -7,13 +7,13 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
-// chunkDecoder decodes the chunks mlx_lm streams, in one pass over the
-// bytes and without allocating, where decodeCompletion (goccy) copies each
+// ChunkDecoder decodes the chunks mlx_lm streams, in one pass over the
+// bytes and without allocating, where Decode (goccy) copies each
 // chunk whole and allocates its choices, delta and strings: a chunk is
 // decoded for every token. decode reads only what it is sure every decoder
 // reads alike, and says no to the rest, which is then decoded the ordinary
-// way; where it says yes, *c is what decodeCompletion gives from a zero
-// completionJSON (FuzzChunkDecoderMatchesDecodeCompletion).
+// way; where it says yes, *c is what Decode gives from a zero
+// Completion (FuzzChunkDecoderMatchesDecodeCompletion).
 //
 // The layout is generate_response's, dumped by json.dumps (mlx_lm
 // server.py; shared/reference/mlx-lm-server.md): members id,
@@ -22,9 +22,9 @@ import (
 // delta or text; a delta's role, content, reasoning (L1310) and
 // tool_calls (L53-90). Members are read in any order and with any white
 // space, but an unknown or repeated one, a logprobs (never streamed by
-// mlx_lm, L1477-1482; decodeStripped reads those the proxy asked for), a
+// mlx_lm, L1477-1482; DecodeStripped reads those the proxy asked for), a
 // number that is not a plain integer, a lone surrogate or invalid UTF-8 is
-// left to decodeCompletion.
+// left to Decode.
 //
 // The text of a chunk (content, reasoning, text) is lent: it is a slice of
 // the chunk's bytes, or of the decoder's buffer where it had escapes, valid
@@ -33,8 +33,8 @@ import (
 // keeps as it is (id, model, finish_reason, tool calls, usage) is the
 // decoder's own: id and model, the same in every chunk, are copied when
 // they change.
-type chunkDecoder struct {
-	choices []choiceJSON
+type ChunkDecoder struct {
+	choices []Choice
 	// texts holds what the choices' pointers point at, one per choice.
 	texts []*choiceTexts
 	used  int // texts in use since the last release
@@ -46,7 +46,7 @@ type chunkDecoder struct {
 // choiceTexts holds one choice's strings and delta.
 type choiceTexts struct {
 	finish, text, content, reasoning string
-	delta                            messageJSON
+	delta                            Message
 }
 
 // maxChunkChoices bounds the decoder's own storage; mlx_lm streams one
@@ -58,14 +58,14 @@ const maxChunkChoices = 16
 const maxChunkBuffer = 64 << 10
 
 // decode decodes b into c and says whether it did; if not, c is as it was.
-func (d *chunkDecoder) decode(b []byte, c *completionJSON) bool {
-	d.release()
+func (d *ChunkDecoder) Decode(b []byte, c *Completion) bool {
+	d.Release()
 	if cap(d.buf) > maxChunkBuffer {
 		d.buf = nil
 	}
 	d.buf = d.buf[:0]
 	s := jsonedit.Reader{B: b}
-	var out completionJSON
+	var out Completion
 	if !s.Next('{') || !readMembers(&s, func(key []byte) (uint, bool) { return d.top(&s, &out, key) }) {
 		return false
 	}
@@ -78,9 +78,9 @@ func (d *chunkDecoder) decode(b []byte, c *completionJSON) bool {
 }
 
 // release drops the lent text the decoder holds, and the logprobs
-// decodeStripped lent its choices: the chunk's bytes may change once it is
+// DecodeStripped lent its choices: the chunk's bytes may change once it is
 // applied.
-func (d *chunkDecoder) release() {
+func (d *ChunkDecoder) Release() {
 	for _, t := range d.texts[:d.used] {
 		*t = choiceTexts{}
 	}
@@ -111,7 +111,7 @@ func readMembers(s *jsonedit.Reader, member func(key []byte) (uint, bool)) bool 
 }
 
 // top reads one member of the chunk.
-func (d *chunkDecoder) top(s *jsonedit.Reader, c *completionJSON, key []byte) (bit uint, ok bool) {
+func (d *ChunkDecoder) top(s *jsonedit.Reader, c *Completion, key []byte) (bit uint, ok bool) {
 	switch string(key) {
 	case "id":
 		c.ID, ok = d.same(s, &d.id)
@@ -139,7 +139,7 @@ func (d *chunkDecoder) top(s *jsonedit.Reader, c *completionJSON, key []byte) (b
 }
 
 // choiceList reads the choices, into the decoder's own slice.
-func (d *chunkDecoder) choiceList(s *jsonedit.Reader) ([]choiceJSON, bool) {
+func (d *ChunkDecoder) choiceList(s *jsonedit.Reader) ([]Choice, bool) {
 	if s.Null() {
 		return nil, true
 	}
@@ -147,7 +147,7 @@ func (d *chunkDecoder) choiceList(s *jsonedit.Reader) ([]choiceJSON, bool) {
 		return nil, false
 	}
 	if d.choices == nil {
-		d.choices = make([]choiceJSON, 0, 1)
+		d.choices = make([]Choice, 0, 1)
 	}
 	list := d.choices[:0]
 	for first := true; ; first = false {
@@ -158,7 +158,7 @@ func (d *chunkDecoder) choiceList(s *jsonedit.Reader) ([]choiceJSON, bool) {
 		if end {
 			break
 		}
-		list = append(list, choiceJSON{})
+		list = append(list, Choice{})
 		if !d.choice(s, &list[len(list)-1], d.textsFor(len(list)-1)) {
 			return nil, false
 		}
@@ -168,7 +168,7 @@ func (d *chunkDecoder) choiceList(s *jsonedit.Reader) ([]choiceJSON, bool) {
 }
 
 // textsFor is the storage for choice i, cleared.
-func (d *chunkDecoder) textsFor(i int) *choiceTexts {
+func (d *ChunkDecoder) textsFor(i int) *choiceTexts {
 	if i == len(d.texts) {
 		d.texts = append(d.texts, new(choiceTexts))
 	}
@@ -178,7 +178,7 @@ func (d *chunkDecoder) textsFor(i int) *choiceTexts {
 	return t
 }
 
-func (d *chunkDecoder) choice(s *jsonedit.Reader, ch *choiceJSON, t *choiceTexts) bool {
+func (d *ChunkDecoder) choice(s *jsonedit.Reader, ch *Choice, t *choiceTexts) bool {
 	if !s.Next('{') {
 		return false
 	}
@@ -186,7 +186,7 @@ func (d *chunkDecoder) choice(s *jsonedit.Reader, ch *choiceJSON, t *choiceTexts
 }
 
 // choiceMember reads one member of a choice but its logprobs.
-func (d *chunkDecoder) choiceMember(s *jsonedit.Reader, ch *choiceJSON, t *choiceTexts, key []byte) (bit uint, ok bool) {
+func (d *ChunkDecoder) choiceMember(s *jsonedit.Reader, ch *Choice, t *choiceTexts, key []byte) (bit uint, ok bool) {
 	switch string(key) {
 	case "index":
 		ch.Index, ok = s.Uint()
@@ -212,7 +212,7 @@ func (d *chunkDecoder) choiceMember(s *jsonedit.Reader, ch *choiceJSON, t *choic
 }
 
 // delta reads a delta after its '{' into t.delta.
-func (d *chunkDecoder) delta(s *jsonedit.Reader, t *choiceTexts) bool {
+func (d *ChunkDecoder) delta(s *jsonedit.Reader, t *choiceTexts) bool {
 	m := &t.delta
 	return readMembers(s, func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
@@ -237,14 +237,14 @@ func (d *chunkDecoder) delta(s *jsonedit.Reader, t *choiceTexts) bool {
 // "arguments"}, "type", "id", "index"}, server.py L53-90). They are rare
 // (one delta per call) and the record keeps their strings: they are
 // allocated.
-func (d *chunkDecoder) toolCalls(s *jsonedit.Reader) ([]toolCallJSON, bool) {
+func (d *ChunkDecoder) toolCalls(s *jsonedit.Reader) ([]ToolCall, bool) {
 	if s.Null() {
 		return nil, true
 	}
 	if !s.Next('[') {
 		return nil, false
 	}
-	calls := []toolCallJSON{}
+	calls := []ToolCall{}
 	for first := true; ; first = false {
 		end, ok := s.Item(first)
 		if !ok {
@@ -253,14 +253,14 @@ func (d *chunkDecoder) toolCalls(s *jsonedit.Reader) ([]toolCallJSON, bool) {
 		if end {
 			return calls, true
 		}
-		calls = append(calls, toolCallJSON{})
+		calls = append(calls, ToolCall{})
 		if !d.toolCall(s, &calls[len(calls)-1]) {
 			return nil, false
 		}
 	}
 }
 
-func (d *chunkDecoder) toolCall(s *jsonedit.Reader, tc *toolCallJSON) bool {
+func (d *ChunkDecoder) toolCall(s *jsonedit.Reader, tc *ToolCall) bool {
 	if !s.Next('{') {
 		return false
 	}
@@ -294,14 +294,14 @@ func (d *chunkDecoder) toolCall(s *jsonedit.Reader, tc *toolCallJSON) bool {
 
 // readUsage reads the usage member (server.py L1484-1495), allocated: it
 // comes once a stream.
-func readUsage(s *jsonedit.Reader) (*usageJSON, bool) {
+func readUsage(s *jsonedit.Reader) (*Usage, bool) {
 	if s.Null() {
 		return nil, true
 	}
 	if !s.Next('{') {
 		return nil, false
 	}
-	u := new(usageJSON)
+	u := new(Usage)
 	ok := readMembers(s, func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "prompt_tokens":
@@ -317,7 +317,7 @@ func readUsage(s *jsonedit.Reader) (*usageJSON, bool) {
 			if s.Null() {
 				return 1 << 3, true
 			}
-			u.PromptTokensDetails = new(promptDetailsJSON)
+			u.PromptTokensDetails = new(PromptDetails)
 			return 1 << 3, s.Next('{') && readMembers(s, func(key []byte) (uint, bool) {
 				if string(key) != "cached_tokens" {
 					return 0, false
@@ -330,7 +330,7 @@ func readUsage(s *jsonedit.Reader) (*usageJSON, bool) {
 			if s.Null() {
 				return 1 << 4, true
 			}
-			u.CompletionTokensDetails = new(completionDetailsJSON)
+			u.CompletionTokensDetails = new(CompletionDetails)
 			return 1 << 4, s.Next('{') && readMembers(s, func(key []byte) (uint, bool) {
 				if string(key) != "reasoning_tokens" {
 					return 0, false
@@ -353,9 +353,9 @@ func intOrNull(s *jsonedit.Reader) (*int, bool) {
 	return &n, ok
 }
 
-// lentOrNull reads a string, lent (see chunkDecoder), into *dst and
+// lentOrNull reads a string, lent (see ChunkDecoder), into *dst and
 // returns dst; or a null, and returns nil.
-func (d *chunkDecoder) lentOrNull(s *jsonedit.Reader, dst *string) (*string, bool) {
+func (d *ChunkDecoder) lentOrNull(s *jsonedit.Reader, dst *string) (*string, bool) {
 	if s.Null() {
 		return nil, true
 	}
@@ -376,7 +376,7 @@ func (d *chunkDecoder) lentOrNull(s *jsonedit.Reader, dst *string) (*string, boo
 
 // same reads a string that is most often *last (the id and model every
 // chunk repeats): it is then *last, and otherwise a copy, kept in *last.
-func (d *chunkDecoder) same(s *jsonedit.Reader, last *string) (string, bool) {
+func (d *ChunkDecoder) same(s *jsonedit.Reader, last *string) (string, bool) {
 	raw, escaped, ok := s.Str()
 	if !ok {
 		return "", false
@@ -390,7 +390,7 @@ func (d *chunkDecoder) same(s *jsonedit.Reader, last *string) (string, bool) {
 }
 
 // finishReason reads a finish_reason, one of mlx_lm's without a copy.
-func (d *chunkDecoder) finishReason(s *jsonedit.Reader) (string, bool) {
+func (d *ChunkDecoder) finishReason(s *jsonedit.Reader) (string, bool) {
 	raw, escaped, ok := s.Str()
 	if !ok {
 		return "", false
@@ -407,7 +407,7 @@ func (d *chunkDecoder) finishReason(s *jsonedit.Reader) (string, bool) {
 }
 
 // owned reads a string, copied.
-func (d *chunkDecoder) owned(s *jsonedit.Reader) (string, bool) {
+func (d *ChunkDecoder) owned(s *jsonedit.Reader) (string, bool) {
 	raw, escaped, ok := s.Str()
 	if !ok {
 		return "", false
@@ -417,7 +417,7 @@ func (d *chunkDecoder) owned(s *jsonedit.Reader) (string, bool) {
 
 // copyOf is a string's value, copied: raw is a string's bytes as str
 // returns them.
-func (d *chunkDecoder) copyOf(raw []byte, escaped bool) (string, bool) {
+func (d *ChunkDecoder) copyOf(raw []byte, escaped bool) (string, bool) {
 	if !escaped {
 		return string(raw), true
 	}
