@@ -43,7 +43,9 @@ func BenchmarkAnswerWork(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	one := func() (*Record, *scoreJob) { return work(&Record{Route: RouteChat, Kind: KindChat, Model: testModel, RequestParsed: true, LogprobsSource: SourceInjected, Status: 200}) }
+	one := func() (*Record, *scoreJob) {
+		return work(&Record{Route: RouteChat, Kind: KindChat, Model: testModel, RequestParsed: true, LogprobsSource: SourceInjected, Status: 200})
+	}
 	// A streamed chat request sent non-streamed (destream_fraction): the
 	// answer re-emitted as a stream.
 	destreamed := func() (*Record, *scoreJob) {

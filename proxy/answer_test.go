@@ -25,8 +25,8 @@ func checkRecordAnswer(t *testing.T, body []byte) {
 	if err != nil {
 		return // not one JSON object: the proxy decodes the answer as it is
 	}
-	// The strip pass finds Strict in the same pass as it finds the values.
-	require.Equal(t, strictKept(kept.Values), kept.Strict, "strict")
+	// The strip pass's Plain is keptAsDecoded's, in the same pass.
+	require.Equal(t, keptAsDecoded(kept.Values), kept.Plain, "plain")
 	got, want := &Record{}, &Record{}
 	recordAnswer(got, body, out, kept)
 	var c wire.Completion
@@ -70,7 +70,8 @@ func recordAnswerCases() map[string][]byte {
 		"literal outside":  []byte(`{"id": "a", "created": NaN, "choices": [` + choice(0, withLiterals) + `]}`),
 		"not utf-8":        answer(choice(0, "{\"content\": [{\"token\": \"\xff\", \"logprob\": NaN}]}")),
 		"two choices keys": []byte(`{"choices": [` + choice(0, legacy) + `], "id": "a", "choices": [` + choice(0, top) + `]}`),
-		// Not strict JSON: left to decoding the whole answer.
+		// The strip pass pairs brackets by depth; decoding counts braces
+		// and ends at a NUL: it does not read these.
 		"brackets unpaired": answer(choice(0, `{"content": [}]`)),
 		"nul":               answer(choice(0, "{\"content\": \"\x00\"}")),
 	}

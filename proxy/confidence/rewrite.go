@@ -90,20 +90,24 @@ func StripLogprobsKeep(resp []byte) (out []byte, kept Kept, err error) {
 // Kept is what a strip pass took out: the "logprobs" value of each
 // element of "choices" in order (of duplicate keys the last, as in
 // Python), a slice of the answer, nil for an element without one or that
-// is not an object; and whether every value is a strict JSON object
-// (jsonedit.Reader.Skip reads it), null or nil, found in the same pass:
-// any decoder reads a strict value whole, and ends it where the strip pass
-// did.
+// is not an object; and whether every value is plain
+// (jsonedit.SkipObjectPlain, to MaxPlainDepth), null or nil, found in the
+// same pass: a decoder that reads a plain value whole ends it where the
+// strip pass did.
 type Kept struct {
 	Values [][]byte
-	Strict bool
+	Plain  bool
 }
 
-func (k *Kept) reset() { k.Values, k.Strict = k.Values[:0], true }
+// MaxPlainDepth is the deepest a plain logprobs value nests: far below
+// goccy/go-json's limit (10,000).
+const MaxPlainDepth = 1000
 
-func (k *Kept) add(v []byte, strict bool) {
+func (k *Kept) reset() { k.Values, k.Plain = k.Values[:0], true }
+
+func (k *Kept) add(v []byte, plain bool) {
 	k.Values = append(k.Values, v)
-	k.Strict = k.Strict && (strict || v == nil || string(v) == "null")
+	k.Plain = k.Plain && (plain || v == nil || string(v) == "null")
 }
 
 // AppendStripLogprobs appends StripLogprobs(resp) to dst (which must not
@@ -153,9 +157,9 @@ func stripEdits(resp []byte, edits []jsonedit.Edit, keep *Kept) ([]jsonedit.Edit
 				}
 				return jsonedit.SkipValue(resp, cs)
 			}
-			end, lp, strict, err := stripChoice(resp, cs, &edits)
+			end, lp, plain, err := stripChoice(resp, cs, &edits)
 			if keep != nil {
-				keep.add(lp, strict)
+				keep.add(lp, plain)
 			}
 			return end, err
 		})
@@ -167,13 +171,13 @@ func stripEdits(resp []byte, edits []jsonedit.Edit, keep *Kept) ([]jsonedit.Edit
 }
 
 // stripChoice adds the edits for one choice object at b[cs], and returns
-// its logprobs value (nil without one) and whether that value is a strict
-// JSON object (skipKept).
+// its logprobs value (nil without one) and whether that value is plain
+// (jsonedit.SkipObjectPlain).
 func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, []byte, bool, error) {
 	var buf [8]jsonedit.Member
 	ms := buf[:0]
 	k := -1 // the logprobs member; of duplicate keys the last counts, as in Python
-	strict := false
+	plain := false
 	end, err := jsonedit.EachMember(b, cs, func(m jsonedit.Member) (int, error) {
 		if !jsonedit.KeyIs(b, m, "logprobs") {
 			ve, err := jsonedit.SkipValue(b, m.VS)
@@ -181,10 +185,10 @@ func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, []byte, bool, e
 			ms = append(ms, m)
 			return ve, err
 		}
-		ve, s, err := skipKept(b, m.VS)
+		ve, p, err := jsonedit.SkipObjectPlain(b, m.VS, MaxPlainDepth)
 		m.VE = ve
 		if err == nil {
-			k, strict = len(ms), s
+			k, plain = len(ms), p
 		}
 		ms = append(ms, m)
 		return ve, err
@@ -205,7 +209,7 @@ func stripChoice(b []byte, cs int, edits *[]jsonedit.Edit) (int, []byte, bool, e
 	default:
 		*edits = append(*edits, jsonedit.Removal(ms, k)) // the member and one separator
 	}
-	return end, v, strict, nil
+	return end, v, plain, nil
 }
 
 type lpKind uint8
@@ -253,17 +257,4 @@ func classify(v []byte) (lpKind, jsonedit.Member) {
 		return jsonedit.SkipValue(v, m.VS)
 	})
 	return kind, top
-}
-
-// skipKept returns the end of the logprobs value at b[i], as
-// jsonedit.SkipValue finds it, and whether it is a strict JSON object: of
-// an object the strict reader reads, both end at its closing brace.
-func skipKept(b []byte, i int) (end int, strict bool, err error) {
-	if i < len(b) && b[i] == '{' {
-		if r := (jsonedit.Reader{B: b, I: i}); r.Skip() {
-			return r.I, true, nil
-		}
-	}
-	end, err = jsonedit.SkipValue(b, i)
-	return end, false, err
 }

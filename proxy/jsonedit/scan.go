@@ -204,3 +204,58 @@ func KeyIs(b []byte, m Member, name string) bool {
 	key, ok := AppendString(nil, b[m.KS:m.KE])
 	return ok && string(key) == name
 }
+
+// SkipObjectPlain is SkipValue for a value at b[i] that should be an
+// object, and also says whether it is plain: an object with no NUL byte,
+// nested at most maxDepth deep, whose braces alone (strings skipped)
+// close at its end. A decoder that skips an object by counting its braces
+// and stops at a NUL (goccy/go-json does) ends a plain object where
+// SkipValue ends it; the proxy checks that in the pass that finds the
+// value's end rather than in a pass of its own.
+func SkipObjectPlain(b []byte, i, maxDepth int) (end int, plain bool, err error) {
+	if i >= len(b) || b[i] != '{' {
+		end, err = SkipValue(b, i)
+		return end, false, err
+	}
+	depth, braces, deepest, bracesClosed := 0, 0, 0, -1
+	plain = true
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case 0:
+			plain = false
+		case '"':
+			k := j + 1
+			for ; k < len(b) && b[k] != '"'; k++ {
+				switch b[k] {
+				case 0:
+					plain = false
+				case '\\':
+					if k++; k < len(b) && b[k] == 0 {
+						plain = false
+					}
+				}
+			}
+			if k >= len(b) {
+				return len(b), false, ErrSyntax
+			}
+			j = k
+		case '{', '[':
+			if b[j] == '{' {
+				braces++
+			}
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			if b[j] == '}' {
+				if braces--; braces == 0 && bracesClosed < 0 {
+					bracesClosed = j
+				}
+			}
+			depth--
+			if depth == 0 {
+				return j + 1, plain && bracesClosed == j && deepest <= maxDepth, nil
+			}
+		}
+	}
+	return len(b), false, ErrSyntax
+}
