@@ -3,6 +3,8 @@ package jsonedit
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,8 +50,36 @@ func FuzzFloatMatchesParseFloat(f *testing.F) {
 			t.Fatalf("%q: read as %v, encoding/json says %v", s, got, err)
 		}
 		want, _ := strconv.ParseFloat(strings.TrimLeft(s, " \t\n\r"), 64) // Float skips the white space before
-		if got != want || v != want {
+		if math.Float64bits(got) != math.Float64bits(want) || v != want {
 			t.Fatalf("%q: %v, ParseFloat %v, encoding/json %v", s, got, want, v)
 		}
 	})
+}
+
+// Reader.Float is ParseFloat to the bit on the numbers engines write
+// (bfloat16 and float32 reprs, fixed and exponent forms), where its exact
+// path reads them.
+func TestFloatIsParseFloatToTheBit(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	var nums []string
+	for range 100_000 {
+		x := -math.Exp(r.NormFloat64() * 8)
+		bf16 := math.Float64frombits(math.Float64bits(float64(float32(x))) &^ (1<<45 - 1))
+		nums = append(nums,
+			strconv.FormatFloat(x, 'g', -1, 64),
+			strconv.FormatFloat(bf16, 'g', -1, 64),
+			strconv.FormatFloat(float64(float32(x)), 'g', -1, 32),
+			strconv.FormatFloat(x, 'f', r.IntN(25), 64),
+			strconv.FormatFloat(x, 'e', r.IntN(20), 64))
+	}
+	nums = append(nums, "0", "-0", "-0.0", "0e5", "1E+2", "9007199254740993", "9007199254740992", "-123456789012345678901234567890",
+		"1.0000000000000000000000000001", "0.1000000000000000000000", "1e22", "1e23", "1e-22", "1e-23", "4.9e-324", "1.7976931348623157e308")
+	for _, s := range nums {
+		rd := Reader{B: []byte(s)}
+		got, ok := rd.Float()
+		want, err := strconv.ParseFloat(s, 64)
+		if !ok || err != nil || rd.I != len(s) || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%q: Float %v %v (to %d), ParseFloat %v %v", s, got, ok, rd.I, want, err)
+		}
+	}
 }
