@@ -20,7 +20,8 @@ import (
 // logprobs injected (top 3, the default) into a chat of about 30 tokens,
 // as in make bench: on the request path, the rewrite (logprobs taken out,
 // the answer read for the record) and the relay's read of it; off it, the
-// scoring job (heuristics and token confidence). No network: the answer
+// scoring job (heuristics and token confidence); and the same answer
+// re-emitted as a stream (destreamed-request-path). No network: the answer
 // is the simulated engine's, recorded once.
 //
 //	go test -run '^$' -bench AnswerWork -count 8 ./proxy/ | benchstat -
@@ -35,6 +36,7 @@ func BenchmarkAnswerWork(b *testing.B) {
 		b.Fatalf("engine: %d %s", w.Code, w.Body)
 	}
 	answer := w.Body.Bytes()
+	var work func(*Record) (*Record, *scoreJob)
 	cfg := DefaultConfig()
 	cfg.Upstream, cfg.Model, cfg.ProbeInterval = "http://127.0.0.1:1", testModel, time.Hour
 	p, err := New(cfg, zap.NewNop())
@@ -42,7 +44,15 @@ func BenchmarkAnswerWork(b *testing.B) {
 		b.Fatal(err)
 	}
 	one := func() (*Record, *scoreJob) {
-		rec := &Record{Route: RouteChat, Kind: KindChat, Model: testModel, RequestParsed: true, LogprobsSource: SourceInjected, Status: 200}
+		return work(&Record{Route: RouteChat, Kind: KindChat, Model: testModel, RequestParsed: true, LogprobsSource: SourceInjected, Status: 200})
+	}
+	// A streamed chat request sent non-streamed (destream_fraction): the
+	// answer re-emitted as a stream.
+	destreamed := func() (*Record, *scoreJob) {
+		return work(&Record{Route: RouteChat, Kind: KindChat, Model: testModel, RequestParsed: true, Streaming: true,
+			LogprobsSource: SourceDestreamed, Destreamed: true, Status: 200})
+	}
+	work = func(rec *Record) (*Record, *scoreJob) {
 		res := &http.Response{StatusCode: 200, Header: http.Header{"Content-Length": {strconv.Itoa(len(answer))}},
 			ContentLength: int64(len(answer)), Body: io.NopCloser(bytes.NewReader(answer)), Request: req}
 		if err := p.rewriteAnswer(res, rec); err != nil {
@@ -62,6 +72,13 @@ func BenchmarkAnswerWork(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
 			one()
+		}
+	})
+	b.Run("destreamed-request-path", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			destreamed()
 		}
 	})
 	b.Run("scoring", func(b *testing.B) {

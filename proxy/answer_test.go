@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 )
 
 // An answer with injected logprobs is read once (recordAnswer: the client's
@@ -28,8 +29,8 @@ func checkRecordAnswer(t *testing.T, body []byte) {
 	require.Equal(t, keptAsDecoded(kept.Values), kept.Plain, "plain")
 	got, want := &Record{}, &Record{}
 	recordAnswer(got, body, out, kept)
-	var c completionJSON
-	if decodeCompletion(body, &c) == nil {
+	var c wire.Completion
+	if wire.Decode(body, &c) == nil {
 		want.applyResponse(&c)
 	}
 	require.Equal(t, want, got)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/sse"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
@@ -92,16 +93,16 @@ var handChunks = []string{
 }
 
 // Every chunk mlx_lm writes, but those with logprobs (which mlx_lm never
-// streams), takes the fast path and decodes as decodeCompletion does: a
+// streams), takes the fast path and decodes as wire.Decode does: a
 // change that sends one back to goccy fails here.
 func TestChunkDecoderReadsMlxLMChunks(t *testing.T) {
 	seen := map[string]bool{}
-	var d chunkDecoder
+	var d wire.ChunkDecoder
 	check := func(name string, data []byte) {
 		t.Helper()
-		var want, got completionJSON
-		require.NoError(t, decodeCompletion(data, &want), name)
-		require.True(t, d.decode(data, &got), "%s: not read by the fast path: %s", name, data)
+		var want, got wire.Completion
+		require.NoError(t, wire.Decode(data, &want), name)
+		require.True(t, d.Decode(data, &got), "%s: not read by the fast path: %s", name, data)
 		require.Equal(t, want, got, name)
 		for _, ch := range got.Choices {
 			seen[choiceShape(ch)] = true
@@ -109,7 +110,7 @@ func TestChunkDecoderReadsMlxLMChunks(t *testing.T) {
 				seen["finish "+*ch.FinishReason] = true
 			}
 		}
-		if got.isUsageChunk() {
+		if got.IsUsageChunk() {
 			seen["usage"] = true
 		}
 	}
@@ -127,7 +128,7 @@ func TestChunkDecoderReadsMlxLMChunks(t *testing.T) {
 // choiceShape names what a chunk's choice carries (text, tool calls,
 // reasoning, content; "" for none of them), for the tests that want every
 // kind read.
-func choiceShape(ch choiceJSON) string {
+func choiceShape(ch wire.Choice) string {
 	switch {
 	case ch.Text != nil:
 		return "text"
@@ -141,19 +142,19 @@ func choiceShape(ch choiceJSON) string {
 	return ""
 }
 
-// A chunk with logprobs is decodeCompletion's; with them taken out (a
+// A chunk with logprobs is wire.Decode's; with them taken out (a
 // stream the proxy scores), the client's chunk takes the fast path.
 func TestChunkDecoderLeavesLogprobsToGoccy(t *testing.T) {
-	var d chunkDecoder
+	var d wire.ChunkDecoder
 	n := 0
 	for _, c := range simChunks(t, true) {
 		if !bytes.Contains(c.data, logprobsKey) {
 			continue
 		}
 		n++
-		var got completionJSON
-		assert.False(t, d.decode(c.data, &got))
-		assert.Equal(t, completionJSON{}, got, "left as it was")
+		var got wire.Completion
+		assert.False(t, d.Decode(c.data, &got))
+		assert.Equal(t, wire.Completion{}, got, "left as it was")
 
 		frame := append(append([]byte("data: "), c.data...), "\n\n"...)
 		ev, _, ok := sse.Next(frame)
@@ -161,11 +162,11 @@ func TestChunkDecoderLeavesLogprobsToGoccy(t *testing.T) {
 		var kept confidence.Kept
 		_, client, ok := appendStripped(nil, ev, &kept)
 		require.True(t, ok)
-		var want completionJSON
-		require.NoError(t, decodeCompletion(c.data, &want))
-		require.True(t, d.decode(client, &got), "%s", client)
-		got = completionJSON{}
-		require.True(t, decodeStripped(&got, c.data, client, kept, &d))
+		var want wire.Completion
+		require.NoError(t, wire.Decode(c.data, &want))
+		require.True(t, d.Decode(client, &got), "%s", client)
+		got = wire.Completion{}
+		require.True(t, wire.DecodeStripped(&got, c.data, client, kept, &d))
 		assert.Equal(t, want, got)
 	}
 	assert.NotZero(t, n)
@@ -174,17 +175,17 @@ func TestChunkDecoderLeavesLogprobsToGoccy(t *testing.T) {
 // What the record keeps of a chunk is its own: the bytes the decoder read
 // are the stream tap's, reused for the next read.
 func TestChunkDecoderRecordKeepsNoneOfTheBytes(t *testing.T) {
-	var d chunkDecoder
+	var d wire.ChunkDecoder
 	var mine, theirs Record
 	now := time.Now()
 	for _, s := range handChunks {
 		b := []byte(s)
-		var c, want completionJSON
-		require.True(t, d.decode(b, &c))
+		var c, want wire.Completion
+		require.True(t, d.Decode(b, &c))
 		mine.applyChunk(&c, now)
-		require.NoError(t, decodeCompletion(b, &want))
+		require.NoError(t, wire.Decode(b, &want))
 		theirs.applyChunk(&want, now)
-		d.release()
+		d.Release()
 		for i := range b {
 			b[i] = 'x'
 		}
@@ -201,7 +202,7 @@ func TestChunkDecoderRecordKeepsNoneOfTheBytes(t *testing.T) {
 	assert.Equal(t, theirs.Usage, mine.Usage)
 }
 
-// Where the fast path reads a chunk it reads it as decodeCompletion does,
+// Where the fast path reads a chunk it reads it as wire.Decode does,
 // from a fresh decoder and from one that read other chunks before (the
 // tap's, kept for a whole stream); where it does not, c is left as it was.
 func FuzzChunkDecoderMatchesDecodeCompletion(f *testing.F) {
@@ -225,24 +226,24 @@ func FuzzChunkDecoderMatchesDecodeCompletion(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	var used chunkDecoder
+	var used wire.ChunkDecoder
 	for _, s := range seeds {
-		var c completionJSON
-		used.decode(s, &c)
+		var c wire.Completion
+		used.Decode(s, &c)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var want completionJSON
-		wantErr := decodeCompletion(b, &want)
-		for _, d := range []*chunkDecoder{new(chunkDecoder), &used} {
-			var got completionJSON
-			if !d.decode(b, &got) {
-				if !reflect.DeepEqual(got, completionJSON{}) {
+		var want wire.Completion
+		wantErr := wire.Decode(b, &want)
+		for _, d := range []*wire.ChunkDecoder{new(wire.ChunkDecoder), &used} {
+			var got wire.Completion
+			if !d.Decode(b, &got) {
+				if !reflect.DeepEqual(got, wire.Completion{}) {
 					t.Fatalf("%q: not read, but c changed: %+v", b, got)
 				}
 				continue
 			}
 			if wantErr != nil {
-				t.Fatalf("%q: read, where decodeCompletion says %v", b, wantErr)
+				t.Fatalf("%q: read, where wire.Decode says %v", b, wantErr)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%q:\nfast             %+v\ndecodeCompletion %+v", b, got, want)
@@ -256,11 +257,11 @@ func FuzzChunkDecoderMatchesDecodeCompletion(f *testing.F) {
 func BenchmarkChunkDecode(b *testing.B) {
 	data := []byte(strings.TrimSuffix(strings.TrimPrefix(benchPlainChunk, "data: "), "\n\n"))
 	b.Run("fast", func(b *testing.B) {
-		var d chunkDecoder
+		var d wire.ChunkDecoder
 		b.ReportAllocs()
 		for b.Loop() {
-			var c completionJSON
-			if !d.decode(data, &c) {
+			var c wire.Completion
+			if !d.Decode(data, &c) {
 				b.Fatal("not read")
 			}
 		}
@@ -268,8 +269,8 @@ func BenchmarkChunkDecode(b *testing.B) {
 	b.Run("goccy", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			var c completionJSON
-			if decodeCompletion(data, &c) != nil {
+			var c wire.Completion
+			if wire.Decode(data, &c) != nil {
 				b.Fatal("not read")
 			}
 		}

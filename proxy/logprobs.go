@@ -13,6 +13,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 )
 
 // How the proxy gets logprobs to score (mlx_confidence_scored_total{source}):
@@ -129,16 +130,16 @@ func (p *Proxy) rewriteAnswer(res *http.Response, rec *Record) error {
 // recordAnswer records a non-streamed answer. With the injected logprobs
 // taken out (kept: each choice's, from the same pass), it decodes the
 // client's answer, a fraction of the engine's, with the logprobs kept
-// (decodeStripped); where that could differ from decoding the engine's
+// (wire.DecodeStripped); where that could differ from decoding the engine's
 // answer, it decodes the engine's answer.
 func recordAnswer(rec *Record, body, out []byte, kept confidence.Kept) {
-	var c completionJSON
-	if kept.Values != nil && decodeStripped(&c, body, out, kept, nil) {
+	var c wire.Completion
+	if kept.Values != nil && wire.DecodeStripped(&c, body, out, kept, nil) {
 		rec.applyResponse(&c)
 		return
 	}
-	c = completionJSON{}
-	if decodeCompletion(body, &c) == nil {
+	c = wire.Completion{}
+	if wire.Decode(body, &c) == nil {
 		rec.applyResponse(&c)
 	}
 }

@@ -1,74 +1,14 @@
 package proxy
 
 import (
-	"encoding/json"
 	"iter"
 	"time"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 )
 
-// The shapes of mlx_lm's answers, only the fields the proxy reads.
-// Pointers tell "absent or null" from a zero value.
-
-// completionJSON is a non-streamed response or one streamed chunk; the
-// usage chunk is one with no choices.
-type completionJSON struct {
-	ID      string       `json:"id"`
-	Model   string       `json:"model"`
-	Choices []choiceJSON `json:"choices"`
-	Usage   *usageJSON   `json:"usage"`
-	// logprobsLent: the choices' Logprobs are slices of the stream tap's
-	// buffer (decodeStripped), which the record copies to keep.
-	logprobsLent bool
-}
-
-type choiceJSON struct {
-	Index        int             `json:"index"`
-	FinishReason *string         `json:"finish_reason"`
-	Text         *string         `json:"text"`    // text completion
-	Delta        *messageJSON    `json:"delta"`   // streamed chat chunk
-	Message      *messageJSON    `json:"message"` // non-streamed chat
-	Logprobs     json.RawMessage `json:"logprobs"`
-}
-
-type messageJSON struct {
-	Content   *string        `json:"content"`
-	Reasoning *string        `json:"reasoning"`
-	ToolCalls []toolCallJSON `json:"tool_calls"`
-}
-
-type toolCallJSON struct {
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type usageJSON struct {
-	PromptTokens            int                    `json:"prompt_tokens"`
-	CompletionTokens        int                    `json:"completion_tokens"`
-	TotalTokens             int                    `json:"total_tokens"`
-	PromptTokensDetails     *promptDetailsJSON     `json:"prompt_tokens_details"`
-	CompletionTokensDetails *completionDetailsJSON `json:"completion_tokens_details"`
-}
-
-type promptDetailsJSON struct {
-	CachedTokens *int `json:"cached_tokens"`
-}
-
-type completionDetailsJSON struct {
-	ReasoningTokens *int `json:"reasoning_tokens"`
-}
-
-// isUsageChunk: the chunk mlx_lm sends after the last one when
-// include_usage is set, with usage and no choices.
-func (c *completionJSON) isUsageChunk() bool {
-	return c.Usage != nil && len(c.Choices) == 0
-}
-
-func (u *usageJSON) toUsage() *Usage {
+// usageOf is what the record keeps of an answer's usage.
+func usageOf(u *wire.Usage) *Usage {
 	out := &Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
 		out.CachedTokens, out.HasCached = *d.CachedTokens, true
@@ -80,9 +20,9 @@ func (u *usageJSON) toUsage() *Usage {
 }
 
 // applyChunk adds one streamed chunk to the record. now is when it arrived.
-func (r *Record) applyChunk(c *completionJSON, now time.Time) {
+func (r *Record) applyChunk(c *wire.Completion, now time.Time) {
 	var arena *byteArena
-	if c.logprobsLent {
+	if c.LogprobsLent {
 		arena = &r.logprobsArena
 	}
 	output := false
@@ -135,8 +75,8 @@ func (r *Record) applyChunk(c *completionJSON, now time.Time) {
 // say of the whole answer (its id and model, which every chunk repeats, and
 // the usage), then yields each choice with the choice's record; a choice
 // past maxChoices is left out.
-func (r *Record) apply(c *completionJSON) iter.Seq2[*choiceJSON, *Choice] {
-	return func(yield func(*choiceJSON, *Choice) bool) {
+func (r *Record) apply(c *wire.Completion) iter.Seq2[*wire.Choice, *Choice] {
+	return func(yield func(*wire.Choice, *Choice) bool) {
 		if r.ResponseID == "" && c.ID != "" {
 			r.ResponseID = c.ID
 		}
@@ -144,7 +84,7 @@ func (r *Record) apply(c *completionJSON) iter.Seq2[*choiceJSON, *Choice] {
 			r.ResponseModel = c.Model
 		}
 		if c.Usage != nil {
-			r.Usage = c.Usage.toUsage()
+			r.Usage = usageOf(c.Usage)
 		}
 		for i := range c.Choices {
 			cj := &c.Choices[i]
@@ -156,7 +96,7 @@ func (r *Record) apply(c *completionJSON) iter.Seq2[*choiceJSON, *Choice] {
 }
 
 // applyResponse adds a non-streamed response to the record.
-func (r *Record) applyResponse(c *completionJSON) {
+func (r *Record) applyResponse(c *wire.Completion) {
 	for cj, ch := range r.apply(c) {
 		if cj.Text != nil {
 			ch.appendText(*cj.Text)
@@ -182,7 +122,7 @@ func (r *Record) applyResponse(c *completionJSON) {
 // with the same index, the name only in the first. A call is new when its
 // index (else its id) was not seen in this choice; later pieces add to its
 // arguments.
-func (r *Record) addToolCalls(ch *Choice, calls []toolCallJSON) {
+func (r *Record) addToolCalls(ch *Choice, calls []wire.ToolCall) {
 	for i := range calls {
 		tc := &calls[i]
 		if tc.Index != nil {

@@ -117,25 +117,3 @@ func appendStripped(dst []byte, ev sse.Event, keep *confidence.Kept) (out, data 
 	data = dst[start:len(dst):len(dst)]
 	return append(dst, ev.Raw[ev.DataAt+len(ev.Data):]...), data, true
 }
-
-// stripRead is appendStripped and the decoding of the client's chunk in
-// one pass, for a chunk in mlx_lm's layout (chunkDecoder.decodeStripping):
-// it appends the event as the client gets it to t.out, decodes the chunk
-// into t.decoded and returns the client's data (in t.out). For any other
-// event it does nothing and says no (read false): appendStripped and
-// observe take it, in two passes.
-func (t *streamTap) stripRead(ev sse.Event) (data []byte, read bool) {
-	if ev.DataAt < 0 || !bytes.Contains(ev.Data, logprobsKey) {
-		return nil, false
-	}
-	t.decoded = completionJSON{}
-	if !t.chunks.decodeStripping(ev.Data, &t.decoded) {
-		return nil, false
-	}
-	t.out = append(t.out, ev.Raw[:ev.DataAt]...)
-	start := len(t.out)
-	t.out = t.chunks.appendCut(t.out, ev.Data)
-	data = t.out[start:len(t.out):len(t.out)]
-	t.out = append(t.out, ev.Raw[ev.DataAt+len(ev.Data):]...)
-	return data, true
-}

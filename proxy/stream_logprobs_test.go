@@ -19,6 +19,7 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/sse"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
@@ -230,7 +231,7 @@ func FuzzAppendStripped(f *testing.F) {
 }
 
 // A stream's chunks with the logprobs the proxy asked for are read from
-// what the client gets and the logprobs taken out (decodeStripped); the
+// what the client gets and the logprobs taken out (wire.DecodeStripped); the
 // record is what decoding each engine chunk makes of it.
 func FuzzScoredStreamRecordsAsDecoded(f *testing.F) {
 	f.Add([]byte(benchLogprobsChunk + benchPlainChunk + "data: [DONE]\n\n"))
@@ -250,8 +251,8 @@ func FuzzScoredStreamRecordsAsDecoded(f *testing.F) {
 				break
 			}
 			rest = rest[n:]
-			var c completionJSON
-			if ev.HasData && !ev.IsDone() && decodeCompletion(ev.Data, &c) == nil {
+			var c wire.Completion
+			if ev.HasData && !ev.IsDone() && wire.Decode(ev.Data, &c) == nil {
 				want.applyChunk(&c, now)
 			}
 		}

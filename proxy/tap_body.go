@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"io"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 )
 
 // bodyTap relays a non-streamed answer as it arrives and keeps a copy (up
@@ -46,8 +48,8 @@ func (t *bodyTap) finish(err error) {
 	case err == io.EOF:
 		t.rec.Outcome = OutcomeComplete
 		if !t.overflow && !t.rec.responseRead {
-			var c completionJSON
-			if decodeCompletion(t.buf, &c) == nil {
+			var c wire.Completion
+			if wire.Decode(t.buf, &c) == nil {
 				t.rec.applyResponse(&c)
 			}
 		}

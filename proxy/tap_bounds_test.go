@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 )
 
 // chunkedReader returns its bytes in reads of the sizes it is given, then
@@ -88,8 +90,8 @@ func TestOversizedEventIsRelayedAndCounted(t *testing.T) {
 func TestToolArgumentsAreBounded(t *testing.T) {
 	rec := &Record{}
 	apply := func(js string) {
-		var c completionJSON
-		require.NoError(t, decodeCompletion([]byte(js), &c))
+		var c wire.Completion
+		require.NoError(t, wire.Decode([]byte(js), &c))
 		rec.applyChunk(&c, rec.Start)
 	}
 	apply(`{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": ""}}]}}]}`)

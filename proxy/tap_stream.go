@@ -12,6 +12,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/sse"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 )
 
 // streamTap sits between the engine's SSE body and the client. Each Read
@@ -43,9 +44,9 @@ type streamTap struct {
 	out     []byte // complete events ready for the client
 	outPos  int
 	err     error // the upstream's final error (io.EOF at the clean end)
-	decoded completionJSON
+	decoded wire.Completion
 	// chunks decodes mlx_lm's chunks, most of them, without allocating.
-	chunks chunkDecoder
+	chunks wire.ChunkDecoder
 	// kept: the logprobs values taken out of the event being read, one
 	// per choice (slices of pending), when they were taken out.
 	kept confidence.Kept
@@ -217,22 +218,19 @@ func (t *streamTap) event(ev sse.Event, now time.Time) {
 		t.out = append(t.out, ev.Raw...) // keepalive comments and the like
 		return
 	}
-	at, data, stripped, read := len(t.out), ev.Data, true, false
+	at, data, stripped := len(t.out), ev.Data, true
 	if t.stripLogprobs {
 		// Taken out first: the record reads the client's chunk, without
 		// the logprobs that are most of the engine's, and the logprobs
-		// from this same pass (observe); mlx_lm's chunks are read in the
-		// pass that takes them out (stripRead).
-		if data, read = t.stripRead(ev); !read {
-			t.out, data, stripped = appendStripped(t.out, ev, &t.kept)
-		}
+		// from this same pass (observe).
+		t.out, data, stripped = appendStripped(t.out, ev, &t.kept)
 	} else {
 		t.out = append(t.out, ev.Raw...)
 	}
 	if ev.IsDone() {
 		t.rec.SawDone = true
 	} else {
-		if !t.observe(ev, data, read, now) {
+		if !t.observe(ev, data, now) {
 			t.out = t.out[:at]
 			return
 		}
@@ -262,34 +260,33 @@ func (t *streamTap) restoreModel(at int) {
 
 // observe reads one chunk into the record and says whether the client
 // gets it. client is the chunk's data as the client gets it; with the
-// logprobs taken out of it, t.kept holds them. read: t.decoded holds the
-// chunk already (stripRead).
-func (t *streamTap) observe(ev sse.Event, client []byte, read bool, now time.Time) (forward bool) {
-	if !read && !t.decode(ev, client) {
+// logprobs taken out of it, t.kept holds them.
+func (t *streamTap) observe(ev sse.Event, client []byte, now time.Time) (forward bool) {
+	if !t.decode(ev, client) {
 		if t.stripLogprobs {
 			t.rec.ChunksUnread++
 		}
 		return true
 	}
 	t.rec.applyChunk(&t.decoded, now)
-	usage := t.decoded.isUsageChunk()
+	usage := t.decoded.IsUsageChunk()
 	// The chunk decoder's text is a slice of pending, whose bytes move
 	// once the event is read: nothing is to hold it past here.
-	t.decoded = completionJSON{}
-	t.chunks.release()
+	t.decoded = wire.Completion{}
+	t.chunks.Release()
 	return !(t.strip && usage)
 }
 
 // decode decodes the chunk into t.decoded, from the client's chunk and
-// t.kept where it can (decodeStripped), and says whether it could.
+// t.kept where it can (wire.DecodeStripped), and says whether it could.
 func (t *streamTap) decode(ev sse.Event, client []byte) bool {
-	t.decoded = completionJSON{}
-	if len(t.kept.Values) > 0 && decodeStripped(&t.decoded, ev.Data, client, t.kept, &t.chunks) {
-		t.decoded.logprobsLent = true // slices of pending: the record copies them
+	t.decoded = wire.Completion{}
+	if len(t.kept.Values) > 0 && wire.DecodeStripped(&t.decoded, ev.Data, client, t.kept, &t.chunks) {
+		t.decoded.LogprobsLent = true // slices of pending: the record copies them
 		return true
 	}
-	t.decoded = completionJSON{}
-	return t.chunks.decode(ev.Data, &t.decoded) || decodeCompletion(ev.Data, &t.decoded) == nil
+	t.decoded = wire.Completion{}
+	return t.chunks.Decode(ev.Data, &t.decoded) || wire.Decode(ev.Data, &t.decoded) == nil
 }
 
 // finish ends the stream: whatever is left of an unfinished event goes to

@@ -3,14 +3,11 @@ package confidence
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // The layouts real engines write, which must take the fast path: a
@@ -77,108 +74,6 @@ func TestFastPathFallsBack(t *testing.T) {
 		}
 		sameAsGeneric(t, []byte(raw))
 	}
-}
-
-// fastNumber is ParseFloat to the bit on the numbers engines write, and on
-// any other it reads.
-func TestFastNumberMatchesParseFloat(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 5))
-	var nums []string
-	for range 200_000 {
-		x := -math.Exp(r.NormFloat64() * 8)
-		nums = append(nums,
-			strconv.FormatFloat(x, 'g', -1, 64),
-			strconv.FormatFloat(bf16(x), 'g', -1, 64),
-			strconv.FormatFloat(float64(float32(x)), 'g', -1, 32),
-			strconv.FormatFloat(x, 'f', r.IntN(25), 64),
-			strconv.FormatFloat(x, 'e', r.IntN(20), 64))
-	}
-	nums = append(nums, "0", "-0", "-0.0", "0e5", "1E+2", "9007199254740993", "9007199254740992", "-123456789012345678901234567890",
-		"1.0000000000000000000000000001", "0.1000000000000000000000", "1e22", "1e23", "1e-22", "1e-23", "4.9e-324", "1.7976931348623157e308")
-	for _, s := range nums {
-		checkFastNumber(t, s)
-	}
-}
-
-func checkFastNumber(t *testing.T, s string) {
-	t.Helper()
-	b := []byte(s + ",")
-	f, end, ok := fastNumber(b, 0)
-	want, wantOK := jsonedit.Number([]byte(s))
-	if !ok {
-		if end != 0 || wantOK && jsonNumber(s) {
-			t.Errorf("%q: fast path refused, Number gives %v", s, want)
-		}
-		return
-	}
-	if end < len(s) {
-		// Read in part: before a byte that is no delimiter ("00", "1-")
-		// the entry's reader finds no comma or bracket and falls back;
-		// before one ("0 5", "1]") the generic scanner's scalar ends there
-		// too, and must read the same.
-		if !strings.ContainsRune(" \t\n\r,:[]{}\"", rune(s[end])) {
-			return
-		}
-		want, wantOK = jsonedit.Number([]byte(s[:end]))
-	}
-	if !wantOK || math.Float64bits(f) != math.Float64bits(want) {
-		t.Errorf("%q: fast %v (to %d), Number %v %v", s, f, end, want, wantOK)
-	}
-}
-
-// jsonNumber: s is all of one strict JSON number.
-func jsonNumber(s string) bool {
-	_, end, ok := fastNumberGrammar(s)
-	return ok && end == len(s)
-}
-
-// fastNumberGrammar scans a JSON number the slow way, for the tests.
-func fastNumberGrammar(s string) (string, int, bool) {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	d := func() int {
-		n := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	if i < len(s) && s[i] == '0' {
-		i++
-	} else if d() == 0 {
-		return s, i, false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if d() == 0 {
-			return s, i, false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if d() == 0 {
-			return s, i, false
-		}
-	}
-	return s, i, len(s) <= 64
-}
-
-func FuzzFastNumber(f *testing.F) {
-	for _, s := range []string{"-0.0078125", "-2.359375", "-0.31725305", "-1.52587890625e-05", "1e999", "-0", "0.1e-30", "123456789012345678901"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if strings.ContainsAny(s, ",") {
-			return
-		}
-		checkFastNumber(t, s)
-	})
 }
 
 // The differential test: whatever the input, the fast path (when it

@@ -28,13 +28,13 @@ func AppendString(dst, b []byte) ([]byte, bool) {
 	if plain {
 		return append(dst, inner...), true
 	}
-	return appendUnescaped(dst, inner)
+	return AppendUnescaped(dst, inner)
 }
 
-// appendUnescaped appends the unescaped JSON string body s (between its
-// quotes) to dst. As in encoding/json, invalid UTF-8 and a surrogate that
+// AppendUnescaped appends the unescaped JSON string body s (between its
+// quotes, as Reader.Str returns it) to dst. As in encoding/json, invalid UTF-8 and a surrogate that
 // is not half of a pair become U+FFFD; a bad escape is an error.
-func appendUnescaped(dst, s []byte) ([]byte, bool) {
+func AppendUnescaped(dst, s []byte) ([]byte, bool) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {

@@ -11,6 +11,7 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/span/spankey"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 )
 
 // OpenInference attributes (Arize-ai/openinference spec), so that Opik and
@@ -254,23 +255,14 @@ func invocationParameters(params map[string]json.RawMessage) string {
 	return string(append(b, '}'))
 }
 
-// messageToolCall is one tool call of a past assistant message.
-type messageToolCall struct {
-	ID       string `json:"id"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
 // inMessageJSON is one message of a chat request, the fields the span
 // shows.
 type inMessageJSON struct {
-	Role       string            `json:"role"`
-	Content    json.RawMessage   `json:"content"`
-	Name       string            `json:"name"`
-	ToolCallID string            `json:"tool_call_id"`
-	ToolCalls  []messageToolCall `json:"tool_calls"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []wire.ToolCall `json:"tool_calls"`
 }
 
 // contentPartJSON is one part of a message whose content is a list.

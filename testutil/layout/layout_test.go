@@ -46,3 +46,38 @@ func TestTheBinaryRunsNoStandInOrTestHelper(t *testing.T) {
 		}
 	}
 }
+
+// The proxy's parts below the request path import only parts below them:
+// the wire types and decoders (proxy/wire) read bytes with jsonedit and
+// know the logprobs only as confidence's Kept; the pure packages import
+// nothing of the module but jsonedit. So the request path (proxy/) is the
+// one place that puts them together.
+func TestTheProxysPartsImportDownward(t *testing.T) {
+	may := map[string][]string{
+		"proxy/wire":       {"proxy/jsonedit", "proxy/confidence"},
+		"proxy/confidence": {"proxy/jsonedit"},
+		"proxy/jsonedit":   nil,
+		"proxy/sse":        nil,
+	}
+	for pkg, allowed := range may {
+		cmd := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, "./"+pkg)
+		cmd.Dir = "../.."
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			rel, ours := strings.CutPrefix(imp, module)
+			if !ours {
+				continue
+			}
+			ok := false
+			for _, a := range allowed {
+				ok = ok || rel == a
+			}
+			if !ok {
+				t.Errorf("%s imports %s: it may import only %v of the module", pkg, rel, allowed)
+			}
+		}
+	}
+}

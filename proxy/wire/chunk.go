@@ -1,17 +1,19 @@
-package proxy
+package wire
 
 import (
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
-// chunkDecoder decodes the chunks mlx_lm streams, in one pass over the
-// bytes and without allocating, where decodeCompletion (goccy) copies each
+// ChunkDecoder decodes the chunks mlx_lm streams, in one pass over the
+// bytes and without allocating, where Decode (goccy) copies each
 // chunk whole and allocates its choices, delta and strings: a chunk is
 // decoded for every token. decode reads only what it is sure every decoder
 // reads alike, and says no to the rest, which is then decoded the ordinary
-// way; where it says yes, *c is what decodeCompletion gives from a zero
-// completionJSON (FuzzChunkDecoderMatchesDecodeCompletion).
+// way; where it says yes, *c is what Decode gives from a zero
+// Completion (FuzzChunkDecoderMatchesDecodeCompletion).
 //
 // The layout is generate_response's, dumped by json.dumps (mlx_lm
 // server.py; shared/reference/mlx-lm-server.md): members id,
@@ -20,9 +22,9 @@ import (
 // delta or text; a delta's role, content, reasoning (L1310) and
 // tool_calls (L53-90). Members are read in any order and with any white
 // space, but an unknown or repeated one, a logprobs (never streamed by
-// mlx_lm, L1477-1482; decodeStripping reads those the proxy asked for), a
+// mlx_lm, L1477-1482; DecodeStripped reads those the proxy asked for), a
 // number that is not a plain integer, a lone surrogate or invalid UTF-8 is
-// left to decodeCompletion.
+// left to Decode.
 //
 // The text of a chunk (content, reasoning, text) is lent: it is a slice of
 // the chunk's bytes, or of the decoder's buffer where it had escapes, valid
@@ -31,24 +33,20 @@ import (
 // keeps as it is (id, model, finish_reason, tool calls, usage) is the
 // decoder's own: id and model, the same in every chunk, are copied when
 // they change.
-type chunkDecoder struct {
-	choices []choiceJSON
+type ChunkDecoder struct {
+	choices []Choice
 	// texts holds what the choices' pointers point at, one per choice.
 	texts []*choiceTexts
 	used  int // texts in use since the last release
 	// id and model are the last chunk's, owned.
 	id, model string
 	buf       []byte // unescaped text
-	// stripping: the chunk's choices may have logprobs, which are read
-	// into cuts (decodeStripping, chunk_strip.go).
-	stripping bool
-	cuts      []chunkCut
 }
 
 // choiceTexts holds one choice's strings and delta.
 type choiceTexts struct {
 	finish, text, content, reasoning string
-	delta                            messageJSON
+	delta                            Message
 }
 
 // maxChunkChoices bounds the decoder's own storage; mlx_lm streams one
@@ -60,19 +58,19 @@ const maxChunkChoices = 16
 const maxChunkBuffer = 64 << 10
 
 // decode decodes b into c and says whether it did; if not, c is as it was.
-func (d *chunkDecoder) decode(b []byte, c *completionJSON) bool {
-	d.release()
+func (d *ChunkDecoder) Decode(b []byte, c *Completion) bool {
+	d.Release()
 	if cap(d.buf) > maxChunkBuffer {
 		d.buf = nil
 	}
 	d.buf = d.buf[:0]
-	s := chunkScan{b: b}
-	var out completionJSON
-	if !s.next('{') || !readMembers(&s, func(key []byte) (uint, bool) { return d.top(&s, &out, key) }) {
+	s := jsonedit.Reader{B: b}
+	var out Completion
+	if !s.Next('{') || !readMembers(&s, func(key []byte) (uint, bool) { return d.top(&s, &out, key) }) {
 		return false
 	}
-	s.skipSpace()
-	if s.i != len(b) || s.nonASCII && !utf8.Valid(b) {
+	s.SkipSpace()
+	if s.I != len(b) || s.NonASCII && !utf8.Valid(b) {
 		return false
 	}
 	*c = out
@@ -80,9 +78,9 @@ func (d *chunkDecoder) decode(b []byte, c *completionJSON) bool {
 }
 
 // release drops the lent text the decoder holds, and the logprobs
-// decodeStripped lent its choices: the chunk's bytes may change once it is
+// DecodeStripped lent its choices: the chunk's bytes may change once it is
 // applied.
-func (d *chunkDecoder) release() {
+func (d *ChunkDecoder) Release() {
 	for _, t := range d.texts[:d.used] {
 		*t = choiceTexts{}
 	}
@@ -94,10 +92,10 @@ func (d *chunkDecoder) release() {
 // value of one and says which bit stands for its key (0 for a key not
 // read). A key seen twice is refused: decoders keep the last, and real
 // chunks have none.
-func readMembers(s *chunkScan, member func(key []byte) (uint, bool)) bool {
+func readMembers(s *jsonedit.Reader, member func(key []byte) (uint, bool)) bool {
 	var seen uint
 	for first := true; ; first = false {
-		key, end, ok := s.member(first)
+		key, end, ok := s.Member(first)
 		if !ok {
 			return false
 		}
@@ -113,7 +111,7 @@ func readMembers(s *chunkScan, member func(key []byte) (uint, bool)) bool {
 }
 
 // top reads one member of the chunk.
-func (d *chunkDecoder) top(s *chunkScan, c *completionJSON, key []byte) (bit uint, ok bool) {
+func (d *ChunkDecoder) top(s *jsonedit.Reader, c *Completion, key []byte) (bit uint, ok bool) {
 	switch string(key) {
 	case "id":
 		c.ID, ok = d.same(s, &d.id)
@@ -122,13 +120,13 @@ func (d *chunkDecoder) top(s *chunkScan, c *completionJSON, key []byte) (bit uin
 		c.Model, ok = d.same(s, &d.model)
 		return 1 << 1, ok
 	case "system_fingerprint":
-		_, _, ok = s.str()
+		_, _, ok = s.Str()
 		return 1 << 2, ok
 	case "object":
-		_, _, ok = s.str()
+		_, _, ok = s.Str()
 		return 1 << 3, ok
 	case "created":
-		_, ok = s.uint()
+		_, ok = s.Uint()
 		return 1 << 4, ok
 	case "choices":
 		c.Choices, ok = d.choiceList(s)
@@ -141,26 +139,26 @@ func (d *chunkDecoder) top(s *chunkScan, c *completionJSON, key []byte) (bit uin
 }
 
 // choiceList reads the choices, into the decoder's own slice.
-func (d *chunkDecoder) choiceList(s *chunkScan) ([]choiceJSON, bool) {
-	if s.null() {
+func (d *ChunkDecoder) choiceList(s *jsonedit.Reader) ([]Choice, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	if !s.next('[') {
+	if !s.Next('[') {
 		return nil, false
 	}
 	if d.choices == nil {
-		d.choices = make([]choiceJSON, 0, 1)
+		d.choices = make([]Choice, 0, 1)
 	}
 	list := d.choices[:0]
 	for first := true; ; first = false {
-		end, ok := s.item(first)
+		end, ok := s.Item(first)
 		if !ok || !end && len(list) == maxChunkChoices {
 			return nil, false
 		}
 		if end {
 			break
 		}
-		list = append(list, choiceJSON{})
+		list = append(list, Choice{})
 		if !d.choice(s, &list[len(list)-1], d.textsFor(len(list)-1)) {
 			return nil, false
 		}
@@ -170,7 +168,7 @@ func (d *chunkDecoder) choiceList(s *chunkScan) ([]choiceJSON, bool) {
 }
 
 // textsFor is the storage for choice i, cleared.
-func (d *chunkDecoder) textsFor(i int) *choiceTexts {
+func (d *ChunkDecoder) textsFor(i int) *choiceTexts {
 	if i == len(d.texts) {
 		d.texts = append(d.texts, new(choiceTexts))
 	}
@@ -180,24 +178,21 @@ func (d *chunkDecoder) textsFor(i int) *choiceTexts {
 	return t
 }
 
-func (d *chunkDecoder) choice(s *chunkScan, ch *choiceJSON, t *choiceTexts) bool {
-	if !s.next('{') {
+func (d *ChunkDecoder) choice(s *jsonedit.Reader, ch *Choice, t *choiceTexts) bool {
+	if !s.Next('{') {
 		return false
-	}
-	if d.stripping {
-		return d.strippedChoice(s, ch, t)
 	}
 	return readMembers(s, func(key []byte) (uint, bool) { return d.choiceMember(s, ch, t, key) })
 }
 
 // choiceMember reads one member of a choice but its logprobs.
-func (d *chunkDecoder) choiceMember(s *chunkScan, ch *choiceJSON, t *choiceTexts, key []byte) (bit uint, ok bool) {
+func (d *ChunkDecoder) choiceMember(s *jsonedit.Reader, ch *Choice, t *choiceTexts, key []byte) (bit uint, ok bool) {
 	switch string(key) {
 	case "index":
-		ch.Index, ok = s.uint()
+		ch.Index, ok = s.Uint()
 		return 1 << 0, ok
 	case "finish_reason":
-		if s.null() {
+		if s.Null() {
 			return 1 << 1, true
 		}
 		t.finish, ok = d.finishReason(s)
@@ -207,22 +202,22 @@ func (d *chunkDecoder) choiceMember(s *chunkScan, ch *choiceJSON, t *choiceTexts
 		ch.Text, ok = d.lentOrNull(s, &t.text)
 		return 1 << 2, ok
 	case "delta":
-		if s.null() {
+		if s.Null() {
 			return 1 << 3, true
 		}
 		ch.Delta = &t.delta
-		return 1 << 3, s.next('{') && d.delta(s, t)
+		return 1 << 3, s.Next('{') && d.delta(s, t)
 	}
 	return 0, false
 }
 
 // delta reads a delta after its '{' into t.delta.
-func (d *chunkDecoder) delta(s *chunkScan, t *choiceTexts) bool {
+func (d *ChunkDecoder) delta(s *jsonedit.Reader, t *choiceTexts) bool {
 	m := &t.delta
 	return readMembers(s, func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "role":
-			_, _, ok = s.str()
+			_, _, ok = s.Str()
 			return 1 << 0, ok
 		case "content":
 			m.Content, ok = d.lentOrNull(s, &t.content)
@@ -242,37 +237,37 @@ func (d *chunkDecoder) delta(s *chunkScan, t *choiceTexts) bool {
 // "arguments"}, "type", "id", "index"}, server.py L53-90). They are rare
 // (one delta per call) and the record keeps their strings: they are
 // allocated.
-func (d *chunkDecoder) toolCalls(s *chunkScan) ([]toolCallJSON, bool) {
-	if s.null() {
+func (d *ChunkDecoder) toolCalls(s *jsonedit.Reader) ([]ToolCall, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	if !s.next('[') {
+	if !s.Next('[') {
 		return nil, false
 	}
-	calls := []toolCallJSON{}
+	calls := []ToolCall{}
 	for first := true; ; first = false {
-		end, ok := s.item(first)
+		end, ok := s.Item(first)
 		if !ok {
 			return nil, false
 		}
 		if end {
 			return calls, true
 		}
-		calls = append(calls, toolCallJSON{})
+		calls = append(calls, ToolCall{})
 		if !d.toolCall(s, &calls[len(calls)-1]) {
 			return nil, false
 		}
 	}
 }
 
-func (d *chunkDecoder) toolCall(s *chunkScan, tc *toolCallJSON) bool {
-	if !s.next('{') {
+func (d *ChunkDecoder) toolCall(s *jsonedit.Reader, tc *ToolCall) bool {
+	if !s.Next('{') {
 		return false
 	}
 	return readMembers(s, func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "function":
-			return 1 << 0, s.next('{') && readMembers(s, func(key []byte) (bit uint, ok bool) {
+			return 1 << 0, s.Next('{') && readMembers(s, func(key []byte) (bit uint, ok bool) {
 				switch string(key) {
 				case "name":
 					tc.Function.Name, ok = d.owned(s)
@@ -299,31 +294,31 @@ func (d *chunkDecoder) toolCall(s *chunkScan, tc *toolCallJSON) bool {
 
 // readUsage reads the usage member (server.py L1484-1495), allocated: it
 // comes once a stream.
-func readUsage(s *chunkScan) (*usageJSON, bool) {
-	if s.null() {
+func readUsage(s *jsonedit.Reader) (*Usage, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	if !s.next('{') {
+	if !s.Next('{') {
 		return nil, false
 	}
-	u := new(usageJSON)
+	u := new(Usage)
 	ok := readMembers(s, func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "prompt_tokens":
-			u.PromptTokens, ok = s.uint()
+			u.PromptTokens, ok = s.Uint()
 			return 1 << 0, ok
 		case "completion_tokens":
-			u.CompletionTokens, ok = s.uint()
+			u.CompletionTokens, ok = s.Uint()
 			return 1 << 1, ok
 		case "total_tokens":
-			u.TotalTokens, ok = s.uint()
+			u.TotalTokens, ok = s.Uint()
 			return 1 << 2, ok
 		case "prompt_tokens_details":
-			if s.null() {
+			if s.Null() {
 				return 1 << 3, true
 			}
-			u.PromptTokensDetails = new(promptDetailsJSON)
-			return 1 << 3, s.next('{') && readMembers(s, func(key []byte) (uint, bool) {
+			u.PromptTokensDetails = new(PromptDetails)
+			return 1 << 3, s.Next('{') && readMembers(s, func(key []byte) (uint, bool) {
 				if string(key) != "cached_tokens" {
 					return 0, false
 				}
@@ -332,11 +327,11 @@ func readUsage(s *chunkScan) (*usageJSON, bool) {
 				return 1, ok
 			})
 		case "completion_tokens_details":
-			if s.null() {
+			if s.Null() {
 				return 1 << 4, true
 			}
-			u.CompletionTokensDetails = new(completionDetailsJSON)
-			return 1 << 4, s.next('{') && readMembers(s, func(key []byte) (uint, bool) {
+			u.CompletionTokensDetails = new(CompletionDetails)
+			return 1 << 4, s.Next('{') && readMembers(s, func(key []byte) (uint, bool) {
 				if string(key) != "reasoning_tokens" {
 					return 0, false
 				}
@@ -350,27 +345,27 @@ func readUsage(s *chunkScan) (*usageJSON, bool) {
 	return u, ok
 }
 
-func intOrNull(s *chunkScan) (*int, bool) {
-	if s.null() {
+func intOrNull(s *jsonedit.Reader) (*int, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	n, ok := s.uint()
+	n, ok := s.Uint()
 	return &n, ok
 }
 
-// lentOrNull reads a string, lent (see chunkDecoder), into *dst and
+// lentOrNull reads a string, lent (see ChunkDecoder), into *dst and
 // returns dst; or a null, and returns nil.
-func (d *chunkDecoder) lentOrNull(s *chunkScan, dst *string) (*string, bool) {
-	if s.null() {
+func (d *ChunkDecoder) lentOrNull(s *jsonedit.Reader, dst *string) (*string, bool) {
+	if s.Null() {
 		return nil, true
 	}
-	raw, escaped, ok := s.str()
+	raw, escaped, ok := s.Str()
 	if !ok {
 		return nil, false
 	}
 	if escaped {
 		start := len(d.buf)
-		if d.buf, ok = unescape(d.buf, raw); !ok {
+		if d.buf, ok = jsonedit.AppendUnescaped(d.buf, raw); !ok {
 			return nil, false
 		}
 		raw = d.buf[start:]
@@ -381,8 +376,8 @@ func (d *chunkDecoder) lentOrNull(s *chunkScan, dst *string) (*string, bool) {
 
 // same reads a string that is most often *last (the id and model every
 // chunk repeats): it is then *last, and otherwise a copy, kept in *last.
-func (d *chunkDecoder) same(s *chunkScan, last *string) (string, bool) {
-	raw, escaped, ok := s.str()
+func (d *ChunkDecoder) same(s *jsonedit.Reader, last *string) (string, bool) {
+	raw, escaped, ok := s.Str()
 	if !ok {
 		return "", false
 	}
@@ -395,8 +390,8 @@ func (d *chunkDecoder) same(s *chunkScan, last *string) (string, bool) {
 }
 
 // finishReason reads a finish_reason, one of mlx_lm's without a copy.
-func (d *chunkDecoder) finishReason(s *chunkScan) (string, bool) {
-	raw, escaped, ok := s.str()
+func (d *ChunkDecoder) finishReason(s *jsonedit.Reader) (string, bool) {
+	raw, escaped, ok := s.Str()
 	if !ok {
 		return "", false
 	}
@@ -412,8 +407,8 @@ func (d *chunkDecoder) finishReason(s *chunkScan) (string, bool) {
 }
 
 // owned reads a string, copied.
-func (d *chunkDecoder) owned(s *chunkScan) (string, bool) {
-	raw, escaped, ok := s.str()
+func (d *ChunkDecoder) owned(s *jsonedit.Reader) (string, bool) {
+	raw, escaped, ok := s.Str()
 	if !ok {
 		return "", false
 	}
@@ -422,13 +417,13 @@ func (d *chunkDecoder) owned(s *chunkScan) (string, bool) {
 
 // copyOf is a string's value, copied: raw is a string's bytes as str
 // returns them.
-func (d *chunkDecoder) copyOf(raw []byte, escaped bool) (string, bool) {
+func (d *ChunkDecoder) copyOf(raw []byte, escaped bool) (string, bool) {
 	if !escaped {
 		return string(raw), true
 	}
 	start := len(d.buf)
 	var ok bool
-	d.buf, ok = unescape(d.buf, raw)
+	d.buf, ok = jsonedit.AppendUnescaped(d.buf, raw)
 	v := string(d.buf[start:])
 	d.buf = d.buf[:start]
 	return v, ok

@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
-// decodeCompletion reads with goccy/go-json for speed. A body that
+// Decode reads with goccy/go-json for speed. A body that
 // encoding/json reads (Python's NaN and Infinity read as null) it must read
 // the same way, but for one difference: goccy keeps a logprobs value as it
 // is, Python's literals included, where the fallback nulls them. The
@@ -24,13 +24,13 @@ func FuzzDecodeCompletionMatchesEncodingJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var got, want completionJSON
-		gotErr := decodeCompletion(b, &got)
+		var got, want Completion
+		gotErr := Decode(b, &got)
 		wantErr := json.Unmarshal(b, &want)
 		if wantErr != nil {
 			fixed, changed := jsonedit.NullPythonLiterals(b)
 			if changed {
-				want = completionJSON{}
+				want = Completion{}
 				wantErr = json.Unmarshal(fixed, &want)
 			}
 		}
@@ -38,7 +38,7 @@ func FuzzDecodeCompletionMatchesEncodingJSON(f *testing.F) {
 			return
 		}
 		if gotErr != nil {
-			t.Fatalf("%q: decodeCompletion error %v, encoding/json read it", b, gotErr)
+			t.Fatalf("%q: Decode error %v, encoding/json read it", b, gotErr)
 		}
 		for i := range got.Choices {
 			if fixed, changed := jsonedit.NullPythonLiterals(got.Choices[i].Logprobs); changed {
