@@ -103,12 +103,20 @@ service:
 		startRelay(t, a, target)
 		return a
 	}
-	const apiKey = "f20-load-key"
+	// The hardware-only nodes stand for ring members (config/node.yaml):
+	// their hostfile lists every node's address, so each finds its rank.
+	hostfile := filepath.Join(t.TempDir(), "hosts.json")
+	var entries []string
+	for _, h := range fleet {
+		entries = append(entries, fmt.Sprintf(`{"ssh": %q, "ips": [%q]}`, addr(h.ip), addr(h.ip)))
+	}
+	require.NoError(t, os.WriteFile(hostfile, []byte("[\n  "+strings.Join(entries, "\n  ,")+"\n]\n"), 0o600))
+	const apiKey = "f20-fleet-load-key-0001"
 	dataDirs := map[string]string{}
 	envs := map[string][]string{}
 	for _, h := range fleet {
 		dataDirs[h.node] = t.TempDir()
-		env := []string{"MLX_NODE_NAME=" + h.node, "MLX_DATA_DIR=" + dataDirs[h.node],
+		env := []string{"MLX_NODE_NAME=" + h.node, "MLX_DATA_DIR=" + dataDirs[h.node], "MLX_RING_HOSTFILE=" + hostfile,
 			"MLX_GATEWAY_URL=http://" + relayTo(h, fmt.Sprintf("127.0.0.1:%d", gwHTTP))}
 		if h.hasEngine() {
 			m := simModels[h.model]
@@ -346,9 +354,10 @@ func simRules(t *testing.T) string {
 	return dir
 }
 
-// missingAgents lists node/role pairs whose mlx_agent_up has not arrived.
+// missingAgents lists node/role pairs whose mlx_agent_up (1, or 0 for a
+// role that says it does not work) has not arrived.
 func missingAgents(vm liveVM, fleet []simNode) []string {
-	res, err := vm.query(`mlx_agent_up == 1`)
+	res, err := vm.query(`mlx_agent_up`)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -394,7 +403,8 @@ func (c *simCounter) load() int {
 }
 
 // simTraffic sends a short chat completion to the proxy at base every 5 s
-// until ctx ends; each waits at most 20 s (a wedged engine never answers).
+// until ctx ends, one at a time; each waits at most 20 s (a wedged engine
+// never answers).
 func simTraffic(ctx context.Context, base, key, model string, sent, answered *simCounter) {
 	client := &http.Client{Timeout: 20 * time.Second}
 	tick := time.NewTicker(5 * time.Second)
@@ -405,7 +415,9 @@ func simTraffic(ctx context.Context, base, key, model string, sent, answered *si
 			return
 		case <-tick.C:
 		}
-		body := fmt.Sprintf(`{"model": %q, "max_tokens": 16, "messages": [{"role": "user", "content": "Fleet check %d: say hello."}]}`, model, i)
+		// Two prompts in turn: the engine's prompt cache keeps two entries,
+		// far from its limit; room for the whole answer (no truncation).
+		body := fmt.Sprintf(`{"model": %q, "max_tokens": 256, "messages": [{"role": "user", "content": "Fleet check %d: say hello."}]}`, model, i%2)
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
 		if err != nil {
 			return

@@ -163,7 +163,14 @@ func checkSimViews(v simViews, fleet []simNode, inc map[string]simNode, version 
 	c.eq("Down", map[string]string{"down": "1"}, c.items(st, "Down"))
 	c.eq("No data", map[string]string{"no data": "1"}, c.items(st, "No data"))
 	c.eq("Nodes online", map[string]string{"online": strconv.Itoa(len(fleet) - 1), "expected": strconv.Itoa(len(fleet))}, c.items(st, "Nodes online"))
-	c.eq("Models serving", map[string]string{"models": strconv.Itoa(len(simModels))}, c.items(st, "Models serving"))
+	// The models whose proxy is up.
+	serving := map[int]bool{}
+	for _, h := range fleet {
+		if h.hasEngine() && want[h.node+"/proxy"] == "up" {
+			serving[h.model] = true
+		}
+	}
+	c.eq("Models serving", map[string]string{"models": strconv.Itoa(len(serving))}, c.items(st, "Models serving"))
 	// The heat map's last minute: each node's worst role.
 	if tl, ok := c.panel(st, "Node status by minute"); ok {
 		worst := map[string]string{}
@@ -286,8 +293,14 @@ func checkSimViews(v simViews, fleet []simNode, inc map[string]simNode, version 
 	return c.problems
 }
 
+// hostAlerts are alerts on what the simulated nodes share: this machine's
+// kernel. MLXLoadHigh reads its load average against its cores, which on
+// this shared machine (other builds and tests beside the fleet) is true
+// of every node at once, healthy or not.
+var hostAlerts = []string{"MLXLoadHigh"}
+
 // checkSimAlerts: the incidents' alerts fire, and no alert (pending or
-// firing) names a healthy node.
+// firing) names a healthy node, hostAlerts aside.
 func checkSimAlerts(alerts []vmalertAlert, fleet []simNode, inc map[string]simNode) []string {
 	c := &simCheck{}
 	need := map[string]bool{"MLXNodeSilent/" + inc[incDark].node: false, "MLXAgentCrashLoop/" + inc[incCrash].node: false}
@@ -298,7 +311,7 @@ func checkSimAlerts(alerts []vmalertAlert, fleet []simNode, inc map[string]simNo
 				need[a.Name+"/"+a.Labels["node"]] = true
 			}
 		}
-		if slices.Contains(healthy, a.Labels["node"]) {
+		if slices.Contains(healthy, a.Labels["node"]) && !slices.Contains(hostAlerts, a.Name) {
 			c.fail("vmalert: %s raised for a healthy node", a)
 		}
 	}
