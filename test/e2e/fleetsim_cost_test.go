@@ -116,11 +116,29 @@ func measureFleetCost(t *testing.T, vm liveVM, fleet []simNode, gw, vmalert *nod
 		evals, 1000*evalMean, evalSum*60/elapsed.Seconds(), core(al1-al0))
 	t.Logf("dashboards (median of 3, every panel query one after another): status %s, inventory %s, attention %s",
 		median(took["mlx-fleet-status"]), median(took["mlx-fleet-inventory"]), median(took["mlx-fleet-attention"]))
+	// Series by node, as stored: an engine node's and a hardware-only one's.
+	var engSeries, hwSeries, engN, hwN float64
+	res, err := vm.query(`count by (node) ({node!="", __name__!~"ALERTS.*|mlx:.+"})`)
+	require.NoError(t, err)
+	kind := map[string]bool{}
+	for _, h := range fleet {
+		kind[h.node] = h.hasEngine()
+	}
+	for _, r := range res {
+		v, _ := strconv.ParseFloat(r.value(), 64)
+		if kind[r.Metric["node"]] {
+			engSeries, engN = engSeries+v, engN+1
+		} else {
+			hwSeries, hwN = hwSeries+v, hwN+1
+		}
+	}
+	t.Logf("series stored per node: %.0f per engine node (%.0f nodes), %.0f per hardware-only node (%.0f nodes)",
+		engSeries/max(engN, 1), engN, hwSeries/max(hwN, 1), hwN)
 	t.Logf("nodes' collectors: %.2f%% of a core per engine node (%d), %.2f%% per hardware-only node (%d)",
 		perNode(eng1-eng0, len(engPids)), len(engPids), perNode(hw1-hw0, len(hwPids)), len(hwPids))
 	t.Logf("machine: %.0f%% busy (all %d cores), load average %s", machine, machineCores(), strings.TrimSpace(string(load)))
-	t.Logf("FLEETCOST | %d | %.2f | %.0f | %.0f | %.0f | %.1f | %.2f | %.1f | %d / %d / %d | %.2f / %.2f | %.0f%%, load %s |",
-		len(fleet), core(gw1-gw0), float64(gwRSS)/1024, series, series/n, rows, 100*vmCPU/elapsed.Seconds(), 1000*evalMean,
+	t.Logf("FLEETCOST | %d | %.2f | %.0f | %.0f | %.0f | %.0f / %.0f | %.1f | %.2f | %.1f | %d / %d / %d | %.2f / %.2f | %.0f%%, load %s |",
+		len(fleet), core(gw1-gw0), float64(gwRSS)/1024, series, series/n, engSeries/max(engN, 1), hwSeries/max(hwN, 1), rows, 100*vmCPU/elapsed.Seconds(), 1000*evalMean,
 		median(took["mlx-fleet-status"]).Milliseconds(), median(took["mlx-fleet-inventory"]).Milliseconds(), median(took["mlx-fleet-attention"]).Milliseconds(),
 		perNode(eng1-eng0, len(engPids)), perNode(hw1-hw0, len(hwPids)), machine, strings.Fields(string(load))[0])
 }
