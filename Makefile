@@ -168,7 +168,7 @@ fleet-20: $(COLLECTOR) $(COLLECTOR_OLD) $(MLXSIM) rules-deps jaeger victorialogs
 	MLX_FLEET_NODES=$(FLEET_NODES) $(FLEET_ENV) $(GO) test -count=1 -v -tags 'e2e stack' -timeout 30m -run 'TestStackFleetSim$$' ./test/e2e/
 
 ## fleet-demo: the twenty-node fleet with its incidents, checked, then left
-## running (FLEET_HOLD, 30m at most) for a person to look at the store,
+## running (FLEET_HOLD, 30m; an hour at most) for a person to look at the store,
 ## vmalert, Jaeger and VictoriaLogs whose addresses it prints; Ctrl-C ends
 ## it and removes the namespaces. FLEET_SCREENSHOTS=docs/fleet/live renders
 ## the three dashboards from it.

@@ -98,7 +98,7 @@ func (n simNode) overlay(t *testing.T, mlxsim string) string {
 		m := simModels[n.model]
 		body = fmt.Sprintf(`receivers:
   mlx_supervisor:
-    command: [%q, --model, %q, --host, 127.0.0.1, --port, "8081", --prompt-cache-size, "10",
+    command: [%q, --model, %q, --host, 127.0.0.1, --port, "8081", --prompt-cache-size, "2048",
       --chat-template-args, '{"enable_thinking": false}', --sim-load-delay, 0s,
       --sim-decode-tokens-per-second, "40", --sim-mlx-lm-version, 0.31.3, --sim-hang-after, "3"]
     health_check:
