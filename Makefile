@@ -148,7 +148,7 @@ fault: $(COLLECTOR) $(MLXSIM) jaeger victorialogs promtool
 ## nodes pushing through a gateway (TestStackFleetPush, about 6 min); the
 ## fleet views on five simulated nodes (TestStackFleetSim, about 5 min).
 e2e-stack: $(COLLECTOR) $(COLLECTOR_OLD) $(MLXSIM) rules-deps jaeger victorialogs
-	MLX_OTELCOL=$(COLLECTOR) MLX_OTELCOL_OLD=$(COLLECTOR_OLD) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags 'e2e stack' -timeout 20m -run TestStack ./test/e2e/...
+	MLX_OTELCOL=$(COLLECTOR) MLX_OTELCOL_OLD=$(COLLECTOR_OLD) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags 'e2e stack' -timeout 30m -run TestStack ./test/e2e/...
 
 ## The simulated fleet's node on an older version: the collector ocb
 ## generated, linked again with dist.version 0.0.9 (the version
