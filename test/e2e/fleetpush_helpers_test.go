@@ -44,19 +44,46 @@ var fleetHosts = []fleetHost{
 // cleanup (and first, when a killed run left them).
 func makeFleet(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Fatalf("ip (iproute2) is needed for the fleet test: %v", err)
-	}
-	remove := func() {
-		for _, h := range fleetHosts {
-			removeNamespace(h.ns, h.rootIf)
-		}
-	}
-	remove()
+	remove := removeHosts(t, fleetHosts)
 	t.Cleanup(remove)
 	for _, h := range fleetHosts {
 		addNamespace(t, h.ns, h.rootIf, h.rootIP, h.ip)
 	}
+}
+
+// removeHosts checks that ip(8) is there, removes what a killed run may
+// have left of hosts' namespaces and links, and returns the same removal.
+func removeHosts(t *testing.T, hosts []fleetHost) func() {
+	t.Helper()
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Fatalf("ip (iproute2) is needed for the fleet tests: %v", err)
+	}
+	remove := func() {
+		for _, h := range hosts {
+			removeNamespace(h.ns, h.rootIf)
+		}
+	}
+	remove()
+	return remove
+}
+
+// gatewayPorts is the gateway's overlay for its ports of this test: OTLP
+// gRPC and HTTP, the health check and its own telemetry, on loopback.
+func gatewayPorts(t *testing.T, grpc, http, health, telemetry int) string {
+	t.Helper()
+	return writeOverlay(t, "gateway-ports.yaml", fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: "127.0.0.1:%d"}
+      http: {endpoint: "127.0.0.1:%d"}
+extensions:
+  health_check: {endpoint: "127.0.0.1:%d"}
+service:
+  telemetry:
+    metrics:
+      readers:
+        - pull: {exporter: {prometheus: {host: 127.0.0.1, port: %d}}}
+`, grpc, http, health, telemetry))
 }
 
 // startProcess runs cmd until the test ends (SIGTERM, then SIGKILL after

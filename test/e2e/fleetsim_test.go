@@ -76,19 +76,7 @@ func TestStackFleetSim(t *testing.T) {
 	j := startJaeger(t)
 	vl := startVictoriaLogs(t)
 
-	gwOverlay := writeOverlay(t, "gateway-ports.yaml", fmt.Sprintf(`receivers:
-  otlp:
-    protocols:
-      grpc: {endpoint: "127.0.0.1:%d"}
-      http: {endpoint: "127.0.0.1:%d"}
-extensions:
-  health_check: {endpoint: "127.0.0.1:%d"}
-service:
-  telemetry:
-    metrics:
-      readers:
-        - pull: {exporter: {prometheus: {host: 127.0.0.1, port: %d}}}
-`, gwGRPC, gwHTTP, gwHealth, gwTelemetry))
+	gwOverlay := gatewayPorts(t, gwGRPC, gwHTTP, gwHealth, gwTelemetry)
 	gwCmd := exec.Command(collector, "--config", filepath.Join(repoRoot, "config/gateway.yaml"), "--config", gwOverlay)
 	gwCmd.Dir = repoRoot
 	gwCmd.Env = append(os.Environ(), "MLX_DATA_DIR="+t.TempDir(), "MLX_VM_WRITE_URL="+vm.base+"/api/v1/write",
@@ -286,15 +274,11 @@ func holdFleet(t *testing.T, d time.Duration, interrupted <-chan os.Signal, vm l
 // (the returned channel) and the cleanups run.
 func makeSimFleet(t *testing.T, fleet []simNode) (<-chan os.Signal, *atomic.Bool) {
 	t.Helper()
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Fatalf("ip (iproute2) is needed for the fleet test: %v", err)
+	hosts := make([]fleetHost, len(fleet))
+	for i, h := range fleet {
+		hosts[i] = h.fleetHost
 	}
-	remove := func() {
-		for _, h := range fleet {
-			removeNamespace(h.ns, h.rootIf)
-		}
-	}
-	remove()
+	remove := removeHosts(t, hosts)
 	t.Cleanup(remove)
 	sig := make(chan os.Signal, 1)
 	held := make(chan os.Signal, 1)
