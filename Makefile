@@ -146,7 +146,7 @@ fault: $(COLLECTOR) $(MLXSIM) jaeger victorialogs promtool
 ## Alertmanager with the shipped routing and a local webhook (about 2 min);
 ## two nodes in network namespaces (TestStackTwoNodes, about 3 min); three
 ## nodes pushing through a gateway (TestStackFleetPush, about 6 min); the
-## fleet views on five simulated nodes (TestStackFleetSim, about 5 min).
+## fleet views on five simulated nodes (TestStackFleetSim, about 4 min).
 e2e-stack: $(COLLECTOR) $(COLLECTOR_OLD) $(MLXSIM) rules-deps jaeger victorialogs
 	MLX_OTELCOL=$(COLLECTOR) MLX_OTELCOL_OLD=$(COLLECTOR_OLD) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags 'e2e stack' -timeout 30m -run TestStack ./test/e2e/...
 
@@ -160,7 +160,7 @@ $(COLLECTOR_OLD): $(COLLECTOR) scripts/fleet-old-build.sh
 FLEET_ENV = MLX_OTELCOL=$(COLLECTOR) MLX_OTELCOL_OLD=$(COLLECTOR_OLD) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs
 
 ## fleet-20: TestStackFleetSim on twenty simulated nodes (docs/scaling.md,
-## "A simulated fleet"; about 8 min), its cost logged as FLEETCOST.
+## "A simulated fleet"; about 5 min), its cost logged as FLEETCOST.
 ## FLEET_NODES=10 make fleet-20 runs another size.
 FLEET_NODES ?= 20
 .PHONY: fleet-20 fleet-demo

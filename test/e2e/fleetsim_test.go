@@ -38,8 +38,8 @@ import (
 // node. It then measures what the fleet costs the gateway and the stores
 // (logged as FLEETCOST). MLX_FLEET_HOLD (make fleet-demo) keeps the fleet
 // running afterwards for a person to look at, until Ctrl-C or that long.
-// The rules' windows are shortened (simRules). About 5 minutes for five
-// nodes.
+// The rules' windows are shortened (simRules). About 4 minutes for five
+// nodes, 5 for twenty.
 func TestStackFleetSim(t *testing.T) {
 	began := time.Now()
 	t.Cleanup(func() { t.Logf("TestStackFleetSim took %s", time.Since(began).Round(time.Second)) })
