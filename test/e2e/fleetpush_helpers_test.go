@@ -146,17 +146,26 @@ func waitListening(t *testing.T, addr, what string) {
 // outage can differ, as the real minute does.
 func fleetRules(t *testing.T) string {
 	t.Helper()
+	return copyRules(t, func(name, text string) string {
+		if name != "mlx-fleet.yml" {
+			return text
+		}
+		return strings.NewReplacer("interval: 30s", "interval: 5s", "[3m]", "[40s]", "for: 1m", "for: 20s").Replace(text)
+	})
+}
+
+// copyRules copies rules/*.yml into a directory of the test's own, each
+// file's text through rewrite (by its base name), and returns it.
+func copyRules(t *testing.T, rewrite func(name, text string) string) string {
+	t.Helper()
 	dir := t.TempDir()
 	files, err := filepath.Glob(filepath.Join(repoRoot, "rules", "*.yml"))
 	require.NoError(t, err)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
-		s := string(b)
-		if filepath.Base(f) == "mlx-fleet.yml" {
-			s = strings.NewReplacer("interval: 30s", "interval: 5s", "[3m]", "[40s]", "for: 1m", "for: 20s").Replace(s)
-		}
-		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(s), 0o600))
+		name := filepath.Base(f)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(rewrite(name, string(b))), 0o600))
 	}
 	return dir
 }

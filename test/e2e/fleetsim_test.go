@@ -326,20 +326,12 @@ func simScrapeConfig(t *testing.T, fleet []simNode, gwTelemetry int) string {
 // 20 s, both groups evaluated every 5 s. Everything else is as shipped.
 func simRules(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	files, err := filepath.Glob(filepath.Join(repoRoot, "rules", "*.yml"))
-	require.NoError(t, err)
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		s := string(b)
-		switch filepath.Base(f) {
-		case "mlx-fleet.yml", "mlx-fleet-status.yml":
-			s = strings.NewReplacer("interval: 30s", "interval: 5s", "[3m]", "[1m]", "for: 1m", "for: 20s").Replace(s)
+	return copyRules(t, func(name, text string) string {
+		if name != "mlx-fleet.yml" && name != "mlx-fleet-status.yml" {
+			return text
 		}
-		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(s), 0o600))
-	}
-	return dir
+		return strings.NewReplacer("interval: 30s", "interval: 5s", "[3m]", "[1m]", "for: 1m", "for: 20s").Replace(text)
+	})
 }
 
 // missingAgents lists node/role pairs whose mlx_agent_up (1, or 0 for a
