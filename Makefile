@@ -163,9 +163,38 @@ fault: $(COLLECTOR) $(MLXSIM) jaeger victorialogs promtool
 ## with the shipped scrape config, vmalert with the shipped rules,
 ## Alertmanager with the shipped routing and a local webhook (about 2 min);
 ## two nodes in network namespaces (TestStackTwoNodes, about 3 min); three
-## nodes pushing through a gateway (TestStackFleetPush, about 6 min).
-e2e-stack: $(COLLECTOR) $(MLXSIM) rules-deps jaeger victorialogs
-	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags 'e2e stack' -timeout 20m -run TestStack ./test/e2e/...
+## nodes pushing through a gateway (TestStackFleetPush, about 6 min); the
+## fleet views on five simulated nodes (TestStackFleetSim, about 4 min).
+e2e-stack: $(COLLECTOR) $(COLLECTOR_OLD) $(MLXSIM) rules-deps jaeger victorialogs
+	MLX_OTELCOL=$(COLLECTOR) MLX_OTELCOL_OLD=$(COLLECTOR_OLD) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs $(GO) test -count=1 -tags 'e2e stack' -timeout 30m -run TestStack ./test/e2e/...
+
+## The simulated fleet's node on an older version: the collector ocb
+## generated, linked again with dist.version 0.0.9 (the version
+## TestStackFleetSim expects).
+COLLECTOR_OLD := $(CURDIR)/_build/mlx-otelcol-old
+$(COLLECTOR_OLD): $(COLLECTOR) scripts/fleet-old-build.sh
+	$(LOCK) scripts/fleet-old-build.sh _build $@ 0.0.9
+
+FLEET_ENV = MLX_OTELCOL=$(COLLECTOR) MLX_OTELCOL_OLD=$(COLLECTOR_OLD) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs
+
+## fleet-20: TestStackFleetSim on twenty simulated nodes (docs/scaling.md,
+## "A simulated fleet"; about 5 min), its cost logged as FLEETCOST.
+## FLEET_NODES=10 make fleet-20 runs another size.
+FLEET_NODES ?= 20
+.PHONY: fleet-20 fleet-demo
+fleet-20: $(COLLECTOR) $(COLLECTOR_OLD) $(MLXSIM) rules-deps jaeger victorialogs
+	MLX_FLEET_NODES=$(FLEET_NODES) $(FLEET_ENV) $(GO) test -count=1 -v -tags 'e2e stack' -timeout 30m -run 'TestStackFleetSim$$' ./test/e2e/
+
+## fleet-demo: the twenty-node fleet with its incidents, checked, then left
+## running (FLEET_HOLD, 30m; an hour at most) for a person to look at the store,
+## vmalert, Jaeger and VictoriaLogs whose addresses it prints; Ctrl-C ends
+## it and removes the namespaces. FLEET_SCREENSHOTS=docs/fleet/live renders
+## the three dashboards from it.
+FLEET_HOLD ?= 30m
+fleet-demo: $(COLLECTOR) $(COLLECTOR_OLD) $(MLXSIM) rules-deps jaeger victorialogs
+	$(GO) test -c -tags 'e2e stack' -o _build/e2e-stack.test ./test/e2e/
+	MLX_FLEET_NODES=$(FLEET_NODES) MLX_FLEET_HOLD=$(FLEET_HOLD) $(FLEET_ENV) \
+	  _build/e2e-stack.test -test.count=1 -test.v -test.timeout 5h -test.run 'TestStackFleetSim$$'
 
 ## fleet-outage: TestStackFleetPush (make e2e-stack runs it with a 90 s
 ## outage) with the gateway stopped for 10 minutes: the nodes' queues on

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -358,26 +357,7 @@ func checkFleetAttention(t *testing.T, r dashrender.Result) {
 // Chromium, its screenshot (base.png).
 func screenshot(t *testing.T, r dashrender.Result, base string) {
 	t.Helper()
-	page, err := dashrender.HTML(r, "A synthetic five-node fleet (testutil/fleetsim: node03 dark, node04's kvcache down and engine wedged, "+
+	require.NoError(t, dashrender.Screenshot(r, "A synthetic five-node fleet (testutil/fleetsim: node03 dark, node04's kvcache down and engine wedged, "+
 		"node05 crash-looping on an older version), queried from VictoriaMetrics with the dashboard's own queries; rendered by testutil/dashrender, not Grafana. "+
-		"Ending "+r.End.Format("2006-01-02 15:04")+" UTC.")
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(base), 0o755))
-	require.NoError(t, os.WriteFile(base+".html", page, 0o644))
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	abs, err := filepath.Abs(base)
-	require.NoError(t, err)
-	height := 40
-	for _, p := range r.Panels {
-		height = max(height, (p.Panel.GridPos.Y+p.Panel.GridPos.H)*38+120)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-		fmt.Sprintf("--window-size=1600,%d", height), "--screenshot="+abs+".png", "file://"+abs+".html")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "chromium: %s", strings.TrimSpace(string(out)))
+		"Ending "+r.End.Format("2006-01-02 15:04")+" UTC.", base))
 }

@@ -44,19 +44,46 @@ var fleetHosts = []fleetHost{
 // cleanup (and first, when a killed run left them).
 func makeFleet(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Fatalf("ip (iproute2) is needed for the fleet test: %v", err)
-	}
-	remove := func() {
-		for _, h := range fleetHosts {
-			removeNamespace(h.ns, h.rootIf)
-		}
-	}
-	remove()
+	remove := removeHosts(t, fleetHosts)
 	t.Cleanup(remove)
 	for _, h := range fleetHosts {
 		addNamespace(t, h.ns, h.rootIf, h.rootIP, h.ip)
 	}
+}
+
+// removeHosts checks that ip(8) is there, removes what a killed run may
+// have left of hosts' namespaces and links, and returns the same removal.
+func removeHosts(t *testing.T, hosts []fleetHost) func() {
+	t.Helper()
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Fatalf("ip (iproute2) is needed for the fleet tests: %v", err)
+	}
+	remove := func() {
+		for _, h := range hosts {
+			removeNamespace(h.ns, h.rootIf)
+		}
+	}
+	remove()
+	return remove
+}
+
+// gatewayPorts is the gateway's overlay for its ports of this test: OTLP
+// gRPC and HTTP, the health check and its own telemetry, on loopback.
+func gatewayPorts(t *testing.T, grpc, http, health, telemetry int) string {
+	t.Helper()
+	return writeOverlay(t, "gateway-ports.yaml", fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: "127.0.0.1:%d"}
+      http: {endpoint: "127.0.0.1:%d"}
+extensions:
+  health_check: {endpoint: "127.0.0.1:%d"}
+service:
+  telemetry:
+    metrics:
+      readers:
+        - pull: {exporter: {prometheus: {host: 127.0.0.1, port: %d}}}
+`, grpc, http, health, telemetry))
 }
 
 // startProcess runs cmd until the test ends (SIGTERM, then SIGKILL after
@@ -119,17 +146,26 @@ func waitListening(t *testing.T, addr, what string) {
 // outage can differ, as the real minute does.
 func fleetRules(t *testing.T) string {
 	t.Helper()
+	return copyRules(t, func(name, text string) string {
+		if name != "mlx-fleet.yml" {
+			return text
+		}
+		return strings.NewReplacer("interval: 30s", "interval: 5s", "[3m]", "[40s]", "for: 1m", "for: 20s").Replace(text)
+	})
+}
+
+// copyRules copies rules/*.yml into a directory of the test's own, each
+// file's text through rewrite (by its base name), and returns it.
+func copyRules(t *testing.T, rewrite func(name, text string) string) string {
+	t.Helper()
 	dir := t.TempDir()
 	files, err := filepath.Glob(filepath.Join(repoRoot, "rules", "*.yml"))
 	require.NoError(t, err)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
-		s := string(b)
-		if filepath.Base(f) == "mlx-fleet.yml" {
-			s = strings.NewReplacer("interval: 30s", "interval: 5s", "[3m]", "[40s]", "for: 1m", "for: 20s").Replace(s)
-		}
-		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(s), 0o600))
+		name := filepath.Base(f)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(rewrite(name, string(b))), 0o600))
 	}
 	return dir
 }

@@ -79,19 +79,7 @@ func TestStackFleetPush(t *testing.T) {
 
 	// The gateway, on ports of its own; each node reaches it through a
 	// relay on its link's root address, which counts what the node sends.
-	gwOverlay := writeOverlay(t, "gateway-ports.yaml", fmt.Sprintf(`receivers:
-  otlp:
-    protocols:
-      grpc: {endpoint: "127.0.0.1:%d"}
-      http: {endpoint: "127.0.0.1:%d"}
-extensions:
-  health_check: {endpoint: "127.0.0.1:%d"}
-service:
-  telemetry:
-    metrics:
-      readers:
-        - pull: {exporter: {prometheus: {host: 127.0.0.1, port: %d}}}
-`, gwGRPC, gwHTTP, gwHealth, gwTelemetry))
+	gwOverlay := gatewayPorts(t, gwGRPC, gwHTTP, gwHealth, gwTelemetry)
 	gwData := t.TempDir()
 	startGateway := func() *nodeCollector {
 		cmd := exec.Command(collector, "--config", filepath.Join(repoRoot, "config/gateway.yaml"), "--config", gwOverlay)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +54,8 @@ func startStore(t *testing.T, name string, cmd *exec.Cmd, ready string) {
 	t.Helper()
 	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
+	// Dies with the test, even when it exits without its cleanups.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start())
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()

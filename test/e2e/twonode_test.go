@@ -98,9 +98,19 @@ type nodeCollector struct {
 
 func startInNamespace(t *testing.T, ns string, env []string, configs ...string) *nodeCollector {
 	t.Helper()
-	args := []string{"netns", "exec", ns, binary(t, "MLX_OTELCOL")}
+	return startBinaryInNamespace(t, binary(t, "MLX_OTELCOL"), ns, env, configs...)
+}
+
+// startBinaryInNamespace runs the collector bin in ns with configs (paths
+// under the repository, or absolute).
+func startBinaryInNamespace(t *testing.T, bin, ns string, env []string, configs ...string) *nodeCollector {
+	t.Helper()
+	args := []string{"netns", "exec", ns, bin}
 	for _, c := range configs {
-		args = append(args, "--config", filepath.Join(repoRoot, c))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(repoRoot, c)
+		}
+		args = append(args, "--config", c)
 	}
 	// ip netns exec execs the collector: the pid is the collector's.
 	c := &nodeCollector{t: t, cmd: exec.Command("ip", args...), out: &syncbuf.Buffer{}, exited: make(chan struct{})}
