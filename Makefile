@@ -41,8 +41,13 @@ LOCK := $(shell command -v flock >/dev/null 2>&1 && echo flock .build.lock)
 # ldflags are "-s -w"; --ldflags replaces them, so they are repeated.
 GIT_COMMIT  := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; echo $$c; })
 LDFLAGS     := -s -w -X github.com/mlx-otelcol/mlx-otelcol/internal/fleet.commit=$(GIT_COMMIT)
+# remove_all_sd: the prometheus receiver (config/push.yaml's scrape of the
+# node's own ports, static targets) without Prometheus's cloud and cluster
+# service discovery (prometheus v0.316.0 plugins/: AWS, Azure, GCE,
+# Kubernetes, ...), which no shipped config uses; static, file and HTTP
+# discovery stay.
 $(COLLECTOR): $(OCB) builder-config.yaml go.mod go.sum $(COMPONENT_SRC)
-	$(LOCK) $(OCB) --config builder-config.yaml --ldflags "$(LDFLAGS)"
+	GOFLAGS="$(GOFLAGS) -tags=remove_all_sd" $(LOCK) $(OCB) --config builder-config.yaml --ldflags "$(LDFLAGS)"
 	@touch $@
 
 $(MLXSIM): $(shell find cmd/mlxsim standins/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod

@@ -99,7 +99,8 @@ type procfsSource struct {
 	// prev holds the CPU time of the processes matched at the previous
 	// scrape. Only the source's own run touches it: runSources never runs a
 	// source twice at once.
-	prev map[int32]cpuMark
+	prev    map[int32]cpuMark
+	cmdline cmdlineReader
 }
 
 type cpuMark struct {
@@ -126,8 +127,7 @@ func (p *procfsSource) collect(ctx context.Context) (func(*sample), error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		proc := &process.Process{Pid: pid}
-		cmdline, err := proc.CmdlineWithContext(ctx)
+		cmdline, err := p.cmdline.read(ctx, pid)
 		if err != nil {
 			continue // gone since the listing
 		}
@@ -135,6 +135,7 @@ func (p *procfsSource) collect(ctx context.Context) (func(*sample), error) {
 		if len(comps) == 0 {
 			continue
 		}
+		proc := &process.Process{Pid: pid}
 		times, err := proc.TimesWithContext(ctx)
 		if err != nil {
 			continue
