@@ -10,17 +10,18 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/goleak"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet/fleetmetrics"
 )
 
-// Main runs the tests with MLX_DATA_DIR in a temporary directory (Use).
+// Main runs the tests with MLX_DATA_DIR in a temporary directory (Use),
+// and fails them when a goroutine outlives them (goleak): a component's
+// Shutdown stops every goroutine its Start began.
 func Main(m *testing.M) {
 	cleanup := Use()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { cleanup(); os.Exit(code) }))
 }
 
 // Use points MLX_DATA_DIR at a new temporary directory for the test

@@ -7,6 +7,7 @@
 package metrictest
 
 import (
+	"math"
 	"sort"
 	"strings"
 
@@ -138,4 +139,49 @@ func Names(md pmetric.Metrics) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Value is the value of series key in p (from Points). A series p lacks is
+// reported to t and reads as NaN, which no comparison passes: a missing
+// series fails the test instead of reading as zero.
+func Value(t T, p map[string]float64, key string) float64 {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
+	v, ok := p[key]
+	if !ok {
+		t.Errorf("metrictest: no series %s among %d: %v", key, len(p), sortedKeys(p))
+		return math.NaN()
+	}
+	return v
+}
+
+// Has reports to t each series of want that p lacks or holds with another
+// value; p's other series are not looked at. It says whether all matched.
+func Has(t T, p, want map[string]float64) bool {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
+	ok := true
+	for _, key := range sortedKeys(want) {
+		got, found := p[key]
+		switch {
+		case !found:
+			t.Errorf("metrictest: no series %s (want %g) among %d: %v", key, want[key], len(p), sortedKeys(p))
+			ok = false
+		case got != want[key]:
+			t.Errorf("metrictest: %s is %g, want %g", key, got, want[key])
+			ok = false
+		}
+	}
+	return ok
+}
+
+func sortedKeys(p map[string]float64) []string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
