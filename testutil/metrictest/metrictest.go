@@ -156,27 +156,6 @@ func Value(t T, p map[string]float64, key string) float64 {
 	return v
 }
 
-// Has reports to t each series of want that p lacks or holds with another
-// value; p's other series are not looked at. It says whether all matched.
-func Has(t T, p, want map[string]float64) bool {
-	if h, ok := t.(interface{ Helper() }); ok {
-		h.Helper()
-	}
-	ok := true
-	for _, key := range sortedKeys(want) {
-		got, found := p[key]
-		switch {
-		case !found:
-			t.Errorf("metrictest: no series %s (want %g) among %d: %v", key, want[key], len(p), sortedKeys(p))
-			ok = false
-		case got != want[key]:
-			t.Errorf("metrictest: %s is %g, want %g", key, got, want[key])
-			ok = false
-		}
-	}
-	return ok
-}
-
 func sortedKeys(p map[string]float64) []string {
 	keys := make([]string, 0, len(p))
 	for k := range p {
