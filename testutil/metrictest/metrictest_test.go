@@ -130,5 +130,4 @@ func TestAMissingSeriesFails(t *testing.T) {
 	assert.Empty(t, r.errs)
 	assert.NotEqual(t, 0.0, Value(&r, p, "down"), "a missing series is not zero")
 	assert.Len(t, r.errs, 1)
-
 }
