@@ -59,7 +59,8 @@ func TestProbesOnlyWhenNoUserWasAnswered(t *testing.T) {
 }
 
 // The models probe finds a local --model under the resolved absolute path
-// mlx_lm lists it as (reference D14).
+// mlx_lm lists it as (mlx_lm v0.31.3 server.py, handle_models_request:
+// str(model_path.resolve())).
 func TestModelsProbeKnowsALocalPath(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real")
