@@ -28,7 +28,8 @@ import (
 //     timeout, as libc++abi prints it, then death by SIGABRT (the parent
 //     sees "signal: aborted");
 //   - hang: the generation thread wedges (a GPU stall: mx.eval releases
-//     the GIL and never returns, MLX python/src/transforms.cpp L1175):
+//     the GIL and never returns, mlx 846d17622 python/src/transforms.cpp,
+//     eval):
 //     every later completion waits forever (until Engine.Close) with no
 //     header and no line, while the HTTP threads go on answering /health,
 //     /v1/models and OPTIONS (mlx_lm v0.31.3 server.py: do_GET and
@@ -166,8 +167,8 @@ func (d deathTrace) wrapped(l *pyLog) string {
 		formatTraceback(slices.Concat([]pyFrame{wrapperFrame}, d.frames), d.last)
 }
 
-// batchNextFrames lead a death in the batch step: server.py L853, outside
-// any try, into BatchGenerator.next (v0.31.3).
+// batchNextFrames lead a death in the batch step: v0.31.3 server.py L853,
+// outside any try, into BatchGenerator.next.
 var batchNextFrames = []pyFrame{
 	{serverPy, 853, "_generate", "prompt_responses, gen_responses = batch_generator.next()", "                                  ^^^^^^^^^^^^^^^^^^^^^^"},
 	{generatePy, 1855, "next", "return self._next()", "       ^^^^^^^^^^^^"},
