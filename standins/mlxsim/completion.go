@@ -31,11 +31,11 @@ type generation struct {
 }
 
 // modelNotFound is what loading an unknown name raises: mlx_lm's _load
-// clears the loaded model and calls snapshot_download (utils.py L251-259),
-// which fails with huggingface_hub's RepositoryNotFoundError (reference
-// D15; its wording is from memory, unverified). mlx_lm's own
-// ModelNotFoundError, which the simulator used to print, was removed in
-// mlx-lm 5101aebe (May 2025).
+// clears the loaded model and calls snapshot_download (mlx_lm v0.31.3
+// utils.py, _download), which fails with huggingface_hub's
+// RepositoryNotFoundError (its wording is from memory, unverified).
+// mlx_lm's own ModelNotFoundError was removed in mlx-lm 5101aebe (May
+// 2025).
 func modelNotFound(name string) *pyExc {
 	return &pyExc{typ: "huggingface_hub.errors.RepositoryNotFoundError", msg: strings.TrimPrefix(LoadFailLine(name), "huggingface_hub.errors.RepositoryNotFoundError: ")}
 }
