@@ -7,7 +7,9 @@
 package metrictest
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -150,17 +152,8 @@ func Value(t T, p map[string]float64, key string) float64 {
 	}
 	v, ok := p[key]
 	if !ok {
-		t.Errorf("metrictest: no series %s among %d: %v", key, len(p), sortedKeys(p))
+		t.Errorf("metrictest: no series %s among %d: %v", key, len(p), slices.Sorted(maps.Keys(p)))
 		return math.NaN()
 	}
 	return v
-}
-
-func sortedKeys(p map[string]float64) []string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
