@@ -37,7 +37,7 @@ func TestScorerDropsWhenTheQueueIsFull(t *testing.T) {
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.scoringDropped))
 
 	s.start()
-	waitIdle(s)
+	waitIdle(t, s)
 	s.stop()
 	s.stop() // twice is fine
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.refusal.WithLabelValues("m")), "the queued answer was scored")
@@ -55,12 +55,12 @@ func TestScorerConfidenceFigures(t *testing.T) {
 	defer s.stop()
 
 	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": 0.0}, {"id": 2, "logprob": 0.0}]}`))
-	waitIdle(s)
+	waitIdle(t, s)
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.confMean.WithLabelValues("m")))
 
 	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": -0.6931471805599453}, {"id": 2, "logprob": -0.6931471805599453}]}`))
-	waitIdle(s)
+	waitIdle(t, s)
 	assert.InDelta(t, 2.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")), 1e-9)
 	assert.InDelta(t, 0.5, testutil.ToFloat64(q.confMean.WithLabelValues("m")), 1e-9)
 	assert.Equal(t, 0.0, testutil.ToFloat64(q.lowRatio.WithLabelValues("m")), "exactly at the threshold is not low")
@@ -69,7 +69,7 @@ func TestScorerConfidenceFigures(t *testing.T) {
 
 	// Logprobs asked for but unusable: nothing reported, counted unscored.
 	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": "x"}]}`))
-	waitIdle(s)
+	waitIdle(t, s)
 	assert.Equal(t, 1.0, testutil.ToFloat64(q.confidenceFailed.WithLabelValues("m", SourceInjected)))
 	assert.Equal(t, 2.0, testutil.ToFloat64(q.scored.WithLabelValues("m", SourceInjected)))
 	assert.InDelta(t, 2.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")), 1e-9, "the last scored answer stays")
@@ -91,13 +91,14 @@ func TestScorerSkipsFailedAnswers(t *testing.T) {
 		s.End(rec)
 	}
 	s.start()
-	waitIdle(s)
+	waitIdle(t, s)
 	s.stop()
 	require.Equal(t, 0, testutil.CollectAndCount(q.riskHist))
 }
 
-func waitIdle(s *scorer) {
-	for !s.idle() {
-		time.Sleep(time.Millisecond)
-	}
+// waitIdle waits until the scorer has taken every queued record, for 10 s
+// at most.
+func waitIdle(t testing.TB, s *scorer) {
+	t.Helper()
+	require.Eventually(t, s.idle, 10*time.Second, time.Millisecond, "the scorer never went idle")
 }

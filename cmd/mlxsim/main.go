@@ -118,11 +118,12 @@ func parseArgs(args []string, stderr io.Writer) (*config, int, bool) {
 	fs.IntVar(&o.PromptCacheSize, "prompt-cache-size", 10, "Maximum number of distinct KV caches to hold in the prompt cache")
 	fs.StringVar(&cfg.cacheBytes, "prompt-cache-bytes", "", "Maximum size in bytes of the KV caches (e.g. 8G, 512MB)")
 	fs.Bool("pipeline", false, "Use pipelining instead of tensor parallelism (ignored)")
-	// No release of mlx_lm (v0.22.0 to v0.31.3, nor HEAD) defines
+	// No release of mlx_lm (v0.22.0 to v0.31.3, nor d78bf58e, 0.32.0 dev) defines
 	// --max-kv-size, --kv-bits, --kv-group-size, --quantized-kv-start,
 	// --max-prompt-tokens or the --prompt-*/--max-active-* flags (they
 	// exist in unmerged pull requests only): argparse exits 2 with
-	// "unrecognized arguments", and so does mlxsim (reference D11).
+	// "unrecognized arguments" (mlx_lm v0.31.3 server.py, main's
+	// argparse), and so does mlxsim.
 
 	// Simulation flags.
 	fs.Int64Var(&o.Seed, "sim-seed", 0, "Seed of the simulated generation")
@@ -227,7 +228,8 @@ func main() {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		// The generation thread, not a daemon, started before the bind
-		// (mlx_lm v0.31.3 server.py L1744-1746, v0.30.7 L1715-1717): the
+		// (mlx_lm v0.31.3 and v0.30.7 server.py, run: ResponseGenerator
+		// before _run_http_server): the
 		// interpreter prints the traceback and then waits for that thread
 		// at exit, for ever. Only a signal ends it.
 		fmt.Fprint(os.Stderr, mlxsim.BindErrorTraceback(err))

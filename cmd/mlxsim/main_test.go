@@ -200,7 +200,8 @@ func TestHangAfter(t *testing.T) {
 	// The hang starts once the first request's handling has begun: every
 	// later completion waits with no header, while /health and /v1/models
 	// answer as mlx_lm's HTTP threads do under a wedged generation thread
-	// (reference D7).
+	// (mlx_lm v0.31.3 server.py: ThreadingHTTPServer, do_GET answers
+	// without the generation thread).
 	req, _ := http.NewRequest(http.MethodPost, p.base+"/v1/chat/completions", strings.NewReader(hi))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 500 * time.Millisecond}).Do(req)
@@ -306,7 +307,8 @@ func TestBindFailureNeverExits(t *testing.T) {
 }
 
 // A Qwen3 model reasons unless something turns it off, as mlx_lm 0.31.2
-// and later do for a vocabulary with <think> (reference D4): the answer's
+// and later do for a vocabulary with <think> (mlx_lm v0.31.3
+// tokenizer_utils.py, TokenizerWrapper.apply_chat_template): the answer's
 // message carries "reasoning" first. --chat-template-args, or the flag set
 // to false, turn it off; a model without the tokens never reasons.
 func TestQwen3ThinksByDefault(t *testing.T) {

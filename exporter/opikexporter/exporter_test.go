@@ -434,7 +434,7 @@ func TestRESTCallsAreBoundedInBytes(t *testing.T) {
 		proxySpan(td, n, false).Attributes().PutStr("input.value", big)
 	}
 	require.NoError(t, exp.ConsumeTraces(context.Background(), td))
-	require.Eventually(t, func() bool { return len(opik.Traces("mlx")) == 3 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(opik.Traces("mlx")) == 3 }, 2*time.Minute, 20*time.Millisecond)
 	calls := 0
 	for _, r := range opik.Requests() {
 		if r.Path == "/api/v1/private/traces/batch" {

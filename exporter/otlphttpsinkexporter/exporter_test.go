@@ -104,7 +104,7 @@ func TestPastTheQueueBoundIsDroppedAndCounted(t *testing.T) {
 		require.NoError(t, exp.ConsumeLogs(ctx, records(b*10, (b+1)*10, "info")))
 	}
 	d.SetStatus(0)
-	assert.Eventually(t, func() bool { return stats.Snapshot().Queues[sinkName] == 0 }, 10*time.Second, 5*time.Millisecond)
+	assert.Eventually(t, func() bool { q, ok := stats.Snapshot().Queues[sinkName]; return ok && q == 0 }, 10*time.Second, 5*time.Millisecond)
 	require.NoError(t, exp.Shutdown(ctx))
 	snap := stats.Snapshot()
 	dropped := snap.Dropped[loghealth.DropKey{Reason: loghealth.ReasonQueueFull, Sink: sinkName}]

@@ -99,7 +99,8 @@ const judgeMaxTokens = 2048
 // in content. Thinking is turned off for the judge's own requests
 // (chat_template_kwargs.enable_thinking: false, which the proxy lets
 // through): mlx_lm >= 0.31.2 turns it on for any tokenizer with <think>
-// (tokenizer_utils.py HEAD L333-334), Qwen3 among them.
+// (mlx_lm v0.31.3 tokenizer_utils.py, TokenizerWrapper.apply_chat_template
+// defaults enable_thinking to has_thinking), Qwen3 among them.
 func (c *Client) Ask(ctx context.Context, prompt string) (string, error) {
 	req := judgeRequest{Messages: []judgeMessage{{Content: prompt, Role: "user"}}, Model: c.model, MaxTokens: c.MaxTokens}
 	if c.ThinkingOff {

@@ -10,7 +10,7 @@ import (
 )
 
 // The origins of a request through the proxy (the span attribute
-// mlx.origin, issue 29): a user's, the judge's own, the supervisor's or a
+// mlx.origin): a user's, the judge's own, the supervisor's or a
 // probe's, mlxbench's.
 const (
 	OriginUser  = "user"

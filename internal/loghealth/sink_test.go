@@ -126,7 +126,7 @@ func TestQueueDepthAndQueueFull(t *testing.T) {
 	assert.Equal(t, uint64(2), snap.Dropped[DropKey{ReasonQueueFull, "test_sink"}])
 
 	close(release)
-	assert.Eventually(t, func() bool { return stats.Snapshot().Queues["test_sink"] == 0 }, 5*time.Second, time.Millisecond)
+	assert.Eventually(t, func() bool { q, ok := stats.Snapshot().Queues["test_sink"]; return ok && q == 0 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, exp.Shutdown(ctx))
 	snap = stats.Snapshot()
 	assert.Equal(t, uint64(10), snap.Shipped[ShipKey{"info", "test_sink"}])

@@ -1,5 +1,5 @@
 // Package opikapi is the small part of Opik's REST API that mlx-otelcol
-// calls (shared/reference/llm-observability.md, "Opik"): creating traces
+// calls (Opik's REST API, /api/v1/private/...): creating traces
 // and spans in batches, writing trace feedback scores, reading traces. The
 // opik exporter and the judge loop share it, so both send the same headers
 // and read errors the same way. standins/opiktest says, rule by rule and

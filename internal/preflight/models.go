@@ -12,7 +12,8 @@ const proxyType = "mlx_proxy"
 // engine serves. The proxy passes a request for its `model` (and
 // `served_models`) on, and mlx_lm unloads the model it was started with
 // (--model in the supervisor's command) to load the one a request names:
-// with the two apart, every request would reload a model (review L11).
+// with the two apart, every request would reload a model (mlx_lm v0.31.3
+// server.py, ModelProvider.load).
 // An engine started without --model, a proxy without a model, or
 // served_models "*" leaves nothing to compare.
 func checkModels(conf map[string]any) []error {

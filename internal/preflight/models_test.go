@@ -19,7 +19,7 @@ func modelsConf(proxy map[string]any, command ...any) map[string]any {
 }
 
 // The proxy's model and the engine's --model apart: the collector does not
-// start, and says which two (review L11).
+// start, and says which two.
 func TestTheProxysModelIsTheEngines(t *testing.T) {
 	engine := []any{"mlx_lm.server", "--model", "mlx-community/Qwen3-4B-4bit", "--port", "8081"}
 	errs := checkModels(modelsConf(map[string]any{"model": "mlx-community/Qwen3-8B-4bit"}, engine...))

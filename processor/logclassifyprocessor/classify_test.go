@@ -28,7 +28,8 @@ func engineKeys(t *testing.T) mdschema.RecordAttributes {
 	return table
 }
 
-// Every line shape of reference/mlx-lm-server.md, as the engine writes it
+// Every line shape mlx_lm v0.31.3's server writes (its logging lines,
+// warnings, tracebacks, socketserver's error blocks), as the engine writes it
 // (a traceback is one record: the file_log receiver joins its lines), and
 // the attributes each record gets are as metadata.yaml says: every key in
 // it with its type, every always key present.

@@ -53,7 +53,7 @@ func splitRecords(t *testing.T, pattern, log string) []string {
 	return out
 }
 
-// engineLog has every shape of reference/mlx-lm-server.md, in records.
+// engineLog has every line shape mlx_lm v0.31.3's server writes, in records.
 var engineLog = [][]string{
 	{"Calling `python -m mlx_lm.server...` directly is deprecated. Use `mlx_lm.server...` or `python -m mlx_lm server ...` instead."},
 	{"/opt/venv/lib/python3.12/site-packages/mlx_lm/server.py:1692: UserWarning: mlx_lm.server is not recommended for production as it only implements basic security checks.",
@@ -61,7 +61,8 @@ var engineLog = [][]string{
 	{"2026-08-22 16:59:44,123 - INFO - Starting httpd at 127.0.0.1 on port 8081..."},
 	{"Fetching 9 files: 100%|██████████| 9/9 [00:00<00:00, 20.1it/s]"},
 	// tqdm redraws a Hugging Face download bar with \r, the first draw
-	// included (reference D12): a line that begins with \r is a record of
+	// included (huggingface_hub's snapshot_download, called by mlx_lm
+	// v0.31.3 utils.py _download): a line that begins with \r is a record of
 	// its own, not the continuation of the line before.
 	{"\rFetching 11 files:   0%|          | 0/11 [00:00<?, ?it/s]\rFetching 11 files:  55%|█████▍    | 6/11 [00:04<00:03,  1.45it/s]\rFetching 11 files: 100%|██████████| 11/11 [00:07<00:00,  1.51it/s]"},
 	{"2026-08-22 16:59:45,001 - INFO - Prompt Cache: 4 sequences, 0.03 GB"},

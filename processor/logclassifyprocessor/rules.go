@@ -47,7 +47,9 @@ type rule struct {
 // message is what follows `<time> - <LEVEL> - ` on a logging line, or the
 // whole record otherwise (ANSI colour codes removed; a traceback is one
 // multi-line record). Patterns are Go regular expressions; `^` is the start
-// of the message. Line shapes: reference/mlx-lm-server.md.
+// of the message. Line shapes: mlx_lm v0.31.3 server.py's logging calls
+// (format "%(asctime)s - %(levelname)s - %(message)s"), its warnings and
+// tracebacks.
 //
 // Two shapes are recognised by the parser rather than here: the access log
 // (`<client> - - [<date>] "<request>" <status> <size>`, category http,

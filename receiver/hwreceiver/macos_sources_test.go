@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 // macFixtures are fake macOS commands printing the recorded outputs of the
@@ -118,7 +120,7 @@ func TestMacOSScrape(t *testing.T) {
 	assert.Equal(t, 2.0, p["mlx_hw_gpu_power_milliwatts"])
 	assert.Equal(t, 43.0, p["mlx_hw_package_power_milliwatts"])
 	assert.Equal(t, 41.0, p["mlx_hw_cpu_power_milliwatts"])
-	assert.Equal(t, 0.0, p["mlx_hw_ane_power_milliwatts"])
+	assert.Equal(t, 0.0, metrictest.Value(t, p, "mlx_hw_ane_power_milliwatts"))
 
 	assert.NotContains(t, p, "mlx_hw_cpu_temp_celsius", "no temperature without a sensor source")
 }
@@ -140,7 +142,7 @@ func TestMacOSScrapeWithFailingSources(t *testing.T) {
 	p := points(t, md, "test-node")
 
 	for _, src := range []string{"powermetrics", "notifyutil", "vm_stat", "ioreg"} {
-		assert.Equal(t, 0.0, p["mlx_hw_source_up{source="+src+"}"], src)
+		assert.Equal(t, 0.0, metrictest.Value(t, p, "mlx_hw_source_up{source="+src+"}"), src)
 	}
 	assert.Equal(t, 1.0, p["mlx_hw_source_up{source=ring_discovery}"], "networksetup alone finds the ports")
 	for _, absent := range []string{
@@ -206,7 +208,7 @@ func TestMacOSHungCommandDoesNotStallTheScrape(t *testing.T) {
 	}()
 	select {
 	case p := <-done:
-		assert.Equal(t, 0.0, p["mlx_hw_source_up{source=ioreg}"])
+		assert.Equal(t, 0.0, metrictest.Value(t, p, "mlx_hw_source_up{source=ioreg}"))
 		assert.Equal(t, 1.0, p["mlx_hw_source_up{source=vm_stat}"])
 		assert.Contains(t, p, "mlx_hw_mem_used_bytes")
 	case <-time.After(60 * time.Second):

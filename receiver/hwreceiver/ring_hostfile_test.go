@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 // The original's two-Mac ring: rank 1 holds 203.0.113.2 on en0.
@@ -117,7 +118,7 @@ func TestRingHostfileWithoutRingAddress(t *testing.T) {
 	md, err := h.scrape(context.Background())
 	require.NoError(t, err)
 	p := points(t, md, "test-node")
-	assert.Equal(t, 0.0, p["mlx_hw_source_up{source=ring_hostfile}"])
+	assert.Equal(t, 0.0, metrictest.Value(t, p, "mlx_hw_source_up{source=ring_hostfile}"))
 	assert.NotContains(t, p, "mlx_net_rx_bytes_total{iface=en0}")
 	assert.NotContains(t, p, "mlx_net_rx_bytes_total{iface=en1}")
 }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
+	"github.com/mlx-otelcol/mlx-otelcol/testutil/metrictest"
 )
 
 func TestReceiverLifecycle(t *testing.T) {
@@ -67,7 +68,7 @@ func TestSourceFailuresAreLoggedOnChange(t *testing.T) {
 	fail.Store(true)
 	for range 3 {
 		p := scrape()
-		assert.Equal(t, 0.0, p["mlx_hw_source_up{source=vm_stat}"])
+		assert.Equal(t, 0.0, metrictest.Value(t, p, "mlx_hw_source_up{source=vm_stat}"))
 		assert.NotContains(t, p, "mlx_hw_mem_free_bytes")
 	}
 	fail.Store(false)

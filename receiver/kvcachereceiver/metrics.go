@@ -61,8 +61,9 @@ func buildMetrics(s snapshot, start, now time.Time) pmetric.Metrics {
 // utilization is the fill of the cache against the limit closer to being
 // reached. mlx_lm evicts on insert while there are more sequences than
 // --prompt-cache-size, but --prompt-cache-bytes only acts when a batched
-// request is admitted (trim_to; LRUPromptCache is built without max_bytes,
-// reference D9b): the byte ratio can exceed 1 in between. A limit of 0
+// request is admitted (mlx_lm v0.31.3 server.py: _generate calls
+// prompt_cache.trim_to, and run builds LRUPromptCache without max_bytes):
+// the byte ratio can exceed 1 in between. A limit of 0
 // (nothing is cached) gives no ratio.
 func utilization(u usage, s snapshot) (float64, bool) {
 	r, ok := 0.0, false

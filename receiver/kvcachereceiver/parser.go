@@ -6,7 +6,8 @@ import (
 )
 
 // The engine logs through Python's logging with the fixed format
-// "%(asctime)s - %(levelname)s - %(message)s" (mlx_lm/server.py), e.g.
+// "%(asctime)s - %(levelname)s - %(message)s" (mlx_lm v0.31.3 server.py,
+// main's logging.basicConfig), e.g.
 //
 //	2026-08-22 16:59:44,123 - INFO - Prompt Cache: 4 sequences, 0.03 GB
 //

@@ -84,7 +84,7 @@ func TestUtilizationIsAgainstTheLimitCloserToEviction(t *testing.T) {
 
 func TestAgeIsNeverNegative(t *testing.T) {
 	md := buildMetrics(snapshot{known: true, state: cacheState{Format: formatKVCaches, SeenAt: readAt.Add(time.Hour)}}, readAt, readAt)
-	assert.Equal(t, 0.0, metrictest.Points(t, md)["mlx_kv_cache_state_age_seconds"], "a clock ahead of the collector's reads as just now")
+	assert.Equal(t, 0.0, metrictest.Value(t, metrictest.Points(t, md), "mlx_kv_cache_state_age_seconds"), "a clock ahead of the collector's reads as just now")
 }
 
 func startScraper(t *testing.T, cfg *Config, now *time.Time) *kvScraper {
@@ -154,15 +154,15 @@ func TestScraperFollowsTheEngineLog(t *testing.T) {
 		"2026-08-22 17:02:01,000 - INFO - - system: 0 sequences, 0.00 GB\n")
 	now = localTime("2026-08-22 17:02:03,500")
 	p = scrapePoints(t, s)
-	assert.Equal(t, 0.0, p["mlx_kv_cache_sequences{type=total}"])
-	assert.Equal(t, 0.0, p["mlx_kv_cache_utilization"])
+	assert.Equal(t, 0.0, metrictest.Value(t, p, "mlx_kv_cache_sequences{type=total}"))
+	assert.Equal(t, 0.0, metrictest.Value(t, p, "mlx_kv_cache_utilization"))
 	assert.Equal(t, 2.5, p["mlx_kv_cache_state_age_seconds"])
 
 	// The log goes away: the agent says so, the last state stays (it ages).
 	require.NoError(t, os.Remove(cfg.LogPath))
 	now = now.Add(10 * time.Second)
 	p = scrapePoints(t, s)
-	assert.Equal(t, 0.0, p["mlx_kv_agent_up"])
+	assert.Equal(t, 0.0, metrictest.Value(t, p, "mlx_kv_agent_up"))
 	assert.Equal(t, 12.5, p["mlx_kv_cache_state_age_seconds"])
 }
 

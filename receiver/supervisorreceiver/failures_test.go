@@ -135,7 +135,8 @@ func TestInFlightRequestsAreProgress(t *testing.T) {
 
 // Waiting requests excuse a silent engine for busy_limit only: a wedged
 // generation thread under steady load always has requests waiting, and
-// /health answers all the same (reference D7).
+// /health answers all the same (mlx_lm v0.31.3 server.py: the
+// ThreadingHTTPServer's do_GET never waits for the generation thread).
 func TestBusyLimitEndsTheExcuse(t *testing.T) {
 	s, _ := hungWithARequestWaiting(t, func(c *Config) { c.HealthCheck.BusyLimit = 1500 * time.Millisecond })
 	cfg := s.cfg

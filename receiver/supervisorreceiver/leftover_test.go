@@ -133,8 +133,9 @@ func TestARecordOfARunningCollectorIsLeftAlone(t *testing.T) {
 	rec := runRecord{PGID: pgid, Argv: argv, Token: "tok4", Owner: processID{PID: owner.Process.Pid, Start: processStart(owner.Process.Pid)}}
 	require.NoError(t, writeRunRecord(cfg.runFile(), rec))
 
-	startSupervisor(t, cfg)
-	time.Sleep(500 * time.Millisecond)
+	s := startSupervisor(t, cfg)
+	// Its own engine up: the look for a leftover, which comes first, is over.
+	require.Eventually(t, func() bool { return s.snap().up }, 10*time.Second, 10*time.Millisecond)
 	assert.Len(t, liveInGroup(pgid), 3, "the other collector's engine runs on")
 	got, ok, err := readRunRecord(cfg.runFile())
 	require.NoError(t, err)
@@ -156,8 +157,9 @@ func TestTwoSupervisorsOnOneRunFile(t *testing.T) {
 
 	second := fastConfig(t, "http://127.0.0.1:1", "sleep", "602")
 	second.RunFile = first.runFile()
-	startSupervisor(t, second)
-	time.Sleep(500 * time.Millisecond)
+	s2 := startSupervisor(t, second)
+	// Its own engine up: the look for a leftover, which comes first, is over.
+	require.Eventually(t, func() bool { return s2.snap().up }, 10*time.Second, 10*time.Millisecond)
 	assert.Len(t, liveInGroup(rec.PGID), 1, "the first engine runs on")
 	got, _, _ := readRunRecord(first.runFile())
 	assert.Equal(t, rec.Token, got.Token, "the first engine's record stays")

@@ -6,4 +6,5 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/fleettest"
 )
 
-func TestMain(m *testing.M) { fleettest.Main(m) }
+// The engine's log file is a lumberjack.Logger (fleettest.LumberjackMill).
+func TestMain(m *testing.M) { fleettest.Main(m, fleettest.LumberjackMill) }

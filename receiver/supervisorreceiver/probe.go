@@ -278,8 +278,9 @@ func (p *prober) probe(ctx context.Context) error {
 // (mlx_lm v0.31.3 server.py L734 `current_model == args.model`) and drains
 // its whole batch before serving another (L834, L719): a probe naming the
 // repo id would wait for every running generation and hold back every
-// later request; at mlx_lm HEAD it would also reload the model without its
-// adapter (L369-375).
+// later request; at mlx_lm d78bf58e (0.32.0 dev) it would also reload the
+// model without its adapter (ModelProvider.load keys the default model by
+// its adapter, the probe's name by none).
 func (p *prober) completion(ctx context.Context) error {
 	req := map[string]any{
 		"messages":   []map[string]string{{"role": "user", "content": "ping"}},
@@ -348,8 +349,9 @@ func (p *prober) endpoint(path string) string {
 
 // listedAs says whether /v1/models lists the engine's --model as id.
 // mlx_lm lists a repo id as itself, but a local --model as its resolved
-// absolute path (reference D14: Path.resolve(), mlx_lm HEAD server.py
-// L1612-1668), so "./models/qwen" is listed as "/Users/me/models/qwen".
+// absolute path (mlx_lm v0.31.3 server.py, handle_models_request:
+// str(model_path.resolve())), so "./models/qwen" is listed as
+// "/Users/me/models/qwen".
 // The path is resolved here when it exists (the spawned engine shares the
 // collector's working directory); for an engine elsewhere (attach mode)
 // an absolute id ending in the path will do.

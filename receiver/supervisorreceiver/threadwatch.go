@@ -11,13 +11,14 @@ import (
 // exception that escapes it kills it, and threading.excepthook prints
 // "Exception in thread Thread-N (_generate):" and the traceback; the
 // process and its HTTP threads live on, /health answers 200, and every
-// completion waits for ever (response_queue.get(), HEAD L975-1001). No
+// completion waits for ever (ResponseGenerator.generate's
+// response_queue.get(), mlx_lm v0.31.3 server.py). No
 // exit status will come. It happens on a Metal fault under MLX >= 0.32
 // (ml-explore/mlx a025496c8: RuntimeError: [METAL] Command buffer execution
 // failed, thrown in the thread that synchronizes), on a failed
 // [metal::malloc], on a failed model load under mlx-lm 0.31 (load_default
-// runs in that thread, L695), and on a stop value the batched path cannot
-// use (L745). The supervisor treats the line as the crash it is: the
+// runs in that thread, v0.31.3 L695), and on a stop value the batched path
+// cannot use (v0.31.3 L745, _make_state_machine outside the try). The supervisor treats the line as the crash it is: the
 // engine is stopped at once and restarted, the reason read from the
 // traceback that follows the line (crashRules), not from older lines.
 //

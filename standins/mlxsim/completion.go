@@ -31,11 +31,11 @@ type generation struct {
 }
 
 // modelNotFound is what loading an unknown name raises: mlx_lm's _load
-// clears the loaded model and calls snapshot_download (utils.py L251-259),
-// which fails with huggingface_hub's RepositoryNotFoundError (reference
-// D15; its wording is from memory, unverified). mlx_lm's own
-// ModelNotFoundError, which the simulator used to print, was removed in
-// mlx-lm 5101aebe (May 2025).
+// clears the loaded model and calls snapshot_download (mlx_lm v0.31.3
+// utils.py, _download), which fails with huggingface_hub's
+// RepositoryNotFoundError (its wording is from memory, unverified).
+// mlx_lm's own ModelNotFoundError was removed in mlx-lm 5101aebe (May
+// 2025).
 func modelNotFound(name string) *pyExc {
 	return &pyExc{typ: "huggingface_hub.errors.RepositoryNotFoundError", msg: strings.TrimPrefix(LoadFailLine(name), "huggingface_hub.errors.RepositoryNotFoundError: ")}
 }
@@ -88,7 +88,7 @@ func (g *generation) loadModel() (*pyExc, bool) {
 	}
 	if g.q.adapter != nil {
 		// The whole model loads before the adapter path is checked
-		// (tuner/utils.py L125-127; reference D15), and stays unloaded.
+		// (mlx_lm v0.31.3 tuner/utils.py, load_adapters), and stays unloaded.
 		return &pyExc{typ: "FileNotFoundError", msg: fmt.Sprintf("The adapter path does not exist: %v", g.q.adapter)}, true
 	}
 	e.loadedKey = key
@@ -198,9 +198,10 @@ func (g *generation) admit() {
 	e.active[g.seq] = struct{}{}
 	// --prompt-cache-bytes acts here only: the batched path trims the
 	// cache to the limit minus what active requests hold, after the stats
-	// block (server.py HEAD L730-734); inserts never evict by bytes (the
-	// cache is built without max_bytes, L1712) and _serve_single (a seed)
-	// never trims, so the cache may hold more than the limit (D9b).
+	// block (mlx_lm v0.31.3 server.py, _generate: prompt_cache.trim_to);
+	// inserts never evict by bytes (run builds LRUPromptCache without
+	// max_bytes) and _serve_single (a seed) never trims, so the cache may
+	// hold more than the limit.
 	if _, seeded := g.q.seed.(pyjson.Int); e.opts.PromptCacheBytes > 0 && !seeded {
 		var active int64
 		for s := range e.active {
@@ -335,7 +336,9 @@ func (g *generation) run() {
 		if _, seeded := q.seed.(pyjson.Int); exc != nil && !seeded && e.pair.loadInThread {
 			// mlx-lm 0.31's batched path builds the stop matcher outside
 			// its try: the thread dies, this request and every later one
-			// wait (reference D5). _serve_single (a seed) answers 404.
+			// wait (mlx_lm v0.31.3 server.py, _generate calls
+			// _make_state_machine after its try). _serve_single (a seed)
+			// answers 404.
 			e.killThread(stopThreadDeath(exc, e.era.healthTracksThread))
 			e.deadEnd(c)
 			return
@@ -351,9 +354,9 @@ func (g *generation) run() {
 		seed = &s
 	}
 	// Admission happens when the generation thread takes the request
-	// (reference D6: the cache block, the lookup and the context are made
-	// in the generation loop, HEAD L673-723; the handler sends headers, and
-	// so writes its access line, only once it has the context, L1370-1389):
+	// (mlx_lm v0.31.3 server.py: the cache block, the lookup and the
+	// context are made in _generate's loop; handle_completion sends headers,
+	// and so writes its access line, only once it has the context):
 	// a request waiting behind a seed or a drain prints nothing and gets
 	// no headers.
 	if seed != nil {
@@ -378,9 +381,10 @@ func (g *generation) run() {
 	g.admit()
 	if seed == nil && !g.chat && g.cached == len(g.prompt) && len(g.prompt) > 0 {
 		// An exact hit of a text prompt (it equals an earlier prompt
-		// minus its last token, which the cache keeps: D9a) leaves no
-		// token to process, and the batched path then fails in the
-		// generation thread (reference D16).
+		// minus its last token, which the cache keeps) leaves no token to
+		// process, and the batched path then fails in the generation thread
+		// (mlx_lm d78bf58e: LRUPromptCache.fetch_nearest_cache returns no
+		// rest, and BatchGenerator.insert_segments indexes seq[-1]).
 		g.release(nil)
 		e.killThread(exactHitThreadDeath())
 		unlock()
@@ -487,9 +491,9 @@ func (g *generation) prefill() error {
 	if total <= 0 {
 		return nil
 	}
-	// The batched path (reference D10) reports (processed, total) after
-	// each chunk (mlx_lm generate.py HEAD L1911) and (T, T) when the last
-	// token is split off (L1883): no 0/T report, so the first keepalive
+	// The batched path reports (processed, total) after each chunk and
+	// (T, T) when the last token is split off (mlx_lm d78bf58e generate.py,
+	// BatchGenerator._next): no 0/T report, so the first keepalive
 	// comes after the first chunk; and a chunk never crosses a segment
 	// boundary (n = min(len(segments[0]), prefill_step_size)): a short chat
 	// with a system prompt reports S/T, T-1/T, T/T. generate_step (a seed,
@@ -541,12 +545,12 @@ type boundary struct {
 // segmentBoundaries are the segment ends still to be cached: segments
 // covered by the cache hit are dropped, and the end of the prompt is never
 // stored as a segment. The batch generator splits the prompt's last token
-// off as a segment of its own (mlx_lm generate.py HEAD L1722-1724,
-// insert_segments), so prompt[:-1] is stored too, typed as the last
-// segment (server.py HEAD L725, L801-815): "user" for a chat whose prompt
+// off as a segment of its own (mlx_lm d78bf58e generate.py,
+// BatchGenerator.insert_segments), so prompt[:-1] is stored too, typed as
+// the last segment (d78bf58e server.py, _generate): "user" for a chat whose prompt
 // ends with the user's turn and the assistant header (Qwen3 thinking),
 // "assistant" after a think tail (enable_thinking false) and for text
-// completions (reference D9a). Seeded requests are served by
+// completions. Seeded requests are served by
 // _serve_single, which stores no segments.
 func (g *generation) segmentBoundaries() []boundary {
 	if _, seeded := g.q.seed.(pyjson.Int); seeded {

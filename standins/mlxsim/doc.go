@@ -69,7 +69,9 @@
 //     exits), before 0.32 it aborts; under mlx-lm 0.31 a failed load
 //     (--sim-load-fail) does the same, under 0.30 it exits 1. A stop value
 //     the batched path cannot use (a lone surrogate included) kills the
-//     thread in both (reference D5; a seeded request still gets 404), and
+//     thread in both (mlx_lm v0.31.3 server.py, _generate calls
+//     _make_state_machine outside its try; a seeded request still gets
+//     404), and
 //     so does a sampler that raises at a temperature above 0 (sampler.go:
 //     XTC under mlx-lm 0.31.3, a threshold over 0.5, a top_k of the whole
 //     vocabulary; a seeded request loses only itself). A bind failure
@@ -92,20 +94,23 @@
 //   - Options.DownloadBars and Options.Ranks add the output a first
 //     download (tqdm bars redrawn with \r) and mlx.launch (a cache block
 //     per rank, CRLF lines) produce (launch.go).
-//   - The batched path also caches the prompt minus its last token (D9a),
-//     and --prompt-cache-bytes acts only at a batched admission, never on
-//     insert (D9b). The mlxsim command reasons by default for a Qwen3
-//     model (D4; the library's Options.ThinkByDefault stays explicit). A
-//     wedged generation thread (--sim-hang-after) leaves /health and
-//     /v1/models answering (D7). /v1/models lists the Hugging Face cache's
-//     complete models and a local --model as its absolute path (D14,
-//     models.go).
+//   - The batched path also caches the prompt minus its last token
+//     (BatchGenerator.insert_segments), and --prompt-cache-bytes acts only
+//     at a batched admission, never on insert (segmentBoundaries and
+//     admit in completion.go say where). The mlxsim command reasons by
+//     default for a Qwen3 model (TokenizerWrapper.apply_chat_template; the
+//     library's Options.ThinkByDefault stays explicit). A wedged generation
+//     thread (--sim-hang-after) leaves /health and /v1/models answering
+//     (do_GET never waits for it). /v1/models lists the Hugging Face
+//     cache's complete models and a local --model as its absolute path
+//     (models.go).
 //   - An unknown model name unloads the model and fails as
 //     huggingface_hub's RepositoryNotFoundError would (its wording
 //     unverified); adapters are checked after the whole model has loaded
-//     (D15).
+//     (tuner/utils.py, load_adapters).
 //   - A batched text completion whose whole prompt is cached (an earlier
-//     prompt minus its last token) kills the generation thread (D16).
+//     prompt minus its last token) kills the generation thread
+//     (exactHitThreadDeath in faults.go).
 //   - Python version specific texts follow CPython 3.12; tracebacks are
 //     plausible reconstructions, not captures: their frames and line
 //     numbers are in pyframes.go, and only the server.py lines the

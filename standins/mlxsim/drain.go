@@ -4,14 +4,14 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim/pyjson"
 )
 
-// The batch drain (reference D3). mlx_lm batches a request with the
+// The batch drain. mlx_lm batches a request with the
 // running ones only when its model description is the batch's:
 // `current_model == args.model` (v0.31.3 server.py L734), where
 // args.model is ModelDescription(model=<the request's "model" as
-// written>, draft=<"draft_model">, adapter=<"adapters">) (HEAD L1328-1333,
-// L667-672). "default_model" and the repo id it stands for are different
+// written>, draft=<"draft_model">, adapter=<"adapters">) (v0.31.3
+// server.py, handle_completion and _generate). "default_model" and the repo id it stands for are different
 // descriptions. A request whose description differs sets drain_batch
-// (L834): the loop takes no new request (L719 `if not drain_batch`),
+// (v0.31.3 L834): the loop takes no new request (L719 `if not drain_batch`),
 // finishes every generation in flight, closes the batch, and only then
 // serves the newcomer. The simulator does the same with its generation
 // lock: the newcomer takes it exclusively, which waits for every batched

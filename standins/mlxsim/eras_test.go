@@ -88,7 +88,8 @@ func TestSamplerChecksKillTheThreadInBothEras(t *testing.T) {
 	assert.Equal(t, 200, ts.chat(t, userHi).status)
 }
 
-// A lone surrogate in stop fails in tokenizer.encode (server.py L650),
+// A lone surrogate in stop fails in tokenizer.encode (v0.31.3 server.py
+// L650, _make_state_machine),
 // outside the try: the thread dies (both eras tokenize stop words).
 func TestLoneSurrogateStopKillsTheThread(t *testing.T) {
 	ts := newTestServer(t, Options{})

@@ -18,8 +18,8 @@ import (
 //   - exit: a Python traceback of an uncaught exception in the main thread,
 //     then exit status 1. A real mlx_lm cannot do this once it serves
 //     (socketserver prints a per-request exception and carries on, and the
-//     non-daemon generation thread would keep the process anyway:
-//     reference D8); it stands for a process that ends by itself, and the
+//     non-daemon generation thread would keep the process anyway: CPython
+//     3.12 socketserver.py, _handle_request_noblock); it stands for a process that ends by itself, and the
 //     tests of real failures use the Metal fault, the load failure or a
 //     bad stop;
 //   - metal fault: under MLX 0.32 (the default pair) the generation
@@ -28,10 +28,12 @@ import (
 //     timeout, as libc++abi prints it, then death by SIGABRT (the parent
 //     sees "signal: aborted");
 //   - hang: the generation thread wedges (a GPU stall: mx.eval releases
-//     the GIL and never returns, MLX python/src/transforms.cpp L1175):
+//     the GIL and never returns, mlx 846d17622 python/src/transforms.cpp,
+//     eval):
 //     every later completion waits forever (until Engine.Close) with no
 //     header and no line, while the HTTP threads go on answering /health,
-//     /v1/models and OPTIONS (reference D7; before, /health hung too).
+//     /v1/models and OPTIONS (mlx_lm v0.31.3 server.py: do_GET and
+//     do_OPTIONS never wait for the generation thread).
 
 // MetalFaultLine is what a GPU timeout prints before the process aborts.
 const MetalFaultLine = "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)."
@@ -113,7 +115,7 @@ func BindErrorTraceback(err error) string {
 // "Exception in thread Thread-1 (_generate):" and its traceback, and the
 // thread is gone: the HTTP threads still answer /health and /v1/models,
 // and every completion waits for ever in response_queue.get() with no
-// admission, no log line and no headers (HEAD L975-1001). The frames are
+// admission, no log line and no headers (ResponseGenerator.generate). The frames are
 // mlx_lm v0.31.3's (server.py, generate.py, utils.py) and CPython
 // 3.12.11's threading.py; no traceback was captured from a Mac.
 
@@ -165,8 +167,8 @@ func (d deathTrace) wrapped(l *pyLog) string {
 		formatTraceback(slices.Concat([]pyFrame{wrapperFrame}, d.frames), d.last)
 }
 
-// batchNextFrames lead a death in the batch step: server.py L853, outside
-// any try, into BatchGenerator.next (v0.31.3).
+// batchNextFrames lead a death in the batch step: v0.31.3 server.py L853,
+// outside any try, into BatchGenerator.next.
 var batchNextFrames = []pyFrame{
 	{serverPy, 853, "_generate", "prompt_responses, gen_responses = batch_generator.next()", "                                  ^^^^^^^^^^^^^^^^^^^^^^"},
 	{generatePy, 1855, "next", "return self._next()", "       ^^^^^^^^^^^^"},
@@ -183,9 +185,10 @@ func metalThreadDeath() deathTrace {
 
 // exactHitThreadDeath: a batched text completion whose whole prompt is
 // cached. fetch_nearest_cache returns (cache, []) for an exact hit
-// (models/cache.py HEAD L1685-1687), every segment is popped (server.py
-// HEAD L692-700), and insert_segments([[]]) fails at seq[-1] (generate.py
-// HEAD L1722), outside any try (reference D16). The frames between are a
+// (mlx_lm d78bf58e models/cache.py, LRUPromptCache.fetch_nearest_cache),
+// every segment is popped (d78bf58e server.py, _generate), and
+// insert_segments([[]]) fails at seq[-1] (d78bf58e generate.py,
+// BatchGenerator.insert_segments), outside any try. The frames between are a
 // reconstruction; the last two lines are the cited ones.
 func exactHitThreadDeath() deathTrace {
 	return threadDeath([]pyFrame{
@@ -238,7 +241,7 @@ func loadMainTraceback(model string) string {
 
 // stopThreadDeath is a stop value _make_state_machine cannot use: it runs
 // outside the try that guards _tokenize (v0.31.3 server.py L745, after
-// L737-743), so the exception kills the thread (reference D5). An element
+// L737-743), so the exception kills the thread. An element
 // that is a list or dict fails as a dict key (L634 tuple(stop_words));
 // another non-string, or a str with a lone surrogate, fails in
 // tokenizer.encode (L650). mlx-lm 0.32.0 (#1501) does the same from other

@@ -138,7 +138,7 @@ func FuzzChatRequest(f *testing.F) {
 }
 
 // killsThread says whether body is a completion whose stop value kills the
-// generation thread (reference D5): a shared engine would wait for ever
+// generation thread (stopThreadDeath in faults.go): a shared engine would wait for ever
 // after it. Bodies that fail earlier are included; they are only skipped.
 func killsThread(body string) bool {
 	v, err := pyjson.Loads(body)

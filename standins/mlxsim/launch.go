@@ -6,8 +6,7 @@ import (
 	"time"
 )
 
-// Output of a real engine that a plain mlx_lm.server run does not show
-// (reference D12).
+// Output of a real engine that a plain mlx_lm.server run does not show.
 //
 //   - Hugging Face download bars (Options.DownloadBars): mlx_lm's load
 //     calls snapshot_download (mlx_lm v0.31.3 utils.py L249), whose tqdm
@@ -16,10 +15,11 @@ import (
 //     bar's wording is tqdm's as huggingface_hub uses it, from memory:
 //     unverified.)
 //   - Ranks (Options.Ranks > 1): under mlx.launch every rank runs
-//     _generate and prints its own Prompt Cache block (server.py HEAD L687,
-//     L909), and mlx.launch forwards every rank's raw output without a
-//     prefix over `ssh -tt`, so lines end in \r\n (mlx's mlx.launch,
-//     launch.py L188-209 and L248-272 as the reference cites them).
+//     _generate and prints its own Prompt Cache block (mlx_lm v0.31.3
+//     server.py, _generate and _serve_single call _log_cache_stats), and
+//     mlx.launch forwards every rank's raw output without a prefix over
+//     `ssh -tt`, so lines end in \r\n (mlx's mlx.launch relays each
+//     rank's output as it reads it).
 
 // downloadBar draws the bar of a download of files files taking d, as tqdm
 // does: "\r" before each draw, "\n" after the last.

@@ -104,10 +104,10 @@ func sampleDistribution(r *rand.Rand, sampled token, temperature float64) genTok
 }
 
 // formatTopLogprobs is _format_top_logprobs(logprobs, n, tokenizer). The
-// N entries come from mx.argpartition(-logprobs, kth=N-1)[:N] (server.py
-// HEAD L405-419). On Apple GPUs argpartition is a full sort ("We direct arg
-// partition to sort for now", mlx/backend/metal/sort.cpp 342-353): most
-// likely first, as here by default (reference D13). unsorted gives the
+// N entries come from mx.argpartition(-logprobs, kth=N-1)[:N] (mlx_lm
+// v0.31.3 server.py, _format_top_logprobs). On Apple GPUs argpartition is a full sort ("We direct arg
+// partition to sort for now", mlx 846d17622 mlx/backend/metal/sort.cpp,
+// ArgPartition::eval_gpu): most likely first, as here by default. unsorted gives the
 // order MLX documents (undefined; its CPU path): a seeded shuffle.
 func formatTopLogprobs(g genTok, n int, unsorted bool) []any {
 	if n <= 0 {

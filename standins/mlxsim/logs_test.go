@@ -110,7 +110,8 @@ func TestPromptCacheEvictionAndLimits(t *testing.T) {
 		tb.chat(t, fmt.Sprintf(`{"messages": [{"role": "user", "content": "Request %d %s"}], "max_tokens": 4}`, i, strings.Repeat("x ", 30)))
 	}
 	// --prompt-cache-bytes is enforced at admission only, after the block
-	// is printed: inserts never evict by bytes (reference D9b), so a block
+	// is printed: inserts never evict by bytes (mlx_lm v0.31.3 server.py,
+	// run builds LRUPromptCache without max_bytes), so a block
 	// shows up to one request's entries (its user segment, its prompt minus
 	// the last token and its final entry, about 40 tokens each: 18 MB) over
 	// the limit, and the next admission trims it back.

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// What GET /v1/models lists (reference D14; mlx_lm HEAD server.py
-// L1612-1668). mlx_lm does not list what it serves: it scans the Hugging
+// What GET /v1/models lists (mlx_lm v0.31.3 server.py,
+// handle_models_request). mlx_lm does not list what it serves: it scans the Hugging
 // Face cache (huggingface_hub's scan_cache_dir) and lists every model repo
 // whose "main" ref has config.json, model.safetensors.index.json and
 // tokenizer_config.json, then adds --model only if it is a local path, as

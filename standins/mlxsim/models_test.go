@@ -24,7 +24,8 @@ func cachedRepo(t *testing.T, hub, id string, files ...string) {
 }
 
 // GET /v1/models lists the cache's complete models and --model, a local
-// path as its resolved absolute path (reference D14), not what was
+// path as its resolved absolute path (mlx_lm v0.31.3 server.py,
+// handle_models_request), not what was
 // configured as served.
 func TestModelsListTheCacheAndTheLocalPath(t *testing.T) {
 	hub := t.TempDir()

@@ -8,15 +8,13 @@ import (
 // The Python side of the simulated engine: where its installation lives,
 // and the line numbers and frames of the tracebacks it prints.
 //
-// The server.py lines are meant as those of mlx_lm/server.py 0.32.0 dev
-// (newest tag v0.31.3), the version shared/reference/mlx-lm-server.md was
-// read from, and the standard library's as CPython 3.12.11's (pyVersion).
-// No traceback was captured from a running engine: the frames are
-// reconstructions (doc.go, "Known differences"). Only three agree with a
-// line that reference cites: L1692 (the UserWarning), L1365 (the
-// keepalive) and L1193-1194 (the logprobs checks); the others are
-// approximate (the non-streamed answer's 1490/1491 fall inside the range
-// the reference gives the usage chunk). testdata/tracebacks.golden pins
+// The server.py lines are meant as those of mlx_lm/server.py at d78bf58e
+// (0.32.0 dev; newest tag v0.31.3), and the standard library's as CPython
+// 3.12.11's (pyVersion). No traceback was captured from a running engine:
+// the frames are reconstructions (doc.go, "Known differences"). Three are
+// that file's lines: L1692 (the UserWarning), L1365 (the keepalive) and
+// L1193-1194 (the logprobs checks); the others are approximate (the
+// non-streamed answer's 1490/1491 fall inside the usage chunk's code). testdata/tracebacks.golden pins
 // what mlxsim prints, so a change to one is seen. The generation thread's
 // tracebacks (faults.go) use mlx_lm v0.31.3's lines, the release they
 // simulate.

@@ -14,11 +14,12 @@ import (
 // none applies there; otherwise the chain is top_p, min_p, xtc (when
 // xtc_probability > 0), top_k (when top_k > 0), and the first to raise
 // names the error. The sampler first runs in the batch's first
-// generation step, after prefill (generate.py L1288 GenerationBatch
-// __init__ → L1359 _step): in the batched path that is inside
-// batch_generator.next() (server.py L853), outside any try, so the
+// generation step, after prefill (mlx_lm v0.31.3 generate.py,
+// GenerationBatch.__init__ → _step): in the batched path that is inside
+// batch_generator.next() (v0.31.3 server.py L853), outside any try, so the
 // generation thread dies; in _serve_single (a seed) the exception is put
-// on the request's queue (L1023-1024) and raised in the handler's loop.
+// on the request's queue (v0.31.3 server.py L1023-1024) and raised in
+// the handler's loop.
 
 // logitsSize is the model's output width, apply_top_k's vocab_size:
 // Qwen3-4B's config.json vocab_size (the tokenizer's 151,643 pieces plus

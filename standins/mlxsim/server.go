@@ -185,7 +185,8 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if route != "" && e.hung.Load() {
 		// The generation thread is wedged: the handler thread waits on
 		// response_queue.get() before any header, and the HTTP threads
-		// answer everything else (reference D7).
+		// answer everything else (mlx_lm v0.31.3 server.py: do_GET and
+		// do_OPTIONS never wait for the generation thread).
 		<-e.closed
 		return
 	}

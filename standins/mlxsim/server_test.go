@@ -324,7 +324,8 @@ func TestStreamingShape(t *testing.T) {
 }
 
 // The batched path (no seed) reports after each chunk, no 0/T, and its
-// chunks stop at segment ends (reference D10); a seeded request
+// chunks stop at segment ends (mlx_lm d78bf58e generate.py,
+// BatchGenerator._next); a seeded request
 // (_serve_single, generate_step) reports 0/T first.
 func TestKeepaliveCommentsFollowPrefillChunks(t *testing.T) {
 	for _, seed := range []string{"", `, "seed": 3`} {
@@ -799,7 +800,7 @@ func TestClientDisconnectStopsGeneration(t *testing.T) {
 	})
 	// No final assistant entry was cached for it, but its system and user
 	// segments were, and its prompt minus the last token (typed assistant:
-	// it ends in the empty think block; reference D9a).
+	// it ends in the empty think block; BatchGenerator.insert_segments).
 	ts.e.cmu.Lock()
 	lines := ts.e.cache.statsLines()
 	ts.e.cmu.Unlock()
@@ -821,7 +822,8 @@ func TestFallbackWithoutHijack(t *testing.T) {
 }
 
 // On Apple GPUs argpartition is a full sort: every top_logprobs list comes
-// most likely first (reference D13).
+// most likely first (mlx 846d17622 mlx/backend/metal/sort.cpp,
+// ArgPartition::eval_gpu).
 func TestTopLogprobsComeSortedOnMetal(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	d := mustDict(t, ts.chat(t, `{"messages": [{"role": "user", "content": "Hello, how are you today?"}], "logprobs": true, "top_logprobs": 5, "temperature": 1.0}`).body)

@@ -92,7 +92,8 @@ func TestLoadFailure(t *testing.T) {
 	assert.NotContains(t, old.log.String(), "Exception in thread")
 }
 
-// A stop value the batched path cannot use kills the thread (reference D5).
+// A stop value the batched path cannot use kills the thread (mlx_lm
+// v0.31.3 server.py, _generate calls _make_state_machine outside its try).
 func TestBadStopKillsTheGenerationThread(t *testing.T) {
 	for _, stop := range []string{`[1]`, `[["a"]]`, `5`} {
 		ts := newTestServer(t, Options{})
@@ -154,7 +155,8 @@ func TestDownloadBarsAndRanks(t *testing.T) {
 
 // A text completion whose prompt is an earlier one minus its last token
 // is an exact cache hit, and the batched path's generation thread dies on
-// it (reference D16); with a seed (_serve_single) it is served.
+// it (exactHitThreadDeath in faults.go); with a seed (_serve_single) it
+// is served.
 func TestExactHitOfATextPromptKillsTheGenerationThread(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	r := ts.post(t, "/v1/completions", `{"prompt": "The owls of the northern forest hunt at night", "max_tokens": 2}`)

@@ -5,8 +5,7 @@
 // mlx-otelcol would like Opik to do. Each rule names the file it comes
 // from, under apps/opik-backend/src/main/java/com/comet/opik/ of
 // comet-ml/opik, and the version read (a commit, or a PR for a rule that
-// only the newest code has; shared/reference/opik-openinference-real.md
-// has the rest of the reading).
+// only the newest code has).
 //
 // OTLP ingestion (otlp.go; api/resources/v1/priv/OpenTelemetryResource.java,
 // domain/OpenTelemetryService.java, domain/OpenTelemetryMapper.java,

@@ -1,8 +1,8 @@
 // Package velotest is a stand-in for VeloBenchmark's telemetry receiver in
 // tests: VeloBenchmark is an AGPL Rust program that cannot be used here. It
 // reads what an emitter POSTs as the receiver's src/telemetry.rs does
-// (sf-stav/VeloBench at e71155e, shared/reference/llm-observability.md §6;
-// its code is not copied, its rules are restated).
+// (sf-stav/VeloBench at e71155e; its code is not copied, its rules are
+// restated).
 //
 // Facts it follows (telemetry.rs: v1_logs, ingest_logs, v1_metrics,
 // ingest_metrics; docs/telemetry.md; seed 004):

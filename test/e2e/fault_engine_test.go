@@ -96,7 +96,8 @@ func TestFaultEngineKilledMidStreamUnderLoad(t *testing.T) {
 
 // The generation thread wedges (every completion waits, nothing is
 // printed, /health and /v1/models still answer, as mlx_lm's HTTP threads
-// do: reference D7): requests wait, and with four clients one is always
+// do: mlx_lm v0.31.3 server.py, do_GET never waits for the generation
+// thread): requests wait, and with four clients one is always
 // waiting, which excuses the silence only for busy_limit. The supervisor
 // then finds it hung and replaces it, the waiting requests get an error,
 // and clients succeed again. (Before busy_limit, a wedged engine under

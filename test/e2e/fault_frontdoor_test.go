@@ -58,11 +58,12 @@ func (e *engineTap) requests() []string {
 	return append([]string(nil), e.seen...)
 }
 
-// Every attack of the front-door review (shared/reference/front-door-review.md)
-// against the built collector: each gets the proxy's own 4xx in OpenAI's
-// error shape, and the engine never sees it. Before the front door failed
-// closed, C1, H1, H2, D5, the non-JSON bodies, OPTIONS and unknown paths
-// all reached the engine.
+// Every attack a client or a web page can make on the front door (bodies
+// that are not JSON or not strict JSON, another model, adapters, a draft
+// model, a template of the client's own, a stop value that kills mlx_lm's
+// generation thread, a page's origin, OPTIONS, unknown paths) against the
+// built collector: each gets the proxy's own 4xx in OpenAI's error shape,
+// and the engine never sees it.
 func TestFaultFrontDoorAttacksNeverReachTheEngine(t *testing.T) {
 	enginePort := freePort(t)
 	tap := startEngineTap(t, enginePort)

@@ -364,7 +364,8 @@ func TestFaultJunkModelNames(t *testing.T) {
 		}
 		sc := f.waitFor("mlx_proxy", 10*time.Second, "the real model's requests counted", func(sc *promtext.Scrape) bool {
 			// chat or reasoning: the engine of this overlay thinks by
-			// default, as a real one for Qwen3 does (reference D4).
+			// default, as a real one for Qwen3 does (mlx_lm v0.31.3
+			// tokenizer_utils.py, TokenizerWrapper.apply_chat_template).
 			return sum(sc, "mlx_requests_total", "model", real, "streaming", "false", "origin", "user") == 5
 		})
 		models := labelValues(sc, "mlx_requests_total", "model")

@@ -549,7 +549,7 @@ func TestLogPipelineClassifiesTheSimulatedEngine(t *testing.T) {
 
 // The shipped config alone keeps the engine's log in the JSON lines file
 // and in the log store (VictoriaLogs), and sends nothing to its own otlp
-// receiver: that loop would be work with no result (issue 13).
+// receiver: that loop would be work with no result.
 // config/otlp-logs.yaml adds the OTLP sink.
 func TestShippedConfigSendsLogsToTheStoreNotItself(t *testing.T) {
 	vl := startVictoriaLogs(t)

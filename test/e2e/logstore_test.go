@@ -107,7 +107,8 @@ func TestLogsAndTracesInTheirStores(t *testing.T) {
 	// the supervisor restarts it); the supervisor probes /v1/models, so
 	// only this test's requests count. (An exit with a traceback after
 	// serving, which --sim-exit-after prints, is not something a real
-	// mlx_lm does: reference D8.)
+	// mlx_lm does: socketserver's _handle_request_noblock prints a
+	// request's exception and serves on, CPython 3.12 socketserver.py.)
 	crash := writeOverlay(t, "crash.yaml", `receivers:
   mlx_supervisor:
     command: ["${env:MLXSIM}", --model, "${env:MLX_MODEL:-mlx-community/Qwen3-4B-4bit}", --host, 127.0.0.1, --port, "${env:MLX_ENGINE_PORT}", --sim-metal-fault-after, "2"]

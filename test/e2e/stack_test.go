@@ -118,8 +118,8 @@ func TestStack(t *testing.T) {
 		require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
 		s.waitFor("prometheus/supervisor", 30*time.Second, "a failed restart (exec_failed)", func(sc *promtext.Scrape) bool {
 			v, _ := sc.Value("mlx_server_crashes_total", "reason", "exec_failed")
-			up, _ := sc.Value("mlx_server_up")
-			return v >= 1 && up == 0
+			up, ok := sc.Value("mlx_server_up")
+			return v >= 1 && ok && up == 0
 		})
 
 		got := hook.waitFor(t, 4*time.Minute, "MLXServerDown or MLXServerCrashLoop at the on-call webhook", func(n liveNotification) bool {

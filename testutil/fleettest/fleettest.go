@@ -10,18 +10,25 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/goleak"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet/fleetmetrics"
 )
 
-// Main runs the tests with MLX_DATA_DIR in a temporary directory (Use).
-func Main(m *testing.M) {
+// Main runs the tests with MLX_DATA_DIR in a temporary directory (Use),
+// and fails them when a goroutine outlives them (goleak, with opts): a
+// component's Shutdown stops every goroutine its Start began.
+func Main(m *testing.M, opts ...goleak.Option) {
 	cleanup := Use()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	goleak.VerifyTestMain(m, append(opts, goleak.Cleanup(func(code int) { cleanup(); os.Exit(code) }))...)
 }
+
+// LumberjackMill is the one goroutine goleak is told to let outlive a
+// test: lumberjack v2.2.1 starts it with a Logger's first file and gives no
+// way to stop it (Close leaves it parked on a channel nothing closes), so
+// every lumberjack.Logger keeps one, idle, for the life of the process.
+var LumberjackMill = goleak.IgnoreTopFunction("gopkg.in/natefinch/lumberjack%2ev2.(*Logger).millRun")
 
 // Use points MLX_DATA_DIR at a new temporary directory for the test
 // binary; cleanup removes it.

@@ -7,6 +7,9 @@
 package metrictest
 
 import (
+	"maps"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -138,4 +141,19 @@ func Names(md pmetric.Metrics) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Value is the value of series key in p (from Points). A series p lacks is
+// reported to t and reads as NaN, which no comparison passes: a missing
+// series fails the test instead of reading as zero.
+func Value(t T, p map[string]float64, key string) float64 {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
+	v, ok := p[key]
+	if !ok {
+		t.Errorf("metrictest: no series %s among %d: %v", key, len(p), slices.Sorted(maps.Keys(p)))
+		return math.NaN()
+	}
+	return v
 }

@@ -122,3 +122,12 @@ func TestNamesAreSortedAndNotMerged(t *testing.T) {
 	assert.Equal(t, []string{"lines_total", "pass_seconds", "queue_depth", "up", "up"}, Names(md))
 	assert.Equal(t, "lines_total", Metrics(md)[1].Name(), "in order")
 }
+
+func TestAMissingSeriesFails(t *testing.T) {
+	p := map[string]float64{"up": 0, "lines_total{severity=info}": 3}
+	var r recorder
+	assert.Equal(t, 0.0, Value(&r, p, "up"))
+	assert.Empty(t, r.errs)
+	assert.NotEqual(t, 0.0, Value(&r, p, "down"), "a missing series is not zero")
+	assert.Len(t, r.errs, 1)
+}
