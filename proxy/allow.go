@@ -236,10 +236,10 @@ func truncateLabel(s string) string {
 // null model, or the engine's own --model named by its repo id or path
 // (Config.Model), becomes "default_model", the one name mlx_lm serves its
 // model under. mlx_lm keys its batch on the model a request names, and
-// drains every request in progress before it serves another name; at
-// mlx-lm HEAD only default_model carries --adapter-path. So every request
-// of the served model, the supervisor's probe and the judge's included,
-// names it alike (shared/reference/mlx-lm-real-behaviour.md, D3).
+// drains every request in progress before it serves another name; only
+// default_model carries --adapter-path (mlx_lm v0.31.3 server.py,
+// ModelProvider.__init__'s _adapter_map). So every request of the served
+// model, the supervisor's probe and the judge's included, names it alike.
 // restore is what the client's answer must say instead of
 // "default_model" (mlx_lm echoes the name it was sent), nil when nothing
 // was renamed or the client said null.

@@ -14,7 +14,8 @@ import (
 )
 
 // killGenerationThread sends the engine itself a stop value its batched
-// path cannot tokenize (mlx_lm v0.31.3 server.py L745, outside any try):
+// path cannot tokenize (mlx_lm v0.31.3 server.py,
+// ResponseGenerator._generate's _make_state_machine, outside any try):
 // its generation thread dies. Under mlx-lm 0.31.3 that request waits for
 // ever (the client gives up); under 0.32.0 it is failed with a 404.
 func killGenerationThread(t *testing.T, r *rig) {

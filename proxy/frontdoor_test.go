@@ -53,8 +53,10 @@ func (e *recordingEngine) seen() []string {
 	return append([]string(nil), e.bodies...)
 }
 
-// Every attack of the review (front-door-review.md C1, H1, H2, D5) gets
-// the proxy's own 4xx, and the engine never sees it.
+// Every hostile body (Python's NaN and Infinity hiding a model or an
+// adapter, an empty or repeated model, a template of the client's own,
+// stop values and numbers mlx_lm would raise on) gets the proxy's own 4xx,
+// and the engine never sees it.
 func TestHostileBodiesNeverReachTheEngine(t *testing.T) {
 	var e recordingEngine
 	r := rigWithUpstream(t, e.handler, served())

@@ -13,8 +13,8 @@ import (
 )
 
 // The GenAI histograms' boundaries are the spec's explicit bucket
-// boundaries (semantic conventions v1.41.0, gen-ai-metrics.md;
-// /work/shared/reference/fleet.md section 5), in the generated constants and
+// boundaries (semantic conventions v1.41.0, gen-ai-metrics.md), in the
+// generated constants and
 // in a real scrape.
 func TestGenAIBucketsAreTheSpecs(t *testing.T) {
 	var duration []float64 // 0.01 s doubling to 81.92 s

@@ -18,8 +18,8 @@ import (
 )
 
 // The live stream: what VeloBenchmark's telemetry receiver turns into live
-// panels (shared/reference/llm-observability.md §6; its emitter is an
-// engine's --otel-* flags, which mlx_lm.server does not have). The proxy
+// panels (its emitter is an engine's --otel-* flags, which mlx_lm.server
+// does not have). The proxy
 // sees every chunk, so it emits the records for the engine: stream_start
 // when a completion request arrives, one stream_delta per SSE chunk the
 // client gets (its exact JSON), stream_end when the answer ended, and a

@@ -21,7 +21,8 @@ import (
 // client's bytes are those the engine would have sent unasked:
 //
 //   - mlx_lm's generate_response adds choices[0]["logprobs"] only when
-//     there are logprobs to send (server.py 0.31.3 L1317-1327), before
+//     there are logprobs to send (mlx_lm v0.31.3 server.py,
+//     APIHandler.generate_response), before
 //     "delta"/"text" and after "finish_reason": the member is removed with
 //     its separator, leaving {"index": 0, "finish_reason": null, "delta":
 //     {...}}, the chunk it sends unasked;
@@ -31,9 +32,10 @@ import (
 //
 // mlx_lm itself (0.31.3, and its main branch as of 2026-08) sends no
 // logprobs in stream chunks at all: the streamed generate_response calls
-// pass none (server.py 0.31.3 L1483-1488 and L1508-1513), although the
-// tokens' logprobs are computed, and with top_logprobs > 0 a top-N list is
-// built for every token (L883-897 and L999-1003, _format_top_logprobs at L426) and then
+// pass none (v0.31.3 server.py, APIHandler.handle_completion), although
+// the tokens' logprobs are computed, and with top_logprobs > 0 a top-N list
+// is built for every token (ResponseGenerator._generate and _serve_single,
+// _format_top_logprobs) and then
 // dropped (ml-explore/mlx-lm#1630 would have streamed them; it was closed
 // unmerged). Its chunks are the same asked or not, so nothing is taken
 // out, but the asking costs the engine work for nothing: the first stream

@@ -15,14 +15,15 @@ import (
 // way; where it says yes, *c is what Decode gives from a zero
 // Completion (FuzzChunkDecoderMatchesDecodeCompletion).
 //
-// The layout is generate_response's, dumped by json.dumps (mlx_lm
-// server.py; shared/reference/mlx-lm-server.md): members id,
-// system_fingerprint, object, model, created, choices and, in the usage
-// chunk (server.py L1484-1495), usage; a choice's index, finish_reason and
-// delta or text; a delta's role, content, reasoning (L1310) and
-// tool_calls (L53-90). Members are read in any order and with any white
+// The layout is APIHandler.generate_response's, dumped by json.dumps
+// (mlx_lm v0.31.3 server.py): members id, system_fingerprint, object,
+// model, created, choices and, in the usage chunk (handle_completion's
+// completion_usage_response), usage; a choice's index, finish_reason and
+// delta or text; a delta's role, content, reasoning and tool_calls
+// (ToolCallFormatter). Members are read in any order and with any white
 // space, but an unknown or repeated one, a logprobs (never streamed by
-// mlx_lm, L1477-1482; DecodeStripped reads those the proxy asked for), a
+// mlx_lm: handle_completion passes none to a stream's chunks;
+// DecodeStripped reads those the proxy asked for), a
 // number that is not a plain integer, a lone surrogate or invalid UTF-8 is
 // left to Decode.
 //
@@ -234,7 +235,8 @@ func (d *ChunkDecoder) delta(s *jsonedit.Reader, t *choiceTexts) bool {
 }
 
 // toolCalls reads a delta's calls, mlx_lm's layout ({"function": {"name",
-// "arguments"}, "type", "id", "index"}, server.py L53-90). They are rare
+// "arguments"}, "type", "id", "index"}, v0.31.3 server.py,
+// ToolCallFormatter). They are rare
 // (one delta per call) and the record keeps their strings: they are
 // allocated.
 func (d *ChunkDecoder) toolCalls(s *jsonedit.Reader) ([]ToolCall, bool) {
@@ -292,7 +294,8 @@ func (d *ChunkDecoder) toolCall(s *jsonedit.Reader, tc *ToolCall) bool {
 	})
 }
 
-// readUsage reads the usage member (server.py L1484-1495), allocated: it
+// readUsage reads the usage member (v0.31.3 server.py,
+// completion_usage_response), allocated: it
 // comes once a stream.
 func readUsage(s *jsonedit.Reader) (*Usage, bool) {
 	if s.Null() {
