@@ -177,6 +177,7 @@ func TestSpanOfANonStreamedChat(t *testing.T) {
 	assert.Equal(t, testModel, a["gen_ai.response.model"].AsString())
 	assert.Equal(t, 0.9, a["gen_ai.request.top_p"].AsFloat64())
 	assert.Equal(t, int64(24), a["gen_ai.request.max_tokens"].AsInt64())
+	require.Contains(t, a, "gen_ai.request.temperature", "the request's temperature: 0")
 	assert.Equal(t, 0.0, a["gen_ai.request.temperature"].AsFloat64())
 	assert.Equal(t, "openai", a["llm.system"].AsString())
 	assert.NotContains(t, a, "gen_ai.request.stream", "set only when the request streams")
