@@ -9,6 +9,10 @@ OCB_VERSION := v0.165.0
 BIN         := $(CURDIR)/bin
 OCB         := $(BIN)/builder
 COLLECTOR   := $(CURDIR)/_build/mlx-otelcol
+# The same source relinked as an older version (scripts/fleet-old-build.sh):
+# the simulated fleet's old node. Defined here, before any rule names it as
+# a prerequisite (make expands those as it reads them).
+COLLECTOR_OLD := $(CURDIR)/_build/mlx-otelcol-old
 MLXSIM      := $(BIN)/mlxsim
 MLXJUDGE    := $(BIN)/mlxjudge
 MLXBENCH    := $(BIN)/mlxbench
@@ -192,7 +196,6 @@ e2e-stack: $(COLLECTOR) $(COLLECTOR_OLD) $(MLXSIM) rules-deps jaeger victorialog
 ## The simulated fleet's node on an older version: the collector ocb
 ## generated, linked again with dist.version 0.0.9 (the version
 ## TestStackFleetSim expects).
-COLLECTOR_OLD := $(CURDIR)/_build/mlx-otelcol-old
 $(COLLECTOR_OLD): $(COLLECTOR) scripts/fleet-old-build.sh
 	$(LOCK) scripts/fleet-old-build.sh _build $@ 0.0.9
 
