@@ -23,6 +23,7 @@ for f in "$build"/*.go "$build/go.mod" "$build/go.sum"; do cp "$f" "$src/"; done
 sed -i 's#=> \.\.$#=> ../..#' "$src/go.mod"
 sed -i "s#^		Version:     \".*\",#		Version:     \"$version\",#" "$src/main.go"
 root=$(cd "$build/.." && pwd)
+case $out in /*) ;; *) out=$root/$out ;; esac
 commit=$(cd "$root" && c=$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null || c=$c-dirty; echo "$c"; })
-(cd "$src" && go build -trimpath -ldflags "-s -w -X github.com/mlx-otelcol/mlx-otelcol/internal/fleet.commit=$commit" -o "$root/$out" .)
-"$root/$out" --version
+(cd "$src" && go build -trimpath -ldflags "-s -w -X github.com/mlx-otelcol/mlx-otelcol/internal/fleet.commit=$commit" -o "$out" .)
+"$out" --version
