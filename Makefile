@@ -49,9 +49,10 @@ LDFLAGS     := -s -w -X github.com/mlx-otelcol/mlx-otelcol/internal/fleet.commit
 # node's own ports, static targets) without Prometheus's cloud and cluster
 # service discovery (prometheus v0.316.0 plugins/: AWS, Azure, GCE,
 # Kubernetes, ...), which no shipped config uses; static, file and HTTP
-# discovery stay.
+# discovery stay. The fleet's older-version binary is linked with the same.
+BUILD_GOFLAGS := $(GOFLAGS) -tags=remove_all_sd
 $(COLLECTOR): $(OCB) builder-config.yaml go.mod go.sum $(COMPONENT_SRC)
-	GOFLAGS="$(GOFLAGS) -tags=remove_all_sd" $(LOCK) $(OCB) --config builder-config.yaml --ldflags "$(LDFLAGS)"
+	GOFLAGS="$(BUILD_GOFLAGS)" $(LOCK) $(OCB) --config builder-config.yaml --ldflags "$(LDFLAGS)"
 	@touch $@
 
 $(MLXSIM): $(shell find cmd/mlxsim standins/mlxsim -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
@@ -197,7 +198,7 @@ e2e-stack: $(COLLECTOR) $(COLLECTOR_OLD) $(MLXSIM) rules-deps jaeger victorialog
 ## generated, linked again with dist.version 0.0.9 (the version
 ## TestStackFleetSim expects).
 $(COLLECTOR_OLD): $(COLLECTOR) scripts/fleet-old-build.sh
-	$(LOCK) scripts/fleet-old-build.sh _build $@ 0.0.9
+	GOFLAGS="$(BUILD_GOFLAGS)" $(LOCK) scripts/fleet-old-build.sh _build $@ 0.0.9
 
 FLEET_ENV = MLX_OTELCOL=$(COLLECTOR) MLX_OTELCOL_OLD=$(COLLECTOR_OLD) MLXSIM=$(MLXSIM) JAEGER=$(BIN)/jaeger VLOGS=$(BIN)/victoria-logs
 
