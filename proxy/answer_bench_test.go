@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 )
 
@@ -44,13 +45,12 @@ func BenchmarkAnswerWork(b *testing.B) {
 		b.Fatal(err)
 	}
 	one := func() (*Record, *scoreJob) {
-		return work(&Record{Route: RouteChat, Kind: KindChat, Model: testModel, RequestParsed: true, LogprobsSource: SourceInjected, Status: 200})
+		return work(&Record{Route: RouteChat, RequestParsed: true, Facts: span.Facts{Kind: KindChat, Model: testModel, LogprobsSource: SourceInjected, Status: 200}})
 	}
 	// A streamed chat request sent non-streamed (destream_fraction): the
 	// answer re-emitted as a stream.
 	destreamed := func() (*Record, *scoreJob) {
-		return work(&Record{Route: RouteChat, Kind: KindChat, Model: testModel, RequestParsed: true, Streaming: true,
-			LogprobsSource: SourceDestreamed, Destreamed: true, Status: 200})
+		return work(&Record{Route: RouteChat, RequestParsed: true, Facts: span.Facts{Kind: KindChat, Model: testModel, Streaming: true, LogprobsSource: SourceDestreamed, Destreamed: true, Status: 200}})
 	}
 	work = func(rec *Record) (*Record, *scoreJob) {
 		res := &http.Response{StatusCode: 200, Header: http.Header{"Content-Length": {strconv.Itoa(len(answer))}},

@@ -52,6 +52,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/loadgen"
 )
@@ -341,7 +342,7 @@ func BenchmarkStreamChunk(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				if i%1000 == 0 {
-					tap = newStreamTap(context.Background(), body, &Record{LogprobsSource: c.source}, false)
+					tap = newStreamTap(context.Background(), body, &Record{Facts: span.Facts{LogprobsSource: c.source}}, false)
 				}
 				i++
 				n, err := tap.Read(out)

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
 // Every constructor of a refusal: its status, its body in OpenAI's error
@@ -69,7 +71,7 @@ func TestEveryRefusalAsWrittenAndCounted(t *testing.T) {
 				require.NoError(t, err)
 				var rec *Record
 				if route != RouteOther {
-					rec = &Record{Route: route, Client: ClientLocal}
+					rec = &Record{Route: route, Facts: span.Facts{Client: ClientLocal}}
 				}
 				w := httptest.NewRecorder()
 				p.refuse(w, httptest.NewRequest(http.MethodPost, "/x", strings.NewReader("{}")), rec, c.ref)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
 func TestLabelSetCapsDistinctValues(t *testing.T) {
@@ -56,22 +58,22 @@ func TestTokenRate(t *testing.T) {
 
 	// A stream: first text at 500 ms, 41 tokens, end at 1500 ms: the 40
 	// tokens after the first took one second.
-	stream := &Record{Streaming: true, Start: t0, FirstOutput: at(500), End: at(1500), Usage: &Usage{CompletionTokens: 41}}
+	stream := &Record{FirstOutput: at(500), Facts: span.Facts{Streaming: true, Start: t0, End: at(1500), Usage: &Usage{CompletionTokens: 41}}}
 	r, ok := tokenRate(stream)
 	assert.True(t, ok)
 	assert.InDelta(t, 40, r, 1e-9)
 
 	// A non-streamed answer: all tokens over the whole request.
-	whole := &Record{Start: t0, End: at(2000), Usage: &Usage{CompletionTokens: 50}}
+	whole := &Record{Facts: span.Facts{Start: t0, End: at(2000), Usage: &Usage{CompletionTokens: 50}}}
 	r, ok = tokenRate(whole)
 	assert.True(t, ok)
 	assert.InDelta(t, 25, r, 1e-9)
 
 	// A stream whose only output was a tool call: timed like a whole answer.
-	tool := &Record{Streaming: true, Start: t0, End: at(1000), Usage: &Usage{CompletionTokens: 30}}
+	tool := &Record{Facts: span.Facts{Streaming: true, Start: t0, End: at(1000), Usage: &Usage{CompletionTokens: 30}}}
 	r, _ = tokenRate(tool)
 	assert.InDelta(t, 30, r, 1e-9)
 
-	_, ok = tokenRate(&Record{Streaming: true, Start: t0, FirstOutput: at(10), End: at(20), Usage: &Usage{CompletionTokens: 1}})
+	_, ok = tokenRate(&Record{FirstOutput: at(10), Facts: span.Facts{Streaming: true, Start: t0, End: at(20), Usage: &Usage{CompletionTokens: 1}}})
 	assert.False(t, ok, "one token: no decoding to time")
 }

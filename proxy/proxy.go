@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/ringhosts"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
 // Proxy relays requests to the engine and records completions.
@@ -253,7 +255,8 @@ func (p *Proxy) newRecord(r *http.Request, start time.Time) *Record {
 	if route == RouteOther {
 		return nil
 	}
-	rec := &Record{Route: route, Path: r.URL.Path, Start: start, Model: p.cfg.modelLabel(), Kind: KindChat, Origin: OriginUser}
+	rec := &Record{Route: route, Facts: span.Facts{Operation: operationName(route), Path: r.URL.Path, Start: start, Model: p.cfg.modelLabel(),
+		Kind: KindChat, Origin: OriginUser, Session: strings.TrimSpace(r.Header.Get(SessionHeader))}}
 	if p.tracer.on() {
 		rec.parent, rec.traced = parentOf(r)
 		if rec.traced {

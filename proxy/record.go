@@ -76,30 +76,16 @@ func (o Outcome) String() string { return outcomeNames[o] }
 // later analyses (confidence from logprobs, output heuristics, spans) read
 // from, so it keeps the output text and logprobs, never only aggregates.
 type Record struct {
-	Route Route
-	Path  string
-	// Client is the caller's client label: its API key's name, or
-	// ClientLocal / ClientAnonymous without a key ("" when refused before
-	// the caller was known).
-	Client string
-	// Origin is where the request comes from (origin.go): OriginUser
-	// unless a caller that may claim another said so.
-	Origin string
+	// Facts are what the request's span is made of as well, each set
+	// where it is learned: the span takes them as they are when the
+	// request has ended (span.go, factsOf), with what is derived then.
+	span.Facts
 
-	// From the request body. RequestParsed is false when the body was not a
-	// JSON object (it went upstream as is).
+	Route Route
+
+	// RequestParsed is false when the body was not a JSON object (it went
+	// upstream as is).
 	RequestParsed bool
-	// Model is the model the request is for: the request's `model`, or the
-	// configured model when the request leaves it out or says
-	// "default_model". Not bounded: recorders bound it for labels.
-	Model     string
-	Kind      string // KindChat or KindReasoning
-	Streaming bool
-	// Temperature is the request's temperature, or the configured default
-	// when it has none. HasTemperature is false when it was not a number.
-	Temperature    float64
-	HasTemperature bool
-	ToolsOffered   bool
 	// UsageInjected: the proxy asked the engine for the usage chunk the
 	// client did not ask for, and removes it from the client's stream.
 	UsageInjected bool
@@ -109,13 +95,6 @@ type Record struct {
 	// ClientLogprobs: the client asked for logprobs (logprobs true, or
 	// top_logprobs above 0).
 	ClientLogprobs bool
-	// LogprobsSource says why the answer carries logprobs: SourceClient,
-	// SourceInjected, SourceDestreamed, SourceStreamed, or "" when nobody
-	// asked.
-	LogprobsSource string
-	// Destreamed: a streamed request the proxy sent upstream non-streamed
-	// to score it; the client gets the answer re-emitted as a stream.
-	Destreamed bool
 	// responseRead: the proxy read the whole answer itself (to strip or
 	// re-stream it); the relay's tap must not read it again.
 	responseRead bool
@@ -146,39 +125,22 @@ type Record struct {
 	// scored for confidence.
 	ChunksUnread int
 
-	// Timings, from the proxy's clock. Zero when the moment never came.
-	Start time.Time // the request arrived (headers read)
+	// Timings beside the span's (Facts), from the proxy's clock. Zero
+	// when the moment never came.
 	// Sent: the request went to the engine (the body read and rewritten).
-	Sent time.Time
-	// Headers: the engine's response headers arrived. mlx_lm sends them
-	// when it admits a streamed request, and only with the whole body for a
-	// non-streamed one.
-	Headers     time.Time
+	Sent        time.Time
 	FirstOutput time.Time // first streamed chunk with content or reasoning text
 	// lastOutput is the latest streamed chunk with text; gaps are the
 	// times between such chunks (at most maxGaps), in seconds.
-	lastOutput   time.Time
-	gaps         []float32
-	FirstContent time.Time // first streamed chunk with non-empty content (chat) or text (completion)
-	FirstChunk   time.Time // first streamed chunk with content, text, reasoning or a tool call
-	End          time.Time // the last byte went to the client, or the request failed
+	lastOutput time.Time
+	gaps       []float32
 
-	// Status is the HTTP status the client got (0 if none was sent).
-	Status  int
 	Outcome Outcome
-	// EngineError is the message of the engine's error answer (tap_error.go),
-	// "" when it sent none.
-	EngineError string
 	// SawDone: a stream carried `data: [DONE]`.
 	SawDone bool
 
-	// From the response. Usage is nil when the engine sent none.
-	// ResponseID and ResponseModel are the answer's id and model ("" when
-	// it had none).
-	Usage         *Usage
-	Choices       []*Choice
-	ResponseID    string
-	ResponseModel string
+	// Choices are the answer's choices as assembled from its chunks.
+	Choices []*Choice
 
 	// Tracing (trace.go). traced: a span is due for this request; parent
 	// is its trace context (a client's traceparent, or none). request is

@@ -9,10 +9,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
 func finishedRecord(text string, logprobs string) *Record {
-	rec := &Record{Route: RouteChat, Model: "m", Kind: KindChat, Status: 200, Outcome: OutcomeComplete, HasTemperature: true}
+	rec := &Record{Route: RouteChat, Outcome: OutcomeComplete, Facts: span.Facts{Model: "m", Kind: KindChat, Status: 200, HasTemperature: true}}
 	ch := rec.choice(0)
 	ch.appendText(text)
 	if logprobs != "" {

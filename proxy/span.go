@@ -51,19 +51,12 @@ func (t *tracer) start(rec *Record) *pendingSpan {
 	return ps
 }
 
-// factsOf is what the span needs of a record.
+// factsOf is what the span needs of a record: its facts, and what is
+// derived from them once the request has ended.
 func factsOf(rec *Record) span.Facts {
-	errType, errMsg := spanErrorOf(rec)
-	f := span.Facts{
-		Operation: operationName(rec.Route), Path: rec.Path,
-		Model: rec.Model, AnswerModel: answerModelOf(rec), ResponseModel: rec.ResponseModel,
-		Kind: rec.Kind, LogprobsSource: rec.LogprobsSource,
-		Streaming: rec.Streaming, Destreamed: rec.Destreamed, ToolsOffered: rec.ToolsOffered,
-		HasTemperature: rec.HasTemperature, Temperature: rec.Temperature,
-		Start: rec.Start, End: rec.End, Headers: rec.Headers, FirstChunk: rec.FirstChunk, FirstContent: rec.FirstContent,
-		Status: rec.Status, ErrorType: errType, ErrorMessage: errMsg, EngineError: rec.EngineError,
-		ResponseID: rec.ResponseID, Usage: rec.Usage, Session: headerSessionOf(rec.parent), Client: rec.Client, Origin: rec.Origin,
-	}
+	f := rec.Facts
+	f.AnswerModel = answerModelOf(rec)
+	f.ErrorType, f.ErrorMessage = spanErrorOf(rec)
 	if f.Origin == "" {
 		f.Origin = OriginUser // refused before its caller was known: a user's, as its metrics count it
 	}

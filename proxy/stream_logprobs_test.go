@@ -18,6 +18,7 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/sse"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
@@ -241,10 +242,10 @@ func FuzzScoredStreamRecordsAsDecoded(f *testing.F) {
 	f.Add([]byte("data: {\"choices\": [{\"logprobs\": {\"a\": [}]}, \"delta\": {\"content\": \"x\"}}]}\n\n"))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		now := time.Unix(1, 0)
-		got := &Record{LogprobsSource: SourceStreamed}
+		got := &Record{Facts: span.Facts{LogprobsSource: SourceStreamed}}
 		tap := newStreamTap(context.Background(), io.NopCloser(bytes.NewReader(stream)), got, false)
 		tap.take(stream, now)
-		want := &Record{LogprobsSource: SourceStreamed}
+		want := &Record{Facts: span.Facts{LogprobsSource: SourceStreamed}}
 		for rest := stream; ; {
 			ev, n, ok := sse.Next(rest)
 			if !ok {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
 // A stream whose logprobs the proxy asked for, from an engine that streams
@@ -25,7 +27,7 @@ func TestStreamedLogprobsAreTakenOutAndRecorded(t *testing.T) {
 		}
 	}
 	require.NotZero(t, chunks, "the simulated engine streamed no logprobs")
-	rec := &Record{LogprobsSource: SourceStreamed}
+	rec := &Record{Facts: span.Facts{LogprobsSource: SourceStreamed}}
 	tap := newStreamTap(context.Background(), io.NopCloser(bytes.NewReader(stream)), rec, false)
 	client, err := io.ReadAll(tap)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/wire"
 )
 
@@ -39,7 +40,7 @@ func (r *chunkedReader) Close() error { return nil }
 
 func relayThroughTap(t *testing.T, stream []byte, sizes []int) ([]byte, *Record) {
 	t.Helper()
-	rec := &Record{Route: RouteChat, Streaming: true}
+	rec := &Record{Route: RouteChat, Facts: span.Facts{Streaming: true}}
 	tap := newStreamTap(context.Background(), &chunkedReader{b: stream, sizes: sizes}, rec, false)
 	out, err := io.ReadAll(tap)
 	require.NoError(t, err)
@@ -115,7 +116,7 @@ func BenchmarkTapLargeEvent(b *testing.B) {
 	}
 	b.SetBytes(int64(len(stream)))
 	for b.Loop() {
-		rec := &Record{Route: RouteChat, Streaming: true}
+		rec := &Record{Route: RouteChat, Facts: span.Facts{Streaming: true}}
 		tap := newStreamTap(context.Background(), &chunkedReader{b: stream, sizes: append([]int(nil), sizes...)}, rec, false)
 		_, _ = io.Copy(io.Discard, tap)
 	}
@@ -144,7 +145,7 @@ func FuzzTapRelaysEveryByte(f *testing.F) {
 // A blank line right after an event is an (empty) event of its own: it
 // goes to the client at once, not with the next event.
 func TestLeadingLineEndIsNotHeldBack(t *testing.T) {
-	tap := newStreamTap(context.Background(), io.NopCloser(strings.NewReader("")), &Record{Route: RouteChat, Streaming: true}, false)
+	tap := newStreamTap(context.Background(), io.NopCloser(strings.NewReader("")), &Record{Route: RouteChat, Facts: span.Facts{Streaming: true}}, false)
 	tap.take([]byte("data: a\n\n"), time.Now())
 	tap.take([]byte("\r\n"), time.Now())
 	assert.Equal(t, "data: a\n\n\r\n", string(tap.out))

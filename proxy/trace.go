@@ -250,25 +250,5 @@ func parentOf(r *http.Request) (parent context.Context, traced bool) {
 	if r.Header.Get("Traceparent") != "" {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
-	if s := strings.TrimSpace(r.Header.Get(SessionHeader)); s != "" {
-		ctx = context.WithValue(ctx, sessionKey{}, s)
-	}
 	return ctx, true
-}
-
-// SessionHeader (live.go) is also the span's session.id (OpenInference),
-// which Opik groups threads by; without it the body's metadata.session_id
-// is used.
-
-// sessionKey carries SessionHeader's value in the request's trace context
-// to the span.
-type sessionKey struct{}
-
-// headerSessionOf is the X-Session-Id parentOf kept in ctx; "" without one.
-func headerSessionOf(ctx context.Context) string {
-	if ctx == nil {
-		return ""
-	}
-	s, _ := ctx.Value(sessionKey{}).(string)
-	return s
 }

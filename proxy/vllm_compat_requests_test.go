@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
@@ -189,15 +190,15 @@ func TestVLLMFinish(t *testing.T) {
 		reason string
 		took   bool
 	}{
-		{Record{Sent: sent, Status: 200, Outcome: OutcomeComplete, Choices: []*Choice{{FinishReason: "stop"}}}, vllmFinishStop, true},
-		{Record{Sent: sent, Status: 200, Outcome: OutcomeComplete, Choices: []*Choice{{FinishReason: "tool_calls"}}}, vllmFinishStop, true},
-		{Record{Sent: sent, Status: 200, Outcome: OutcomeComplete, Choices: []*Choice{{FinishReason: "length"}}}, vllmFinishLength, true},
-		{Record{Sent: sent, Status: 200, Outcome: OutcomeClientGone}, vllmFinishAbort, true},
-		{Record{Sent: sent, Status: 200, Outcome: OutcomeIncomplete}, vllmFinishError, true},
-		{Record{Sent: sent, Status: 200, Outcome: OutcomeComplete, Stalled: "engine"}, vllmFinishError, true},
-		{Record{Sent: sent, Status: 404, Outcome: OutcomeComplete}, "", false},
+		{Record{Sent: sent, Outcome: OutcomeComplete, Choices: []*Choice{{FinishReason: "stop"}}, Facts: span.Facts{Status: 200}}, vllmFinishStop, true},
+		{Record{Sent: sent, Outcome: OutcomeComplete, Choices: []*Choice{{FinishReason: "tool_calls"}}, Facts: span.Facts{Status: 200}}, vllmFinishStop, true},
+		{Record{Sent: sent, Outcome: OutcomeComplete, Choices: []*Choice{{FinishReason: "length"}}, Facts: span.Facts{Status: 200}}, vllmFinishLength, true},
+		{Record{Sent: sent, Outcome: OutcomeClientGone, Facts: span.Facts{Status: 200}}, vllmFinishAbort, true},
+		{Record{Sent: sent, Outcome: OutcomeIncomplete, Facts: span.Facts{Status: 200}}, vllmFinishError, true},
+		{Record{Sent: sent, Outcome: OutcomeComplete, Stalled: "engine", Facts: span.Facts{Status: 200}}, vllmFinishError, true},
+		{Record{Sent: sent, Outcome: OutcomeComplete, Facts: span.Facts{Status: 404}}, "", false},
 		{Record{Sent: sent, Outcome: OutcomeUnavailable}, "", false},
-		{Record{Status: 200, Outcome: OutcomeRefused}, "", false},
+		{Record{Outcome: OutcomeRefused, Facts: span.Facts{Status: 200}}, "", false},
 	} {
 		reason, took := vllmFinish(&c.rec)
 		assert.Equal(t, c.reason, reason, "%+v", c.rec)

@@ -7,29 +7,37 @@ import (
 )
 
 // Facts is everything a span is made of: the request's facts, timings and
-// answer, copied from the proxy's record when the request ended (the
-// record does not outlive it), so that the attributes can be built off
-// the request path. The proxy fills it in one place (proxy/span.go,
-// factsOf); nothing here reads the proxy's record.
+// answer. The proxy's record embeds it and sets each fact where it learns
+// it; when the request has ended the span takes a copy (the record does
+// not outlive it) with what is derived then (proxy/span.go, factsOf), so
+// that the attributes can be built off the request path. Nothing here
+// reads the proxy's record.
 type Facts struct {
 	// Operation is gen_ai.operation.name: OpChat or OpTextCompletion.
 	Operation string
 	Path      string
-	// Model is the model the request is for (not bounded: Build bounds
-	// it); AnswerModel is the model that answered: the answer's, else (none,
-	// or mlx_lm's "default_model") the request's. ResponseModel is the
-	// answer's own, "" when it had none.
+	// Model is the model the request is for: the request's `model`, or
+	// the configured model when it leaves it out or says "default_model"
+	// (not bounded: Build and the metrics bound it). AnswerModel is the
+	// model that answered: the answer's, else (none, or mlx_lm's
+	// "default_model") the request's. ResponseModel is the answer's own,
+	// "" when it had none.
 	Model, AnswerModel, ResponseModel string
 	Kind                              string // chat or reasoning
 	// LogprobsSource says why the answer carries logprobs (client,
 	// injected, destreamed, streamed; "" when nobody asked).
-	LogprobsSource           string
-	Streaming, Destreamed    bool
-	ToolsOffered             bool
-	HasTemperature           bool
-	Temperature              float64
-	Start, End               time.Time // arrival; the last byte to the client, or the failure
-	Headers                  time.Time // the engine's response headers; zero when it never answered
+	LogprobsSource        string
+	Streaming, Destreamed bool
+	ToolsOffered          bool
+	// Temperature is the request's temperature, or the configured default
+	// when it has none; HasTemperature is false when it was not a number.
+	HasTemperature bool
+	Temperature    float64
+	Start, End     time.Time // arrival; the last byte to the client, or the failure
+	// Headers: the engine's response headers arrived; zero when it never
+	// answered. mlx_lm sends them when it admits a streamed request, and
+	// only with the whole body for a non-streamed one.
+	Headers                  time.Time
 	FirstChunk, FirstContent time.Time // first streamed chunk with any text or a tool call; with content
 	Status                   int       // the HTTP status the client got (0: none)
 	ErrorType, ErrorMessage  string    // error.type and the span's status message; "" when it did not fail
@@ -38,9 +46,12 @@ type Facts struct {
 	ResponseID               string
 	Outputs                  []Output // every choice, by index
 	Request                  Request
-	Session                  string // X-Session-Id, "" without one
-	Client                   string // the caller's client label
-	Origin                   string // user, judge, probe, bench; never ""
+	Session                  string // X-Session-Id, "" without one (then the span reads the body's metadata.session_id)
+	// Client is the caller's client label: its API key's name, or the
+	// local or anonymous label without a key ("" when refused before the
+	// caller was known).
+	Client string
+	Origin string // user, judge, probe, bench; never ""
 }
 
 // The operations (gen_ai.operation.name).
