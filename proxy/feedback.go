@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/opikid"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 )
 
 // Feedback from people: POST /v1/feedback on the proxy's port names a
@@ -294,7 +295,7 @@ func verdictOf(raw json.RawMessage) (score float64, label string, ok bool) {
 		}
 		return 0, verdictDown, true
 	}
-	v, isNumber := number(raw)
+	v, isNumber := jsonedit.Float(raw)
 	if !isNumber || v < 0 || v > 1 || math.IsNaN(v) {
 		return 0, "", false
 	}

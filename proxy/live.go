@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mlx-otelcol/mlx-otelcol/internal/modelconfig"
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
 // The live stream: what VeloBenchmark's telemetry receiver turns into live
@@ -313,7 +314,7 @@ func newSession() string { return "req-" + strconv.FormatUint(rand.Uint64(), 16)
 // body's metadata.session_id; "" when it names none.
 func namedSession(r *http.Request, fields map[string]json.RawMessage) string {
 	if id := strings.TrimSpace(r.Header.Get(SessionHeader)); id != "" {
-		return ident(id)
+		return span.Ident(id)
 	}
 	var meta struct {
 		SessionID any `json:"session_id"`
@@ -322,7 +323,7 @@ func namedSession(r *http.Request, fields map[string]json.RawMessage) string {
 		switch v := meta.SessionID.(type) {
 		case string:
 			if v != "" {
-				return ident(v)
+				return span.Ident(v)
 			}
 		case float64:
 			return strconv.FormatFloat(v, 'f', -1, 64)

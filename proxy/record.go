@@ -216,16 +216,9 @@ type Choice struct {
 	toolByIndex map[int]int // streamed tool call index -> position in ToolCalls
 }
 
-// ToolCall is one function call the model made.
-type ToolCall struct {
-	ID        string
-	Type      string
-	Name      string
-	Arguments string
-	// ArgumentsCut: streamed pieces would have made Arguments longer than
-	// maxToolArguments; the rest was not kept.
-	ArgumentsCut bool
-}
+// ToolCall is one function call the model made (the span reads it as it
+// is).
+type ToolCall = span.ToolCall
 
 // maxToolArguments bounds the arguments a streamed tool call assembles:
 // a server that streams them piece by piece decides their length.

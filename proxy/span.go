@@ -9,7 +9,6 @@ import (
 
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/confidence"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/heuristics"
-	"github.com/mlx-otelcol/mlx-otelcol/proxy/jsonedit"
 	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
@@ -63,11 +62,8 @@ func factsOf(rec *Record) span.Facts {
 	chs := append([]*Choice(nil), rec.Choices...)
 	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })
 	for _, c := range chs {
-		o := span.Output{Text: c.Text.String(), Reasoning: c.Reasoning.String(), FinishReason: c.FinishReason, Truncated: c.TextTruncated}
-		for _, tc := range c.ToolCalls {
-			o.ToolCalls = append(o.ToolCalls, span.ToolCall{ID: tc.ID, Type: tc.Type, Name: tc.Name, Arguments: tc.Arguments})
-		}
-		f.Outputs = append(f.Outputs, o)
+		f.Outputs = append(f.Outputs, span.Output{Text: c.Text.String(), Reasoning: c.Reasoning.String(), FinishReason: c.FinishReason,
+			ToolCalls: c.ToolCalls, Truncated: c.TextTruncated})
 	}
 	return f
 }
@@ -182,13 +178,3 @@ func newSpanContext(parent context.Context) (sc, psc trace.SpanContext, ok bool)
 	cfg.TraceID, cfg.SpanID = idsFor(parent, traceID)
 	return trace.NewSpanContext(cfg), psc, true
 }
-
-// ident bounds a short string a client or the engine chose (span.Ident).
-func ident(s string) string { return span.Ident(s) }
-
-// cutAt is s cut to at most n bytes, at a UTF-8 boundary (span.CutAt).
-func cutAt(s string, n int) string { return span.CutAt(s, n) }
-
-// number reads a JSON number as json.Unmarshal into a float64 does
-// (jsonedit.Float).
-func number(raw []byte) (float64, bool) { return jsonedit.Float(raw) }

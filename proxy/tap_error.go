@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+
+	"github.com/mlx-otelcol/mlx-otelcol/proxy/span"
 )
 
 // errorTap relays an engine's error answer (4xx, 5xx) as it is and keeps
@@ -71,5 +73,5 @@ func errorMessageOf(body []byte) string {
 	} else {
 		msg = strings.ToValidUTF8(string(body), "") // not JSON (or cut at maxErrorBody): the text
 	}
-	return cutAt(strings.TrimSpace(msg), maxErrorMessage)
+	return span.CutAt(strings.TrimSpace(msg), maxErrorMessage)
 }

@@ -71,6 +71,9 @@ type Output struct {
 // ToolCall is one tool call of a choice.
 type ToolCall struct {
 	ID, Type, Name, Arguments string
+	// ArgumentsCut: streamed pieces would have made Arguments longer than
+	// the proxy's bound; the rest was not kept.
+	ArgumentsCut bool
 }
 
 // Usage is the answer's token accounting.
