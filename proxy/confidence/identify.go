@@ -177,14 +177,6 @@ func same(a, b *Candidate) bool {
 	return a.Token == b.Token && a.Bytes == b.Bytes
 }
 
-// option returns candidate k, or the outer entry for outerOption.
-func option(t *Token, k int) *Candidate {
-	if k == outerOption {
-		return &t.Outer
-	}
-	return &t.Candidates[k]
-}
-
 // options lists what token i may have been: its candidates, and its outer
 // entry when that is usable and not a copy of one (OpenAI: the sampled
 // token, which may lie outside the top-N).

@@ -93,15 +93,6 @@ type Logprobs struct {
 	Truncated bool
 }
 
-// Parse reads the bytes of one "logprobs" value (choices[i].logprobs of a
-// response, or of one stream chunk). It never fails: what cannot be read is
-// skipped or flagged, and an unusable value gives no tokens.
-func Parse(raw []byte) *Logprobs {
-	l := &Logprobs{}
-	l.Add(raw)
-	return l
-}
-
 // Add appends the tokens of one more logprobs value: a stream sends one per
 // chunk, each covering the chunk's tokens.
 func (l *Logprobs) Add(raw []byte) { l.add(raw, true) }

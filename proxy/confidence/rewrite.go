@@ -49,9 +49,9 @@ func InjectLogprobs(body []byte, topN int) ([]byte, bool, error) {
 	), true, nil
 }
 
-// StripLogprobs takes out of a non-streamed response what InjectLogprobs
-// made the server add, so the client gets the bytes it would have got
-// without the injection:
+// StripLogprobsKeep takes out of a non-streamed response what
+// InjectLogprobs made the server add, so the client gets the bytes it
+// would have got without the injection:
 //
 //   - mlx_lm >= 0.30.6 adds choices[i].logprobs only when asked: the member
 //     is removed with its separator;
@@ -61,19 +61,9 @@ func InjectLogprobs(body []byte, topN int) ([]byte, bool, error) {
 //     when not asked: the value becomes null.
 //
 // A body without choices (an error) comes back as it is; a body that is
-// not one JSON object comes back with an error.
-func StripLogprobs(resp []byte) ([]byte, error) {
-	var buf [4]jsonedit.Edit
-	edits, err := stripEdits(resp, buf[:0], nil)
-	if err != nil || len(edits) == 0 {
-		return resp, err
-	}
-	return jsonedit.Apply(resp, edits), nil
-}
-
-// StripLogprobsKeep is StripLogprobs that also returns, in the same pass,
-// what it took out (Kept). The proxy scores from these, so the answer is
-// read once.
+// not one JSON object comes back with an error. It also returns, in the
+// same pass, what it took out (Kept): the proxy scores from these, so the
+// answer is read once.
 func StripLogprobsKeep(resp []byte) (out []byte, kept Kept, err error) {
 	var buf [4]jsonedit.Edit
 	kept.reset()
@@ -110,16 +100,11 @@ func (k *Kept) add(v []byte, plain bool) {
 	k.Plain = k.Plain && (plain || v == nil || string(v) == "null")
 }
 
-// AppendStripLogprobs appends StripLogprobs(resp) to dst (which must not
-// overlap resp): a stream chunk is rewritten into the relay's buffer.
-func AppendStripLogprobs(dst, resp []byte) ([]byte, error) {
-	return appendStrip(dst, resp, nil)
-}
-
-// AppendStripLogprobsKeep is AppendStripLogprobs that also puts what it
-// took out in keep (reset first, its memory reused), as StripLogprobsKeep
-// does: the stream tap scores a chunk from these and decodes only what the
-// client gets.
+// AppendStripLogprobsKeep appends resp stripped as StripLogprobsKeep
+// strips it to dst (which must not overlap resp: a stream chunk is
+// rewritten into the relay's buffer), and puts what it took out in keep
+// (reset first, its memory reused): the stream tap scores a chunk from
+// these and decodes only what the client gets.
 func AppendStripLogprobsKeep(dst, resp []byte, keep *Kept) ([]byte, error) {
 	keep.reset()
 	out, err := appendStrip(dst, resp, keep)
@@ -138,7 +123,7 @@ func appendStrip(dst, resp []byte, keep *Kept) ([]byte, error) {
 	return jsonedit.AppendApplied(dst, resp, edits), nil
 }
 
-// stripEdits are the edits of StripLogprobs, appended to edits; with keep,
+// stripEdits are the edits of StripLogprobsKeep, appended to edits; with keep,
 // each choice's logprobs value too (StripLogprobsKeep).
 func stripEdits(resp []byte, edits []jsonedit.Edit, keep *Kept) ([]jsonedit.Edit, error) {
 	i := jsonedit.SkipSpace(resp, 0)

@@ -53,11 +53,6 @@ func Compile(r Rules) *Checker {
 	}
 }
 
-var defaultChecker = Compile(Default)
-
-// Evaluate applies the Default rules.
-func Evaluate(in Input) Result { return defaultChecker.Evaluate(in) }
-
 // Evaluate applies every rule and combines them.
 func (c *Checker) Evaluate(in Input) Result {
 	sc := getScratch()
@@ -86,18 +81,6 @@ func (c *Checker) Risk(r Result) float64 {
 	w := &c.r
 	return math.Min(1, w.WeightRepetition*r.Repetition+w.WeightRefusal*r.Refusal+
 		w.WeightHedging*r.Hedging+w.WeightUngrounded*r.Ungrounded)
-}
-
-// Repetition, Refusal, Hedging and Ungrounded apply one Default rule.
-func Repetition(text string) float64 {
-	var sc scratch
-	return defaultChecker.repetition(sc.words(prose(text)), &sc)
-}
-func Refusal(text string) float64 { return defaultChecker.refusal1(words(prose(text))) }
-func Hedging(text string) float64 { return defaultChecker.hedging(words(prose(text))) }
-func Ungrounded(in Input) float64 {
-	p := prose(in.Text)
-	return defaultChecker.ungrounded(in, p, words(p))
 }
 
 // repetition: of the words that are not stopwords, the count of the most
