@@ -117,17 +117,12 @@ type live struct {
 	statusDone chan struct{}
 }
 
-// liveModelID is the records' model.id unless live.model_id says: as
+// liveModel is the records' model.id unless live.model_id says: as
 // VeloBenchmark's emitter derives it (seed 004), the base_model line of
 // the served model's card (an mlx-community conversion names the model it
-// was made from), else the served name.
-func (c Config) liveModelID() string {
-	id, _, _ := c.liveModel()
-	return id
-}
-
-// liveModel is liveModelID with why it is that id, for the log; fallback
-// is true when a card was looked for and gave nothing (the served name).
+// was made from), else the served name. why says why it is that id, for
+// the log; fallback is true when a card was looked for and gave nothing
+// (the served name).
 func (c Config) liveModel() (id, why string, fallback bool) {
 	if c.Live.ModelID != "" {
 		return c.Live.ModelID, "live.model_id (MLX_LIVE_MODEL_NAME) sets it", false

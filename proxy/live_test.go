@@ -291,12 +291,13 @@ func TestLiveNeverHoldsUpAStream(t *testing.T) {
 func TestLiveModelIDFromTheModelCard(t *testing.T) {
 	dir := t.TempDir()
 	c := Config{Model: "mlx-community/Qwen3-4B-4bit", ModelConfig: dir}
-	assert.Equal(t, "mlx-community/Qwen3-4B-4bit", c.liveModelID(), "no card: the served name")
+	modelID := func() string { id, _, _ := c.liveModel(); return id }
+	assert.Equal(t, "mlx-community/Qwen3-4B-4bit", modelID(), "no card: the served name")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type": "qwen3"}`), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("---\nlibrary_name: mlx\nbase_model: Qwen/Qwen3-4B\n---\n"), 0o600))
-	assert.Equal(t, "Qwen/Qwen3-4B", c.liveModelID())
+	assert.Equal(t, "Qwen/Qwen3-4B", modelID())
 	c.Live.ModelID = "my-catalog-name"
-	assert.Equal(t, "my-catalog-name", c.liveModelID())
+	assert.Equal(t, "my-catalog-name", modelID())
 }
 
 // When a live pipeline first attaches, the proxy says once which model.id

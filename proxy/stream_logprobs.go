@@ -27,7 +27,7 @@ import (
 //     its separator, leaving {"index": 0, "finish_reason": null, "delta":
 //     {...}}, the chunk it sends unasked;
 //   - OpenAI-style servers (entries with "bytes") send "logprobs": null
-//     unasked: the value becomes null (confidence.StripLogprobs has the
+//     unasked: the value becomes null (confidence.StripLogprobsKeep has the
 //     rules, shared with non-streamed answers).
 //
 // mlx_lm itself (0.31.3, and its main branch as of 2026-08) sends no
