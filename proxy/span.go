@@ -56,9 +56,6 @@ func factsOf(rec *Record) span.Facts {
 	f := rec.Facts
 	f.AnswerModel = answerModelOf(rec)
 	f.ErrorType, f.ErrorMessage = spanErrorOf(rec)
-	if f.Origin == "" {
-		f.Origin = OriginUser // refused before its caller was known: a user's, as its metrics count it
-	}
 	chs := append([]*Choice(nil), rec.Choices...)
 	sort.Slice(chs, func(i, j int) bool { return chs[i].Index < chs[j].Index })
 	for _, c := range chs {

@@ -521,7 +521,7 @@ func BenchmarkSpan(b *testing.B) {
 	tr := newTracer(DefaultConfig().Traces, "127.0.0.1:8081", box)
 	body := []byte(toolBody)
 	p := &Proxy{cfg: DefaultConfig()}
-	rec := &Record{Route: RouteChat, parent: context.Background(), Facts: span.Facts{Path: "/v1/chat/completions", Start: time.Now()}}
+	rec := &Record{Route: RouteChat, parent: context.Background(), Facts: span.Facts{Operation: span.OpChat, Path: "/v1/chat/completions", Start: time.Now(), Origin: OriginUser}}
 	pb, err := parseBody(body)
 	if err != nil {
 		b.Fatal(err)

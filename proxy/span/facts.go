@@ -51,7 +51,7 @@ type Facts struct {
 	// local or anonymous label without a key ("" when refused before the
 	// caller was known).
 	Client string
-	Origin string // user, judge, probe, bench; never ""
+	Origin string // user, judge, probe, bench; never "" (user from arrival until the caller is known)
 }
 
 // The operations (gen_ai.operation.name).
