@@ -84,13 +84,13 @@ func TestEveryRefusalAsWrittenAndCounted(t *testing.T) {
 				}
 
 				label := map[Route]string{RouteChat: "chat_completions", RouteText: "completions", RouteOther: "other"}[route]
-				series := testutil.CollectAndCount(p.metrics.refusals)
-				refusals := testutil.ToFloat64(p.metrics.refusals.WithLabelValues(label, strconv.Itoa(c.status)))
+				series := testutil.CollectAndCount(p.metrics.mlxHttpRefusalsTotal)
+				refusals := testutil.ToFloat64(p.metrics.mlxHttpRefusalsTotal.WithLabelValues(label, strconv.Itoa(c.status)))
 				// A client gone while sending its body is counted as its
 				// caller's other ends of a client gone are (2xx: no error).
 				clients := 0.0
 				for _, class := range []string{"2xx", "4xx", "5xx"} {
-					clients += testutil.ToFloat64(p.metrics.clientRequests.WithLabelValues(ClientLocal, class))
+					clients += testutil.ToFloat64(p.metrics.mlxClientRequestsTotal.WithLabelValues(ClientLocal, class))
 				}
 				if !c.counted {
 					assert.Equal(t, preCreatedRefusals(), series, "not a refusal")
@@ -120,5 +120,5 @@ func TestEveryRefusalAsWrittenAndCounted(t *testing.T) {
 // the start at 0.
 func preCreatedRefusals() int {
 	p, _ := New(DefaultConfig(), zap.NewNop())
-	return testutil.CollectAndCount(p.metrics.refusals)
+	return testutil.CollectAndCount(p.metrics.mlxHttpRefusalsTotal)
 }

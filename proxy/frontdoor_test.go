@@ -290,7 +290,7 @@ func TestConnectionAndHeaderLimits(t *testing.T) {
 	for _, c := range open {
 		c.Close()
 	}
-	assert.Equal(t, 1.0, testutil.ToFloat64(r.proxy.metrics.connsRefused.WithLabelValues(connRefusedPerClient)))
+	assert.Equal(t, 1.0, testutil.ToFloat64(r.proxy.metrics.mlxProxyConnectionsRefusedTotal.WithLabelValues(connRefusedPerClient)))
 	// The slots come back when the connections close.
 	require.Eventually(t, func() bool {
 		resp, err := r.client.Get(r.url + "/health")

@@ -2,6 +2,8 @@
 
 package proxy
 
+import "github.com/prometheus/client_golang/prometheus"
+
 // The metrics of ../extension/proxyextension/metadata.yaml: name and help text.
 const (
 	metricMlxRequestsTotal                         = "mlx_requests_total"
@@ -265,87 +267,188 @@ var (
 	labelValuesFinishedReason     = []string{"stop", "length", "abort", "error"}
 )
 
-// The families of metadata.yaml, with their labels in order: family.register(r) registers one.
-var (
-	familyMlxRequestsTotal                     = counterFamily{metricMlxRequestsTotal, metricMlxRequestsTotalHelp, []string{"model", "streaming", "kind", "origin"}}
-	familyMlxTokensPromptTotal                 = counterFamily{metricMlxTokensPromptTotal, metricMlxTokensPromptTotalHelp, []string{"model", "kind", "origin"}}
-	familyMlxTokensCompletionTotal             = counterFamily{metricMlxTokensCompletionTotal, metricMlxTokensCompletionTotalHelp, []string{"model", "kind", "origin"}}
-	familyMlxTtftSeconds                       = histogramFamily{metricMlxTtftSeconds, metricMlxTtftSecondsHelp, []string{"model", "origin"}, metricMlxTtftSecondsBuckets}
-	familyMlxGenerationSeconds                 = histogramFamily{metricMlxGenerationSeconds, metricMlxGenerationSecondsHelp, []string{"model", "origin"}, metricMlxGenerationSecondsBuckets}
-	familyMlxTokenRateTokensPerSecond          = histogramFamily{metricMlxTokenRateTokensPerSecond, metricMlxTokenRateTokensPerSecondHelp, []string{"model", "origin"}, metricMlxTokenRateTokensPerSecondBuckets}
-	familyMlxQueueWaitSeconds                  = histogramFamily{metricMlxQueueWaitSeconds, metricMlxQueueWaitSecondsHelp, []string{"model", "origin"}, metricMlxQueueWaitSecondsBuckets}
-	familyMlxAdmissionWaitSeconds              = histogramFamily{metricMlxAdmissionWaitSeconds, metricMlxAdmissionWaitSecondsHelp, []string{"model", "origin"}, metricMlxAdmissionWaitSecondsBuckets}
-	familyMlxToolCallsTotal                    = counterFamily{metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, []string{"model", "kind", "tool", "type", "origin"}}
-	familyMlxFinishReasonTotal                 = counterFamily{metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, []string{"model", "reason", "kind", "origin"}}
-	familyMlxTemperature                       = gaugeFamily{metricMlxTemperature, metricMlxTemperatureHelp, []string{"model", "kind"}}
-	familyMlxUp                                = gaugeFamily{metricMlxUp, metricMlxUpHelp, nil}
-	familyMlxInFlight                          = gaugeFamily{metricMlxInFlight, metricMlxInFlightHelp, []string{"model"}}
-	familyMlxErrorTotal                        = counterFamily{metricMlxErrorTotal, metricMlxErrorTotalHelp, []string{"model", "status", "kind", "origin"}}
-	familyMlxProxyPanicsTotal                  = counterFamily{metricMlxProxyPanicsTotal, metricMlxProxyPanicsTotalHelp, []string{"where"}}
-	familyMlxProxyBufferCutsTotal              = counterFamily{metricMlxProxyBufferCutsTotal, metricMlxProxyBufferCutsTotalHelp, []string{"buffer"}}
-	familyMlxStreamStallsTotal                 = counterFamily{metricMlxStreamStallsTotal, metricMlxStreamStallsTotalHelp, []string{"side"}}
-	familyMlxHttpRefusalsTotal                 = counterFamily{metricMlxHttpRefusalsTotal, metricMlxHttpRefusalsTotalHelp, []string{"route", "status"}}
-	familyMlxContextLengthMaxTokens            = gaugeFamily{metricMlxContextLengthMaxTokens, metricMlxContextLengthMaxTokensHelp, []string{"model"}}
-	familyMlxContextUsedTokens                 = gaugeFamily{metricMlxContextUsedTokens, metricMlxContextUsedTokensHelp, []string{"model"}}
-	familyMlxContextUtilization                = gaugeFamily{metricMlxContextUtilization, metricMlxContextUtilizationHelp, []string{"model"}}
-	familyMlxKvBytesPerToken                   = gaugeFamily{metricMlxKvBytesPerToken, metricMlxKvBytesPerTokenHelp, []string{"model"}}
-	familyMlxPromptCachedTokensTotal           = counterFamily{metricMlxPromptCachedTokensTotal, metricMlxPromptCachedTokensTotalHelp, []string{"model", "kind", "origin"}}
-	familyMlxPromptCacheRatio                  = gaugeFamily{metricMlxPromptCacheRatio, metricMlxPromptCacheRatioHelp, []string{"model"}}
-	familyMlxModelInfo                         = gaugeFamily{metricMlxModelInfo, metricMlxModelInfoHelp, []string{"model", "attr"}}
-	familyMlxModelArch                         = gaugeFamily{metricMlxModelArch, metricMlxModelArchHelp, []string{"model", "arch", "dtype"}}
-	familyMlxOutputPerplexity                  = gaugeFamily{metricMlxOutputPerplexity, metricMlxOutputPerplexityHelp, []string{"model"}}
-	familyMlxOutputPerplexityHistogram         = histogramFamily{metricMlxOutputPerplexityHistogram, metricMlxOutputPerplexityHistogramHelp, []string{"model"}, metricMlxOutputPerplexityHistogramBuckets}
-	familyMlxTokenEntropyNats                  = gaugeFamily{metricMlxTokenEntropyNats, metricMlxTokenEntropyNatsHelp, []string{"model"}}
-	familyMlxTokenEntropyHistogram             = histogramFamily{metricMlxTokenEntropyHistogram, metricMlxTokenEntropyHistogramHelp, []string{"model"}, metricMlxTokenEntropyHistogramBuckets}
-	familyMlxTokenConfidenceMean               = gaugeFamily{metricMlxTokenConfidenceMean, metricMlxTokenConfidenceMeanHelp, []string{"model"}}
-	familyMlxTokenConfidenceMin                = gaugeFamily{metricMlxTokenConfidenceMin, metricMlxTokenConfidenceMinHelp, []string{"model"}}
-	familyMlxTokenConfidenceStd                = gaugeFamily{metricMlxTokenConfidenceStd, metricMlxTokenConfidenceStdHelp, []string{"model"}}
-	familyMlxTokenMarginMean                   = gaugeFamily{metricMlxTokenMarginMean, metricMlxTokenMarginMeanHelp, []string{"model"}}
-	familyMlxLowConfidenceTokenRatio           = gaugeFamily{metricMlxLowConfidenceTokenRatio, metricMlxLowConfidenceTokenRatioHelp, []string{"model"}}
-	familyMlxConfidenceScoredTotal             = counterFamily{metricMlxConfidenceScoredTotal, metricMlxConfidenceScoredTotalHelp, []string{"model", "source"}}
-	familyMlxConfidenceUnscoredTotal           = counterFamily{metricMlxConfidenceUnscoredTotal, metricMlxConfidenceUnscoredTotalHelp, []string{"model", "source"}}
-	familyMlxLowConfidenceResponseTotal        = counterFamily{metricMlxLowConfidenceResponseTotal, metricMlxLowConfidenceResponseTotalHelp, []string{"model"}}
-	familyMlxHallucinationRisk                 = gaugeFamily{metricMlxHallucinationRisk, metricMlxHallucinationRiskHelp, []string{"model", "kind"}}
-	familyMlxHallucinationRiskHistogram        = histogramFamily{metricMlxHallucinationRiskHistogram, metricMlxHallucinationRiskHistogramHelp, []string{"model"}, metricMlxHallucinationRiskHistogramBuckets}
-	familyMlxHallucinationFlagTotal            = counterFamily{metricMlxHallucinationFlagTotal, metricMlxHallucinationFlagTotalHelp, []string{"model"}}
-	familyMlxHeuristicRepetition               = gaugeFamily{metricMlxHeuristicRepetition, metricMlxHeuristicRepetitionHelp, []string{"model"}}
-	familyMlxHeuristicRefusal                  = gaugeFamily{metricMlxHeuristicRefusal, metricMlxHeuristicRefusalHelp, []string{"model"}}
-	familyMlxHeuristicHedging                  = gaugeFamily{metricMlxHeuristicHedging, metricMlxHeuristicHedgingHelp, []string{"model"}}
-	familyMlxHeuristicUngrounded               = gaugeFamily{metricMlxHeuristicUngrounded, metricMlxHeuristicUngroundedHelp, []string{"model"}}
-	familyMlxScoringDroppedTotal               = counterFamily{metricMlxScoringDroppedTotal, metricMlxScoringDroppedTotalHelp, nil}
-	familyMlxSpansDroppedTotal                 = counterFamily{metricMlxSpansDroppedTotal, metricMlxSpansDroppedTotalHelp, nil}
-	familyMlxAccessLogDroppedTotal             = counterFamily{metricMlxAccessLogDroppedTotal, metricMlxAccessLogDroppedTotalHelp, nil}
-	familyMlxLiveRecordsDroppedTotal           = counterFamily{metricMlxLiveRecordsDroppedTotal, metricMlxLiveRecordsDroppedTotalHelp, []string{"reason"}}
-	familyMlxTimeToFirstTokenSeconds           = histogramFamily{metricMlxTimeToFirstTokenSeconds, metricMlxTimeToFirstTokenSecondsHelp, []string{"model", "origin"}, metricMlxTimeToFirstTokenSecondsBuckets}
-	familyMlxRequestLatencySeconds             = histogramFamily{metricMlxRequestLatencySeconds, metricMlxRequestLatencySecondsHelp, []string{"model", "origin"}, metricMlxRequestLatencySecondsBuckets}
-	familyMlxTimePerOutputTokenSeconds         = histogramFamily{metricMlxTimePerOutputTokenSeconds, metricMlxTimePerOutputTokenSecondsHelp, []string{"model", "origin"}, metricMlxTimePerOutputTokenSecondsBuckets}
-	familyMlxInterTokenLatencySeconds          = histogramFamily{metricMlxInterTokenLatencySeconds, metricMlxInterTokenLatencySecondsHelp, []string{"model", "origin"}, metricMlxInterTokenLatencySecondsBuckets}
-	familyMlxPromptTokens                      = histogramFamily{metricMlxPromptTokens, metricMlxPromptTokensHelp, []string{"model", "origin"}, metricMlxPromptTokensBuckets}
-	familyMlxGenerationTokens                  = histogramFamily{metricMlxGenerationTokens, metricMlxGenerationTokensHelp, []string{"model", "origin"}, metricMlxGenerationTokensBuckets}
-	familyMlxPrefillSeconds                    = histogramFamily{metricMlxPrefillSeconds, metricMlxPrefillSecondsHelp, []string{"model", "origin"}, metricMlxPrefillSecondsBuckets}
-	familyMlxDecodeSeconds                     = histogramFamily{metricMlxDecodeSeconds, metricMlxDecodeSecondsHelp, []string{"model", "origin"}, metricMlxDecodeSecondsBuckets}
-	familyMlxClientRequestsTotal               = counterFamily{metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, []string{"client", "status"}}
-	familyMlxClientTokensTotal                 = counterFamily{metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, []string{"client", "type"}}
-	familyMlxProxyConnectionsRefusedTotal      = counterFamily{metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, []string{"reason"}}
-	familyMlxUserFeedbackTotal                 = counterFamily{metricMlxUserFeedbackTotal, metricMlxUserFeedbackTotalHelp, []string{"value"}}
-	familyMlxUserFeedbackDroppedTotal          = counterFamily{metricMlxUserFeedbackDroppedTotal, metricMlxUserFeedbackDroppedTotalHelp, nil}
-	familyGenAiServerRequestDurationSeconds    = histogramFamily{metricGenAiServerRequestDurationSeconds, metricGenAiServerRequestDurationSecondsHelp, []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "error_type", "origin"}, metricGenAiServerRequestDurationSecondsBuckets}
-	familyGenAiServerTimeToFirstTokenSeconds   = histogramFamily{metricGenAiServerTimeToFirstTokenSeconds, metricGenAiServerTimeToFirstTokenSecondsHelp, []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "origin"}, metricGenAiServerTimeToFirstTokenSecondsBuckets}
-	familyGenAiServerTimePerOutputTokenSeconds = histogramFamily{metricGenAiServerTimePerOutputTokenSeconds, metricGenAiServerTimePerOutputTokenSecondsHelp, []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "origin"}, metricGenAiServerTimePerOutputTokenSecondsBuckets}
-	familyVllmNumRequestsWaiting               = gaugeFamily{metricVllmNumRequestsWaiting, metricVllmNumRequestsWaitingHelp, []string{"model_name"}}
-	familyVllmNumRequestsRunning               = gaugeFamily{metricVllmNumRequestsRunning, metricVllmNumRequestsRunningHelp, []string{"model_name"}}
-	familyVllmKvCacheUsagePerc                 = gaugeFamily{metricVllmKvCacheUsagePerc, metricVllmKvCacheUsagePercHelp, []string{"model_name"}}
-	familyVllmE2eRequestLatencySeconds         = histogramFamily{metricVllmE2eRequestLatencySeconds, metricVllmE2eRequestLatencySecondsHelp, []string{"model_name"}, metricVllmE2eRequestLatencySecondsBuckets}
-	familyVllmTimeToFirstTokenSeconds          = histogramFamily{metricVllmTimeToFirstTokenSeconds, metricVllmTimeToFirstTokenSecondsHelp, []string{"model_name"}, metricVllmTimeToFirstTokenSecondsBuckets}
-	familyVllmInterTokenLatencySeconds         = histogramFamily{metricVllmInterTokenLatencySeconds, metricVllmInterTokenLatencySecondsHelp, []string{"model_name"}, metricVllmInterTokenLatencySecondsBuckets}
-	familyVllmRequestTimePerOutputTokenSeconds = histogramFamily{metricVllmRequestTimePerOutputTokenSeconds, metricVllmRequestTimePerOutputTokenSecondsHelp, []string{"model_name"}, metricVllmRequestTimePerOutputTokenSecondsBuckets}
-	familyVllmRequestQueueTimeSeconds          = histogramFamily{metricVllmRequestQueueTimeSeconds, metricVllmRequestQueueTimeSecondsHelp, []string{"model_name"}, metricVllmRequestQueueTimeSecondsBuckets}
-	familyVllmRequestPrefillTimeSeconds        = histogramFamily{metricVllmRequestPrefillTimeSeconds, metricVllmRequestPrefillTimeSecondsHelp, []string{"model_name"}, metricVllmRequestPrefillTimeSecondsBuckets}
-	familyVllmRequestDecodeTimeSeconds         = histogramFamily{metricVllmRequestDecodeTimeSeconds, metricVllmRequestDecodeTimeSecondsHelp, []string{"model_name"}, metricVllmRequestDecodeTimeSecondsBuckets}
-	familyVllmRequestInferenceTimeSeconds      = histogramFamily{metricVllmRequestInferenceTimeSeconds, metricVllmRequestInferenceTimeSecondsHelp, []string{"model_name"}, metricVllmRequestInferenceTimeSecondsBuckets}
-	familyVllmRequestPromptTokens              = histogramFamily{metricVllmRequestPromptTokens, metricVllmRequestPromptTokensHelp, []string{"model_name"}, metricVllmRequestPromptTokensBuckets}
-	familyVllmRequestGenerationTokens          = histogramFamily{metricVllmRequestGenerationTokens, metricVllmRequestGenerationTokensHelp, []string{"model_name"}, metricVllmRequestGenerationTokensBuckets}
-	familyVllmPromptTokensTotal                = counterFamily{metricVllmPromptTokensTotal, metricVllmPromptTokensTotalHelp, []string{"model_name"}}
-	familyVllmGenerationTokensTotal            = counterFamily{metricVllmGenerationTokensTotal, metricVllmGenerationTokensTotalHelp, []string{"model_name"}}
-	familyVllmRequestSuccessTotal              = counterFamily{metricVllmRequestSuccessTotal, metricVllmRequestSuccessTotalHelp, []string{"model_name", "finished_reason"}}
-)
+// families are the families of metadata.yaml, with their labels in order.
+type families struct {
+	mlxRequestsTotal                     *prometheus.CounterVec   // mlx_requests_total {model, streaming, kind, origin}
+	mlxTokensPromptTotal                 *prometheus.CounterVec   // mlx_tokens_prompt_total {model, kind, origin}
+	mlxTokensCompletionTotal             *prometheus.CounterVec   // mlx_tokens_completion_total {model, kind, origin}
+	mlxTtftSeconds                       *prometheus.HistogramVec // mlx_ttft_seconds {model, origin}
+	mlxGenerationSeconds                 *prometheus.HistogramVec // mlx_generation_seconds {model, origin}
+	mlxTokenRateTokensPerSecond          *prometheus.HistogramVec // mlx_token_rate_tokens_per_second {model, origin}
+	mlxQueueWaitSeconds                  *prometheus.HistogramVec // mlx_queue_wait_seconds {model, origin}
+	mlxAdmissionWaitSeconds              *prometheus.HistogramVec // mlx_admission_wait_seconds {model, origin}
+	mlxToolCallsTotal                    *prometheus.CounterVec   // mlx_tool_calls_total {model, kind, tool, type, origin}
+	mlxFinishReasonTotal                 *prometheus.CounterVec   // mlx_finish_reason_total {model, reason, kind, origin}
+	mlxTemperature                       *prometheus.GaugeVec     // mlx_temperature {model, kind}
+	mlxUp                                prometheus.Gauge         // mlx_up
+	mlxInFlight                          *prometheus.GaugeVec     // mlx_in_flight {model}
+	mlxErrorTotal                        *prometheus.CounterVec   // mlx_error_total {model, status, kind, origin}
+	mlxProxyPanicsTotal                  *prometheus.CounterVec   // mlx_proxy_panics_total {where}
+	mlxProxyBufferCutsTotal              *prometheus.CounterVec   // mlx_proxy_buffer_cuts_total {buffer}
+	mlxStreamStallsTotal                 *prometheus.CounterVec   // mlx_stream_stalls_total {side}
+	mlxHttpRefusalsTotal                 *prometheus.CounterVec   // mlx_http_refusals_total {route, status}
+	mlxContextLengthMaxTokens            *prometheus.GaugeVec     // mlx_context_length_max_tokens {model}
+	mlxContextUsedTokens                 *prometheus.GaugeVec     // mlx_context_used_tokens {model}
+	mlxContextUtilization                *prometheus.GaugeVec     // mlx_context_utilization {model}
+	mlxKvBytesPerToken                   *prometheus.GaugeVec     // mlx_kv_bytes_per_token {model}
+	mlxPromptCachedTokensTotal           *prometheus.CounterVec   // mlx_prompt_cached_tokens_total {model, kind, origin}
+	mlxPromptCacheRatio                  *prometheus.GaugeVec     // mlx_prompt_cache_ratio {model}
+	mlxModelInfo                         *prometheus.GaugeVec     // mlx_model_info {model, attr}
+	mlxModelArch                         *prometheus.GaugeVec     // mlx_model_arch {model, arch, dtype}
+	mlxSpansDroppedTotal                 prometheus.Counter       // mlx_spans_dropped_total
+	mlxAccessLogDroppedTotal             prometheus.Counter       // mlx_access_log_dropped_total
+	mlxLiveRecordsDroppedTotal           *prometheus.CounterVec   // mlx_live_records_dropped_total {reason}
+	mlxTimeToFirstTokenSeconds           *prometheus.HistogramVec // mlx_time_to_first_token_seconds {model, origin}
+	mlxRequestLatencySeconds             *prometheus.HistogramVec // mlx_request_latency_seconds {model, origin}
+	mlxTimePerOutputTokenSeconds         *prometheus.HistogramVec // mlx_time_per_output_token_seconds {model, origin}
+	mlxInterTokenLatencySeconds          *prometheus.HistogramVec // mlx_inter_token_latency_seconds {model, origin}
+	mlxPromptTokens                      *prometheus.HistogramVec // mlx_prompt_tokens {model, origin}
+	mlxGenerationTokens                  *prometheus.HistogramVec // mlx_generation_tokens {model, origin}
+	mlxPrefillSeconds                    *prometheus.HistogramVec // mlx_prefill_seconds {model, origin}
+	mlxDecodeSeconds                     *prometheus.HistogramVec // mlx_decode_seconds {model, origin}
+	mlxClientRequestsTotal               *prometheus.CounterVec   // mlx_client_requests_total {client, status}
+	mlxClientTokensTotal                 *prometheus.CounterVec   // mlx_client_tokens_total {client, type}
+	mlxProxyConnectionsRefusedTotal      *prometheus.CounterVec   // mlx_proxy_connections_refused_total {reason}
+	mlxUserFeedbackTotal                 *prometheus.CounterVec   // mlx_user_feedback_total {value}
+	mlxUserFeedbackDroppedTotal          prometheus.Counter       // mlx_user_feedback_dropped_total
+	genAiServerRequestDurationSeconds    *prometheus.HistogramVec // gen_ai_server_request_duration_seconds {gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_response_model, error_type, origin}
+	genAiServerTimeToFirstTokenSeconds   *prometheus.HistogramVec // gen_ai_server_time_to_first_token_seconds {gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_response_model, origin}
+	genAiServerTimePerOutputTokenSeconds *prometheus.HistogramVec // gen_ai_server_time_per_output_token_seconds {gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_response_model, origin}
+}
+
+// register registers every family of families in r.
+func (f *families) register(r registrar) {
+	f.mlxRequestsTotal = r.counter(metricMlxRequestsTotal, metricMlxRequestsTotalHelp, "model", "streaming", "kind", "origin")
+	f.mlxTokensPromptTotal = r.counter(metricMlxTokensPromptTotal, metricMlxTokensPromptTotalHelp, "model", "kind", "origin")
+	f.mlxTokensCompletionTotal = r.counter(metricMlxTokensCompletionTotal, metricMlxTokensCompletionTotalHelp, "model", "kind", "origin")
+	f.mlxTtftSeconds = r.histogramOf(metricMlxTtftSeconds, metricMlxTtftSecondsHelp, metricMlxTtftSecondsBuckets, "model", "origin")
+	f.mlxGenerationSeconds = r.histogramOf(metricMlxGenerationSeconds, metricMlxGenerationSecondsHelp, metricMlxGenerationSecondsBuckets, "model", "origin")
+	f.mlxTokenRateTokensPerSecond = r.histogramOf(metricMlxTokenRateTokensPerSecond, metricMlxTokenRateTokensPerSecondHelp, metricMlxTokenRateTokensPerSecondBuckets, "model", "origin")
+	f.mlxQueueWaitSeconds = r.histogramOf(metricMlxQueueWaitSeconds, metricMlxQueueWaitSecondsHelp, metricMlxQueueWaitSecondsBuckets, "model", "origin")
+	f.mlxAdmissionWaitSeconds = r.histogramOf(metricMlxAdmissionWaitSeconds, metricMlxAdmissionWaitSecondsHelp, metricMlxAdmissionWaitSecondsBuckets, "model", "origin")
+	f.mlxToolCallsTotal = r.counter(metricMlxToolCallsTotal, metricMlxToolCallsTotalHelp, "model", "kind", "tool", "type", "origin")
+	f.mlxFinishReasonTotal = r.counter(metricMlxFinishReasonTotal, metricMlxFinishReasonTotalHelp, "model", "reason", "kind", "origin")
+	f.mlxTemperature = r.gauge(metricMlxTemperature, metricMlxTemperatureHelp, "model", "kind")
+	f.mlxUp = r.gauge(metricMlxUp, metricMlxUpHelp).WithLabelValues()
+	f.mlxInFlight = r.gauge(metricMlxInFlight, metricMlxInFlightHelp, "model")
+	f.mlxErrorTotal = r.counter(metricMlxErrorTotal, metricMlxErrorTotalHelp, "model", "status", "kind", "origin")
+	f.mlxProxyPanicsTotal = r.counter(metricMlxProxyPanicsTotal, metricMlxProxyPanicsTotalHelp, "where")
+	f.mlxProxyBufferCutsTotal = r.counter(metricMlxProxyBufferCutsTotal, metricMlxProxyBufferCutsTotalHelp, "buffer")
+	f.mlxStreamStallsTotal = r.counter(metricMlxStreamStallsTotal, metricMlxStreamStallsTotalHelp, "side")
+	f.mlxHttpRefusalsTotal = r.counter(metricMlxHttpRefusalsTotal, metricMlxHttpRefusalsTotalHelp, "route", "status")
+	f.mlxContextLengthMaxTokens = r.gauge(metricMlxContextLengthMaxTokens, metricMlxContextLengthMaxTokensHelp, "model")
+	f.mlxContextUsedTokens = r.gauge(metricMlxContextUsedTokens, metricMlxContextUsedTokensHelp, "model")
+	f.mlxContextUtilization = r.gauge(metricMlxContextUtilization, metricMlxContextUtilizationHelp, "model")
+	f.mlxKvBytesPerToken = r.gauge(metricMlxKvBytesPerToken, metricMlxKvBytesPerTokenHelp, "model")
+	f.mlxPromptCachedTokensTotal = r.counter(metricMlxPromptCachedTokensTotal, metricMlxPromptCachedTokensTotalHelp, "model", "kind", "origin")
+	f.mlxPromptCacheRatio = r.gauge(metricMlxPromptCacheRatio, metricMlxPromptCacheRatioHelp, "model")
+	f.mlxModelInfo = r.gauge(metricMlxModelInfo, metricMlxModelInfoHelp, "model", "attr")
+	f.mlxModelArch = r.gauge(metricMlxModelArch, metricMlxModelArchHelp, "model", "arch", "dtype")
+	f.mlxSpansDroppedTotal = r.counter(metricMlxSpansDroppedTotal, metricMlxSpansDroppedTotalHelp).WithLabelValues()
+	f.mlxAccessLogDroppedTotal = r.counter(metricMlxAccessLogDroppedTotal, metricMlxAccessLogDroppedTotalHelp).WithLabelValues()
+	f.mlxLiveRecordsDroppedTotal = r.counter(metricMlxLiveRecordsDroppedTotal, metricMlxLiveRecordsDroppedTotalHelp, "reason")
+	f.mlxTimeToFirstTokenSeconds = r.histogramOf(metricMlxTimeToFirstTokenSeconds, metricMlxTimeToFirstTokenSecondsHelp, metricMlxTimeToFirstTokenSecondsBuckets, "model", "origin")
+	f.mlxRequestLatencySeconds = r.histogramOf(metricMlxRequestLatencySeconds, metricMlxRequestLatencySecondsHelp, metricMlxRequestLatencySecondsBuckets, "model", "origin")
+	f.mlxTimePerOutputTokenSeconds = r.histogramOf(metricMlxTimePerOutputTokenSeconds, metricMlxTimePerOutputTokenSecondsHelp, metricMlxTimePerOutputTokenSecondsBuckets, "model", "origin")
+	f.mlxInterTokenLatencySeconds = r.histogramOf(metricMlxInterTokenLatencySeconds, metricMlxInterTokenLatencySecondsHelp, metricMlxInterTokenLatencySecondsBuckets, "model", "origin")
+	f.mlxPromptTokens = r.histogramOf(metricMlxPromptTokens, metricMlxPromptTokensHelp, metricMlxPromptTokensBuckets, "model", "origin")
+	f.mlxGenerationTokens = r.histogramOf(metricMlxGenerationTokens, metricMlxGenerationTokensHelp, metricMlxGenerationTokensBuckets, "model", "origin")
+	f.mlxPrefillSeconds = r.histogramOf(metricMlxPrefillSeconds, metricMlxPrefillSecondsHelp, metricMlxPrefillSecondsBuckets, "model", "origin")
+	f.mlxDecodeSeconds = r.histogramOf(metricMlxDecodeSeconds, metricMlxDecodeSecondsHelp, metricMlxDecodeSecondsBuckets, "model", "origin")
+	f.mlxClientRequestsTotal = r.counter(metricMlxClientRequestsTotal, metricMlxClientRequestsTotalHelp, "client", "status")
+	f.mlxClientTokensTotal = r.counter(metricMlxClientTokensTotal, metricMlxClientTokensTotalHelp, "client", "type")
+	f.mlxProxyConnectionsRefusedTotal = r.counter(metricMlxProxyConnectionsRefusedTotal, metricMlxProxyConnectionsRefusedTotalHelp, "reason")
+	f.mlxUserFeedbackTotal = r.counter(metricMlxUserFeedbackTotal, metricMlxUserFeedbackTotalHelp, "value")
+	f.mlxUserFeedbackDroppedTotal = r.counter(metricMlxUserFeedbackDroppedTotal, metricMlxUserFeedbackDroppedTotalHelp).WithLabelValues()
+	f.genAiServerRequestDurationSeconds = r.histogramOf(metricGenAiServerRequestDurationSeconds, metricGenAiServerRequestDurationSecondsHelp, metricGenAiServerRequestDurationSecondsBuckets, "gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "error_type", "origin")
+	f.genAiServerTimeToFirstTokenSeconds = r.histogramOf(metricGenAiServerTimeToFirstTokenSeconds, metricGenAiServerTimeToFirstTokenSecondsHelp, metricGenAiServerTimeToFirstTokenSecondsBuckets, "gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "origin")
+	f.genAiServerTimePerOutputTokenSeconds = r.histogramOf(metricGenAiServerTimePerOutputTokenSeconds, metricGenAiServerTimePerOutputTokenSecondsHelp, metricGenAiServerTimePerOutputTokenSecondsBuckets, "gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "origin")
+}
+
+// qualityFamilies are the families of metadata.yaml in group quality, with their labels in order.
+type qualityFamilies struct {
+	mlxOutputPerplexity           *prometheus.GaugeVec     // mlx_output_perplexity {model}
+	mlxOutputPerplexityHistogram  *prometheus.HistogramVec // mlx_output_perplexity_histogram {model}
+	mlxTokenEntropyNats           *prometheus.GaugeVec     // mlx_token_entropy_nats {model}
+	mlxTokenEntropyHistogram      *prometheus.HistogramVec // mlx_token_entropy_histogram {model}
+	mlxTokenConfidenceMean        *prometheus.GaugeVec     // mlx_token_confidence_mean {model}
+	mlxTokenConfidenceMin         *prometheus.GaugeVec     // mlx_token_confidence_min {model}
+	mlxTokenConfidenceStd         *prometheus.GaugeVec     // mlx_token_confidence_std {model}
+	mlxTokenMarginMean            *prometheus.GaugeVec     // mlx_token_margin_mean {model}
+	mlxLowConfidenceTokenRatio    *prometheus.GaugeVec     // mlx_low_confidence_token_ratio {model}
+	mlxConfidenceScoredTotal      *prometheus.CounterVec   // mlx_confidence_scored_total {model, source}
+	mlxConfidenceUnscoredTotal    *prometheus.CounterVec   // mlx_confidence_unscored_total {model, source}
+	mlxLowConfidenceResponseTotal *prometheus.CounterVec   // mlx_low_confidence_response_total {model}
+	mlxHallucinationRisk          *prometheus.GaugeVec     // mlx_hallucination_risk {model, kind}
+	mlxHallucinationRiskHistogram *prometheus.HistogramVec // mlx_hallucination_risk_histogram {model}
+	mlxHallucinationFlagTotal     *prometheus.CounterVec   // mlx_hallucination_flag_total {model}
+	mlxHeuristicRepetition        *prometheus.GaugeVec     // mlx_heuristic_repetition {model}
+	mlxHeuristicRefusal           *prometheus.GaugeVec     // mlx_heuristic_refusal {model}
+	mlxHeuristicHedging           *prometheus.GaugeVec     // mlx_heuristic_hedging {model}
+	mlxHeuristicUngrounded        *prometheus.GaugeVec     // mlx_heuristic_ungrounded {model}
+	mlxScoringDroppedTotal        prometheus.Counter       // mlx_scoring_dropped_total
+}
+
+// register registers every family of qualityFamilies in r.
+func (f *qualityFamilies) register(r registrar) {
+	f.mlxOutputPerplexity = r.gauge(metricMlxOutputPerplexity, metricMlxOutputPerplexityHelp, "model")
+	f.mlxOutputPerplexityHistogram = r.histogramOf(metricMlxOutputPerplexityHistogram, metricMlxOutputPerplexityHistogramHelp, metricMlxOutputPerplexityHistogramBuckets, "model")
+	f.mlxTokenEntropyNats = r.gauge(metricMlxTokenEntropyNats, metricMlxTokenEntropyNatsHelp, "model")
+	f.mlxTokenEntropyHistogram = r.histogramOf(metricMlxTokenEntropyHistogram, metricMlxTokenEntropyHistogramHelp, metricMlxTokenEntropyHistogramBuckets, "model")
+	f.mlxTokenConfidenceMean = r.gauge(metricMlxTokenConfidenceMean, metricMlxTokenConfidenceMeanHelp, "model")
+	f.mlxTokenConfidenceMin = r.gauge(metricMlxTokenConfidenceMin, metricMlxTokenConfidenceMinHelp, "model")
+	f.mlxTokenConfidenceStd = r.gauge(metricMlxTokenConfidenceStd, metricMlxTokenConfidenceStdHelp, "model")
+	f.mlxTokenMarginMean = r.gauge(metricMlxTokenMarginMean, metricMlxTokenMarginMeanHelp, "model")
+	f.mlxLowConfidenceTokenRatio = r.gauge(metricMlxLowConfidenceTokenRatio, metricMlxLowConfidenceTokenRatioHelp, "model")
+	f.mlxConfidenceScoredTotal = r.counter(metricMlxConfidenceScoredTotal, metricMlxConfidenceScoredTotalHelp, "model", "source")
+	f.mlxConfidenceUnscoredTotal = r.counter(metricMlxConfidenceUnscoredTotal, metricMlxConfidenceUnscoredTotalHelp, "model", "source")
+	f.mlxLowConfidenceResponseTotal = r.counter(metricMlxLowConfidenceResponseTotal, metricMlxLowConfidenceResponseTotalHelp, "model")
+	f.mlxHallucinationRisk = r.gauge(metricMlxHallucinationRisk, metricMlxHallucinationRiskHelp, "model", "kind")
+	f.mlxHallucinationRiskHistogram = r.histogramOf(metricMlxHallucinationRiskHistogram, metricMlxHallucinationRiskHistogramHelp, metricMlxHallucinationRiskHistogramBuckets, "model")
+	f.mlxHallucinationFlagTotal = r.counter(metricMlxHallucinationFlagTotal, metricMlxHallucinationFlagTotalHelp, "model")
+	f.mlxHeuristicRepetition = r.gauge(metricMlxHeuristicRepetition, metricMlxHeuristicRepetitionHelp, "model")
+	f.mlxHeuristicRefusal = r.gauge(metricMlxHeuristicRefusal, metricMlxHeuristicRefusalHelp, "model")
+	f.mlxHeuristicHedging = r.gauge(metricMlxHeuristicHedging, metricMlxHeuristicHedgingHelp, "model")
+	f.mlxHeuristicUngrounded = r.gauge(metricMlxHeuristicUngrounded, metricMlxHeuristicUngroundedHelp, "model")
+	f.mlxScoringDroppedTotal = r.counter(metricMlxScoringDroppedTotal, metricMlxScoringDroppedTotalHelp).WithLabelValues()
+}
+
+// vllmFamilies are the families of metadata.yaml in group vllm, with their labels in order.
+type vllmFamilies struct {
+	vllmNumRequestsWaiting               *prometheus.GaugeVec     // vllm:num_requests_waiting {model_name}
+	vllmNumRequestsRunning               *prometheus.GaugeVec     // vllm:num_requests_running {model_name}
+	vllmKvCacheUsagePerc                 *prometheus.GaugeVec     // vllm:kv_cache_usage_perc {model_name}
+	vllmE2eRequestLatencySeconds         *prometheus.HistogramVec // vllm:e2e_request_latency_seconds {model_name}
+	vllmTimeToFirstTokenSeconds          *prometheus.HistogramVec // vllm:time_to_first_token_seconds {model_name}
+	vllmInterTokenLatencySeconds         *prometheus.HistogramVec // vllm:inter_token_latency_seconds {model_name}
+	vllmRequestTimePerOutputTokenSeconds *prometheus.HistogramVec // vllm:request_time_per_output_token_seconds {model_name}
+	vllmRequestQueueTimeSeconds          *prometheus.HistogramVec // vllm:request_queue_time_seconds {model_name}
+	vllmRequestPrefillTimeSeconds        *prometheus.HistogramVec // vllm:request_prefill_time_seconds {model_name}
+	vllmRequestDecodeTimeSeconds         *prometheus.HistogramVec // vllm:request_decode_time_seconds {model_name}
+	vllmRequestInferenceTimeSeconds      *prometheus.HistogramVec // vllm:request_inference_time_seconds {model_name}
+	vllmRequestPromptTokens              *prometheus.HistogramVec // vllm:request_prompt_tokens {model_name}
+	vllmRequestGenerationTokens          *prometheus.HistogramVec // vllm:request_generation_tokens {model_name}
+	vllmPromptTokensTotal                *prometheus.CounterVec   // vllm:prompt_tokens_total {model_name}
+	vllmGenerationTokensTotal            *prometheus.CounterVec   // vllm:generation_tokens_total {model_name}
+	vllmRequestSuccessTotal              *prometheus.CounterVec   // vllm:request_success_total {model_name, finished_reason}
+}
+
+// register registers every family of vllmFamilies in r.
+func (f *vllmFamilies) register(r registrar) {
+	f.vllmNumRequestsWaiting = r.gauge(metricVllmNumRequestsWaiting, metricVllmNumRequestsWaitingHelp, "model_name")
+	f.vllmNumRequestsRunning = r.gauge(metricVllmNumRequestsRunning, metricVllmNumRequestsRunningHelp, "model_name")
+	f.vllmKvCacheUsagePerc = r.gauge(metricVllmKvCacheUsagePerc, metricVllmKvCacheUsagePercHelp, "model_name")
+	f.vllmE2eRequestLatencySeconds = r.histogramOf(metricVllmE2eRequestLatencySeconds, metricVllmE2eRequestLatencySecondsHelp, metricVllmE2eRequestLatencySecondsBuckets, "model_name")
+	f.vllmTimeToFirstTokenSeconds = r.histogramOf(metricVllmTimeToFirstTokenSeconds, metricVllmTimeToFirstTokenSecondsHelp, metricVllmTimeToFirstTokenSecondsBuckets, "model_name")
+	f.vllmInterTokenLatencySeconds = r.histogramOf(metricVllmInterTokenLatencySeconds, metricVllmInterTokenLatencySecondsHelp, metricVllmInterTokenLatencySecondsBuckets, "model_name")
+	f.vllmRequestTimePerOutputTokenSeconds = r.histogramOf(metricVllmRequestTimePerOutputTokenSeconds, metricVllmRequestTimePerOutputTokenSecondsHelp, metricVllmRequestTimePerOutputTokenSecondsBuckets, "model_name")
+	f.vllmRequestQueueTimeSeconds = r.histogramOf(metricVllmRequestQueueTimeSeconds, metricVllmRequestQueueTimeSecondsHelp, metricVllmRequestQueueTimeSecondsBuckets, "model_name")
+	f.vllmRequestPrefillTimeSeconds = r.histogramOf(metricVllmRequestPrefillTimeSeconds, metricVllmRequestPrefillTimeSecondsHelp, metricVllmRequestPrefillTimeSecondsBuckets, "model_name")
+	f.vllmRequestDecodeTimeSeconds = r.histogramOf(metricVllmRequestDecodeTimeSeconds, metricVllmRequestDecodeTimeSecondsHelp, metricVllmRequestDecodeTimeSecondsBuckets, "model_name")
+	f.vllmRequestInferenceTimeSeconds = r.histogramOf(metricVllmRequestInferenceTimeSeconds, metricVllmRequestInferenceTimeSecondsHelp, metricVllmRequestInferenceTimeSecondsBuckets, "model_name")
+	f.vllmRequestPromptTokens = r.histogramOf(metricVllmRequestPromptTokens, metricVllmRequestPromptTokensHelp, metricVllmRequestPromptTokensBuckets, "model_name")
+	f.vllmRequestGenerationTokens = r.histogramOf(metricVllmRequestGenerationTokens, metricVllmRequestGenerationTokensHelp, metricVllmRequestGenerationTokensBuckets, "model_name")
+	f.vllmPromptTokensTotal = r.counter(metricVllmPromptTokensTotal, metricVllmPromptTokensTotalHelp, "model_name")
+	f.vllmGenerationTokensTotal = r.counter(metricVllmGenerationTokensTotal, metricVllmGenerationTokensTotalHelp, "model_name")
+	f.vllmRequestSuccessTotal = r.counter(metricVllmRequestSuccessTotal, metricVllmRequestSuccessTotalHelp, "model_name", "finished_reason")
+}

@@ -16,44 +16,8 @@ import (
 // Names, types, labels and buckets are those of the original proxy.
 type Metrics struct {
 	Registry *prometheus.Registry
-
-	requests        *prometheus.CounterVec
-	tokensPrompt    *prometheus.CounterVec
-	tokensComp      *prometheus.CounterVec
-	ttft            *prometheus.HistogramVec
-	generation      *prometheus.HistogramVec
-	tokenRate       *prometheus.HistogramVec
-	queueWait       *prometheus.HistogramVec
-	admissionWait   *prometheus.HistogramVec
-	toolCalls       *prometheus.CounterVec
-	finishReasons   *prometheus.CounterVec
-	temperature     *prometheus.GaugeVec
-	up              prometheus.Gauge
-	inFlight        *prometheus.GaugeVec
-	refusals        *prometheus.CounterVec
-	panics          *prometheus.CounterVec
-	cuts            *prometheus.CounterVec
-	stalls          *prometheus.CounterVec
-	errors          *prometheus.CounterVec
-	contextMax      *prometheus.GaugeVec
-	contextUsed     *prometheus.GaugeVec
-	contextUtil     *prometheus.GaugeVec
-	kvBytesPerToken *prometheus.GaugeVec
-	cachedTokens    *prometheus.CounterVec
-	cacheRatio      *prometheus.GaugeVec
-	modelInfo       *prometheus.GaugeVec
-	modelArch       *prometheus.GaugeVec
-	spansDropped    prometheus.Counter
-	accessDropped   prometheus.Counter
-	liveDropped     *prometheus.CounterVec
-	latency         latencyMetrics
-	genAI           genAIMetrics
-	vllm            *vllmGauges // nil without compat [vllm]
-	clientRequests  *prometheus.CounterVec
-	clientTokens    *prometheus.CounterVec
-	connsRefused    *prometheus.CounterVec
-	userFeedback    *prometheus.CounterVec
-	feedbackDropped prometheus.Counter
+	families             // generated_metrics.go, from metadata.yaml
+	vllm     *vllmGauges // nil without compat [vllm]
 
 	models    *labelSet
 	tools     *labelSet
@@ -72,118 +36,55 @@ func newMetrics(cfg Config) *Metrics {
 		maxCtx:    map[string]int{},
 	}
 	r := registrar{m.Registry}
-
-	m.requests = familyMlxRequestsTotal.register(r)
-	m.tokensPrompt = familyMlxTokensPromptTotal.register(r)
-	m.tokensComp = familyMlxTokensCompletionTotal.register(r)
-	m.ttft = familyMlxTtftSeconds.register(r)
-	m.generation = familyMlxGenerationSeconds.register(r)
-	m.tokenRate = familyMlxTokenRateTokensPerSecond.register(r)
-	m.queueWait = familyMlxQueueWaitSeconds.register(r)
-	m.admissionWait = familyMlxAdmissionWaitSeconds.register(r)
-	m.toolCalls = familyMlxToolCallsTotal.register(r)
-	m.finishReasons = familyMlxFinishReasonTotal.register(r)
-	m.temperature = familyMlxTemperature.register(r)
-	m.up = familyMlxUp.register(r).WithLabelValues()
-	m.inFlight = familyMlxInFlight.register(r)
-	m.refusals = familyMlxHttpRefusalsTotal.register(r)
-	m.panics = atZero(familyMlxProxyPanicsTotal.register(r), labelValuesWhere)
-	m.cuts = atZero(familyMlxProxyBufferCutsTotal.register(r), labelValuesBuffer)
-	m.stalls = atZero(familyMlxStreamStallsTotal.register(r), labelValuesSide)
-	m.errors = familyMlxErrorTotal.register(r)
-	m.contextMax = familyMlxContextLengthMaxTokens.register(r)
-	m.contextUsed = familyMlxContextUsedTokens.register(r)
-	m.contextUtil = familyMlxContextUtilization.register(r)
-	m.kvBytesPerToken = familyMlxKvBytesPerToken.register(r)
-	m.cachedTokens = familyMlxPromptCachedTokensTotal.register(r)
-	m.cacheRatio = familyMlxPromptCacheRatio.register(r)
-	m.modelInfo = familyMlxModelInfo.register(r)
-	m.modelArch = familyMlxModelArch.register(r)
-	m.spansDropped = familyMlxSpansDroppedTotal.register(r).WithLabelValues()
-	m.accessDropped = familyMlxAccessLogDroppedTotal.register(r).WithLabelValues()
-	m.liveDropped = atZero(familyMlxLiveRecordsDroppedTotal.register(r), labelValuesLiveReason)
-
-	m.latency = newLatencyMetrics(r)
-	m.genAI = newGenAIMetrics(r)
+	m.register(r)
+	atZero(m.mlxProxyPanicsTotal, labelValuesWhere)
+	atZero(m.mlxProxyBufferCutsTotal, labelValuesBuffer)
+	atZero(m.mlxStreamStallsTotal, labelValuesSide)
+	atZero(m.mlxLiveRecordsDroppedTotal, labelValuesLiveReason)
+	atZero(m.mlxProxyConnectionsRefusedTotal, labelValuesConnReason)
+	atZero(m.mlxUserFeedbackTotal, []string{verdictUp, verdictDown})
 	if hasCompat(cfg, CompatVLLM) {
 		m.vllm = newVLLMGauges(r, m.modelName)
 	}
-	m.clientRequests = familyMlxClientRequestsTotal.register(r)
-	m.clientTokens = familyMlxClientTokensTotal.register(r)
-	m.connsRefused = atZero(familyMlxProxyConnectionsRefusedTotal.register(r), labelValuesConnReason)
-	m.userFeedback = familyMlxUserFeedbackTotal.register(r)
-	for _, v := range []string{verdictUp, verdictDown} {
-		m.userFeedback.WithLabelValues(v)
-	}
-	m.feedbackDropped = familyMlxUserFeedbackDroppedTotal.register(r).WithLabelValues()
 
 	// The configured model's counters exist from the start at 0, so that
 	// rate() and increase() see the first request and the first error.
 	model := m.modelName
 	for _, kind := range labelValuesKind {
 		for _, streaming := range labelValuesStreaming {
-			m.requests.WithLabelValues(model, streaming, kind, OriginUser)
+			m.mlxRequestsTotal.WithLabelValues(model, streaming, kind, OriginUser)
 		}
-		m.tokensPrompt.WithLabelValues(model, kind, OriginUser)
-		m.tokensComp.WithLabelValues(model, kind, OriginUser)
-		m.cachedTokens.WithLabelValues(model, kind, OriginUser)
+		m.mlxTokensPromptTotal.WithLabelValues(model, kind, OriginUser)
+		m.mlxTokensCompletionTotal.WithLabelValues(model, kind, OriginUser)
+		m.mlxPromptCachedTokensTotal.WithLabelValues(model, kind, OriginUser)
 		for _, class := range labelValuesStatus {
-			m.errors.WithLabelValues(model, class, kind, OriginUser)
+			m.mlxErrorTotal.WithLabelValues(model, class, kind, OriginUser)
 		}
 	}
-	m.inFlight.WithLabelValues(model)
+	m.mlxInFlight.WithLabelValues(model)
 	for _, route := range routeLabels {
 		for _, status := range []string{"400", "401", "403", "404", "408", "415", "429"} {
-			m.refusals.WithLabelValues(route, status)
+			m.mlxHttpRefusalsTotal.WithLabelValues(route, status)
 		}
 	}
 	for _, status := range []string{"401", "403", "404", "429"} {
-		m.refusals.WithLabelValues(routeOtherLabel, status)
+		m.mlxHttpRefusalsTotal.WithLabelValues(routeOtherLabel, status)
 	}
 	return m
 }
 
 // atZero creates v's series of each value (its one label), so that they
 // are served at 0 from the start and rate() sees the first event.
-func atZero(v *prometheus.CounterVec, values []string) *prometheus.CounterVec {
+func atZero(v *prometheus.CounterVec, values []string) {
 	for _, x := range values {
 		v.WithLabelValues(x)
 	}
-	return v
 }
 
-// registrar creates series in one registry: a family of metadata.yaml
-// through its register method (the families are generated, with their
-// labels and buckets, in generated_metrics.go), or by name, help, labels.
+// registrar creates families in one registry (the generated register
+// methods of generated_metrics.go call it with metadata.yaml's names, help
+// texts, buckets and labels).
 type registrar struct{ reg *prometheus.Registry }
-
-type (
-	counterFamily struct {
-		name, help string
-		labels     []string
-	}
-	gaugeFamily struct {
-		name, help string
-		labels     []string
-	}
-	histogramFamily struct {
-		name, help string
-		labels     []string
-		buckets    []float64
-	}
-)
-
-func (f counterFamily) register(r registrar) *prometheus.CounterVec {
-	return r.counter(f.name, f.help, f.labels...)
-}
-
-func (f gaugeFamily) register(r registrar) *prometheus.GaugeVec {
-	return r.gauge(f.name, f.help, f.labels...)
-}
-
-func (f histogramFamily) register(r registrar) *prometheus.HistogramVec {
-	return r.histogramOf(f.name, f.help, f.buckets, f.labels...)
-}
 
 func (r registrar) counter(name, help string, labels ...string) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, Unit: openMetricsUnit(name)}, labels)
@@ -221,9 +122,9 @@ func openMetricsUnit(name string) string {
 // setUp sets mlx_up.
 func (m *Metrics) setUp(up bool) {
 	if up {
-		m.up.Set(1)
+		m.mlxUp.Set(1)
 	} else {
-		m.up.Set(0)
+		m.mlxUp.Set(0)
 	}
 }
 
@@ -237,7 +138,7 @@ const (
 // countCuts counts, once per request, each buffer that hit its bound.
 func (m *Metrics) countCuts(rec *Record) {
 	if rec.EventCut {
-		m.cuts.WithLabelValues(cutSSEEvent).Inc()
+		m.mlxProxyBufferCutsTotal.WithLabelValues(cutSSEEvent).Inc()
 	}
 	var args, text bool
 	for _, ch := range rec.Choices {
@@ -247,10 +148,10 @@ func (m *Metrics) countCuts(rec *Record) {
 		}
 	}
 	if args {
-		m.cuts.WithLabelValues(cutToolArguments).Inc()
+		m.mlxProxyBufferCutsTotal.WithLabelValues(cutToolArguments).Inc()
 	}
 	if text {
-		m.cuts.WithLabelValues(cutText).Inc()
+		m.mlxProxyBufferCutsTotal.WithLabelValues(cutText).Inc()
 	}
 }
 
@@ -268,19 +169,19 @@ func (m *Metrics) refused(route Route, status int) {
 	if !ok {
 		label = routeOtherLabel
 	}
-	m.refusals.WithLabelValues(label, strconv.Itoa(status)).Inc()
+	m.mlxHttpRefusalsTotal.WithLabelValues(label, strconv.Itoa(status)).Inc()
 }
 
 // setModelFacts publishes what config.json says about the model.
 func (m *Metrics) setModelFacts(model string, info modelconfig.Info) {
 	if info.MaxContext > 0 {
-		m.contextMax.WithLabelValues(model).Set(float64(info.MaxContext))
+		m.mlxContextLengthMaxTokens.WithLabelValues(model).Set(float64(info.MaxContext))
 		m.mu.Lock()
 		m.maxCtx[model] = info.MaxContext
 		m.mu.Unlock()
 	}
 	if kv := info.KVBytesPerToken(2); kv > 0 {
-		m.kvBytesPerToken.WithLabelValues(model).Set(float64(kv))
+		m.mlxKvBytesPerToken.WithLabelValues(model).Set(float64(kv))
 	}
 	for _, a := range []struct {
 		attr  string
@@ -296,15 +197,15 @@ func (m *Metrics) setModelFacts(model string, info modelconfig.Info) {
 		{"quant_bits", info.QuantBits},
 		{"quant_group_size", info.QuantGroupSize},
 	} {
-		m.modelInfo.WithLabelValues(model, a.attr).Set(float64(a.value))
+		m.mlxModelInfo.WithLabelValues(model, a.attr).Set(float64(a.value))
 	}
 	for _, attr := range modelconfig.OptionalAttrs() {
 		if v, ok := info.Optional[attr]; ok {
-			m.modelInfo.WithLabelValues(model, attr).Set(float64(v))
+			m.mlxModelInfo.WithLabelValues(model, attr).Set(float64(v))
 		}
 	}
 	arch := first(info.Architecture, info.ModelType, "unknown")
-	m.modelArch.WithLabelValues(model, arch, first(info.Dtype, "unknown")).Set(1)
+	m.mlxModelArch.WithLabelValues(model, arch, first(info.Dtype, "unknown")).Set(1)
 }
 
 func first(s ...string) string {
@@ -319,7 +220,7 @@ func first(s ...string) string {
 // Begin implements Recorder.
 func (m *Metrics) Begin(rec *Record) {
 	rec.inFlightLabel = m.models.lookup(rec.Model)
-	m.inFlight.WithLabelValues(rec.inFlightLabel).Inc()
+	m.mlxInFlight.WithLabelValues(rec.inFlightLabel).Inc()
 	if m.vllm != nil {
 		m.vllm.begin(rec)
 	}
@@ -340,50 +241,50 @@ func (m *Metrics) End(rec *Record) {
 	}
 	// The "last request" gauges describe users' requests only (origin.go).
 	user := origin == OriginUser
-	m.inFlight.WithLabelValues(rec.inFlightLabel).Dec()
+	m.mlxInFlight.WithLabelValues(rec.inFlightLabel).Dec()
 	if m.vllm != nil {
 		m.vllm.end(rec)
 	}
 	m.countCuts(rec)
 	if rec.Stalled != "" {
-		m.stalls.WithLabelValues(rec.Stalled).Inc()
+		m.mlxStreamStallsTotal.WithLabelValues(rec.Stalled).Inc()
 	}
-	m.requests.WithLabelValues(model, strconv.FormatBool(rec.Streaming), kind, origin).Inc()
+	m.mlxRequestsTotal.WithLabelValues(model, strconv.FormatBool(rec.Streaming), kind, origin).Inc()
 	if class, isErr := rec.Err(); isErr {
-		m.errors.WithLabelValues(model, class, kind, origin).Inc()
+		m.mlxErrorTotal.WithLabelValues(model, class, kind, origin).Inc()
 	}
 	if user && rec.HasTemperature && rec.RequestParsed && rec.Outcome != OutcomeRefused {
-		m.temperature.WithLabelValues(model, kind).Set(rec.Temperature)
+		m.mlxTemperature.WithLabelValues(model, kind).Set(rec.Temperature)
 	}
 
 	if !rec.Sent.IsZero() {
-		m.queueWait.WithLabelValues(model, origin).Observe(rec.Sent.Sub(rec.Start).Seconds())
+		m.mlxQueueWaitSeconds.WithLabelValues(model, origin).Observe(rec.Sent.Sub(rec.Start).Seconds())
 	}
 	// A destreamed request's headers came with the whole answer: no
 	// admission moment to time.
 	if rec.Streaming && !rec.Destreamed && !rec.Headers.IsZero() {
-		m.admissionWait.WithLabelValues(model, origin).Observe(rec.Headers.Sub(rec.Start).Seconds())
+		m.mlxAdmissionWaitSeconds.WithLabelValues(model, origin).Observe(rec.Headers.Sub(rec.Start).Seconds())
 	}
 	if !rec.FirstContent.IsZero() {
-		m.ttft.WithLabelValues(model, origin).Observe(rec.FirstContent.Sub(rec.Start).Seconds())
+		m.mlxTtftSeconds.WithLabelValues(model, origin).Observe(rec.FirstContent.Sub(rec.Start).Seconds())
 	}
 	ok := rec.Outcome == OutcomeComplete && rec.Status >= 200 && rec.Status < 300
 	if ok {
-		m.generation.WithLabelValues(model, origin).Observe(rec.End.Sub(rec.Start).Seconds())
+		m.mlxGenerationSeconds.WithLabelValues(model, origin).Observe(rec.End.Sub(rec.Start).Seconds())
 	}
-	m.latency.observe(rec, model, origin, ok)
-	m.genAI.observe(rec, model, m.responseModelLabel(rec, model), origin, ok)
+	m.observeLatency(rec, model, origin, ok)
+	m.observeGenAI(rec, model, m.responseModelLabel(rec, model), origin, ok)
 
 	for _, ch := range rec.Choices {
 		if ch.FinishReason != "" {
-			m.finishReasons.WithLabelValues(model, finishReasonLabel(ch.FinishReason), kind, origin).Inc()
+			m.mlxFinishReasonTotal.WithLabelValues(model, finishReasonLabel(ch.FinishReason), kind, origin).Inc()
 		}
 		for _, tc := range ch.ToolCalls {
 			name := tc.Name
 			if name == "" {
 				name = "unknown"
 			}
-			m.toolCalls.WithLabelValues(model, kind, m.toolLabel(name, ok), toolTypeLabel(tc.Type), origin).Inc()
+			m.mlxToolCallsTotal.WithLabelValues(model, kind, m.toolLabel(name, ok), toolTypeLabel(tc.Type), origin).Inc()
 		}
 	}
 
@@ -392,29 +293,29 @@ func (m *Metrics) End(rec *Record) {
 	if u == nil {
 		return
 	}
-	m.tokensPrompt.WithLabelValues(model, kind, origin).Add(float64(max(u.PromptTokens, 0)))
-	m.tokensComp.WithLabelValues(model, kind, origin).Add(float64(max(u.CompletionTokens, 0)))
+	m.mlxTokensPromptTotal.WithLabelValues(model, kind, origin).Add(float64(max(u.PromptTokens, 0)))
+	m.mlxTokensCompletionTotal.WithLabelValues(model, kind, origin).Add(float64(max(u.CompletionTokens, 0)))
 	if u.HasCached && u.CachedTokens > 0 {
-		m.cachedTokens.WithLabelValues(model, kind, origin).Add(float64(u.CachedTokens))
+		m.mlxPromptCachedTokensTotal.WithLabelValues(model, kind, origin).Add(float64(u.CachedTokens))
 	}
 	if ok {
 		if rate, okRate := tokenRate(rec); okRate {
-			m.tokenRate.WithLabelValues(model, origin).Observe(rate)
+			m.mlxTokenRateTokensPerSecond.WithLabelValues(model, origin).Observe(rate)
 		}
 	}
 	if !user {
 		return
 	}
 	if u.PromptTokens > 0 {
-		m.cacheRatio.WithLabelValues(model).Set(min(1, float64(max(u.CachedTokens, 0))/float64(u.PromptTokens)))
+		m.mlxPromptCacheRatio.WithLabelValues(model).Set(min(1, float64(max(u.CachedTokens, 0))/float64(u.PromptTokens)))
 	}
 	used := max(u.PromptTokens, 0) + max(u.CompletionTokens, 0)
-	m.contextUsed.WithLabelValues(model).Set(float64(used))
+	m.mlxContextUsedTokens.WithLabelValues(model).Set(float64(used))
 	m.mu.RLock()
 	mc := m.maxCtx[model]
 	m.mu.RUnlock()
 	if mc > 0 {
-		m.contextUtil.WithLabelValues(model).Set(min(1, float64(used)/float64(mc)))
+		m.mlxContextUtilization.WithLabelValues(model).Set(min(1, float64(used)/float64(mc)))
 	}
 }
 
@@ -442,10 +343,10 @@ func (m *Metrics) countClient(rec *Record) {
 	if c, isErr := rec.Err(); isErr {
 		class = c
 	}
-	m.clientRequests.WithLabelValues(rec.Client, class).Inc()
+	m.mlxClientRequestsTotal.WithLabelValues(rec.Client, class).Inc()
 	if u := rec.Usage; u != nil {
-		m.clientTokens.WithLabelValues(rec.Client, "prompt").Add(float64(max(u.PromptTokens, 0)))
-		m.clientTokens.WithLabelValues(rec.Client, "completion").Add(float64(max(u.CompletionTokens, 0)))
+		m.mlxClientTokensTotal.WithLabelValues(rec.Client, "prompt").Add(float64(max(u.PromptTokens, 0)))
+		m.mlxClientTokensTotal.WithLabelValues(rec.Client, "completion").Add(float64(max(u.CompletionTokens, 0)))
 	}
 }
 

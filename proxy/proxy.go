@@ -113,11 +113,11 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		callers: newCallers(cfg.Access), origins: newOrigins(cfg.TrafficOrigins), models: newModelsCache(cfg.ModelsCacheTTL),
 		slots: newRequestSlots(cfg.MaxConcurrentRequestsPerClient)}
 	p.tracer = newTracer(cfg.Traces, u.Host,
-		newOutbox[*Span]("spans", cfg.Traces.QueueSize, countAll(p.metrics.spansDropped), log))
-	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.accessDropped), log)
+		newOutbox[*Span]("spans", cfg.Traces.QueueSize, countAll(p.metrics.mlxSpansDroppedTotal), log))
+	p.access = newOutbox[*AccessRecord]("access log", cfg.AccessLogQueue, countAll(p.metrics.mlxAccessLogDroppedTotal), log)
 	p.feedback = &feedback{cfg: cfg.Feedback, index: newFeedbackIndex(cfg.Feedback.MaxTraces),
-		outbox:  newOutbox[*FeedbackRecord]("feedback", cfg.Feedback.QueueSize, countAll(p.metrics.feedbackDropped), log),
-		counted: p.metrics.userFeedback, content: cfg.Traces.CaptureContent}
+		outbox:  newOutbox[*FeedbackRecord]("feedback", cfg.Feedback.QueueSize, countAll(p.metrics.mlxUserFeedbackDroppedTotal), log),
+		counted: p.metrics.mlxUserFeedbackTotal, content: cfg.Traces.CaptureContent}
 	if cfg.Live.Topology == "" && cfg.Live.RingHostfile != "" {
 		hf, err := ringhosts.Read(cfg.Live.RingHostfile)
 		if err != nil {
@@ -129,7 +129,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	liveID, liveWhy, liveFallback := cfg.liveModel()
 	p.live = newLive(cfg.Live, liveID, cfg.Traces.outputsShown(), newOutbox[*LiveRecord]("live stream", cfg.Live.QueueSize,
 		func(reason string, n int) {
-			p.metrics.liveDropped.WithLabelValues(reason).Add(float64(n))
+			p.metrics.mlxLiveRecordsDroppedTotal.WithLabelValues(reason).Add(float64(n))
 			if liveWarn.due() {
 				log.Warn("Live stream records dropped (counted in mlx_live_records_dropped_total)", zap.String("reason", reason))
 			}

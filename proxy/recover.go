@@ -55,7 +55,7 @@ const recoveredMessage = "Recovered a panic; the proxy goes on"
 
 // recovered logs and counts a recovered panic.
 func (m *Metrics) recovered(log *zap.Logger, where string, r any) {
-	m.panics.WithLabelValues(where).Inc()
+	m.mlxProxyPanicsTotal.WithLabelValues(where).Inc()
 	if log != nil {
 		log.Error(recoveredMessage, zap.String("where", where), zap.Any("panic", r), zap.Stack("stack"))
 	}

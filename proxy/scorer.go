@@ -18,7 +18,7 @@ import (
 // answer's scoring (a few milliseconds per 1,000 tokens) never delays the
 // end of a response. A full queue drops the job and counts it.
 type scorer struct {
-	metrics   *qualityMetrics
+	metrics   *qualityFamilies
 	models    *labelSet // the proxy's model label set: one bound for all series
 	checker   *heuristics.Checker
 	lowConfid float64
@@ -47,7 +47,7 @@ type scoreJob struct {
 	logprobs []json.RawMessage
 }
 
-func newScorer(cfg Config, m *qualityMetrics, models *labelSet, log *zap.Logger) *scorer {
+func newScorer(cfg Config, m *qualityFamilies, models *labelSet, log *zap.Logger) *scorer {
 	rules := heuristics.Default
 	rules.FlagThreshold = cfg.HallucinationFlagThreshold
 	return &scorer{
@@ -103,7 +103,7 @@ func (s *scorer) run(q <-chan scoreJob, done chan<- struct{}) {
 func (s *scorer) run1(job *scoreJob) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.metrics.scoringDropped.Inc()
+			s.metrics.mlxScoringDroppedTotal.Inc()
 			if job.span != nil {
 				job.span.drop()
 			}
@@ -132,7 +132,7 @@ func (s *scorer) End(rec *Record) {
 		if s.enqueue(job) {
 			return
 		}
-		s.metrics.scoringDropped.Inc()
+		s.metrics.mlxScoringDroppedTotal.Inc()
 	}
 	if span != nil {
 		span.finishLater()
@@ -166,7 +166,7 @@ func (s *scorer) jobOf(rec *Record) (job scoreJob, scored bool) {
 		if rec.LogprobsSource != "" {
 			// Logprobs were due, but the answer could not be read (too
 			// large, not JSON): say so rather than nothing.
-			s.metrics.confidenceFailed.WithLabelValues(s.models.value(rec.Model), rec.LogprobsSource).Inc()
+			s.metrics.mlxConfidenceUnscoredTotal.WithLabelValues(s.models.value(rec.Model), rec.LogprobsSource).Inc()
 		}
 		return job, false
 	}

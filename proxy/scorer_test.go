@@ -36,14 +36,14 @@ func TestScorerDropsWhenTheQueueIsFull(t *testing.T) {
 
 	s.End(finishedRecord("I cannot help with that.", ""))
 	s.End(finishedRecord("Hello there.", "")) // the queue holds one: dropped
-	assert.Equal(t, 1.0, testutil.ToFloat64(q.scoringDropped))
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.mlxScoringDroppedTotal))
 
 	s.start()
 	waitIdle(t, s)
 	s.stop()
 	s.stop() // twice is fine
-	assert.Equal(t, 1.0, testutil.ToFloat64(q.refusal.WithLabelValues("m")), "the queued answer was scored")
-	assert.Equal(t, 1, testutil.CollectAndCount(q.riskHist), "one answer observed")
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.mlxHeuristicRefusal.WithLabelValues("m")), "the queued answer was scored")
+	assert.Equal(t, 1, testutil.CollectAndCount(q.mlxHallucinationRiskHistogram), "one answer observed")
 }
 
 // Certain tokens give perplexity 1 and confidence 1; two 50/50 tokens give
@@ -58,23 +58,23 @@ func TestScorerConfidenceFigures(t *testing.T) {
 
 	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": 0.0}, {"id": 2, "logprob": 0.0}]}`))
 	waitIdle(t, s)
-	assert.Equal(t, 1.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")))
-	assert.Equal(t, 1.0, testutil.ToFloat64(q.confMean.WithLabelValues("m")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.mlxOutputPerplexity.WithLabelValues("m")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.mlxTokenConfidenceMean.WithLabelValues("m")))
 
 	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": -0.6931471805599453}, {"id": 2, "logprob": -0.6931471805599453}]}`))
 	waitIdle(t, s)
-	assert.InDelta(t, 2.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")), 1e-9)
-	assert.InDelta(t, 0.5, testutil.ToFloat64(q.confMean.WithLabelValues("m")), 1e-9)
-	assert.Equal(t, 0.0, testutil.ToFloat64(q.lowRatio.WithLabelValues("m")), "exactly at the threshold is not low")
-	assert.Equal(t, 0.0, testutil.ToFloat64(q.lowResponses.WithLabelValues("m")))
-	assert.Equal(t, 2.0, testutil.ToFloat64(q.scored.WithLabelValues("m", SourceInjected)))
+	assert.InDelta(t, 2.0, testutil.ToFloat64(q.mlxOutputPerplexity.WithLabelValues("m")), 1e-9)
+	assert.InDelta(t, 0.5, testutil.ToFloat64(q.mlxTokenConfidenceMean.WithLabelValues("m")), 1e-9)
+	assert.Equal(t, 0.0, testutil.ToFloat64(q.mlxLowConfidenceTokenRatio.WithLabelValues("m")), "exactly at the threshold is not low")
+	assert.Equal(t, 0.0, testutil.ToFloat64(q.mlxLowConfidenceResponseTotal.WithLabelValues("m")))
+	assert.Equal(t, 2.0, testutil.ToFloat64(q.mlxConfidenceScoredTotal.WithLabelValues("m", SourceInjected)))
 
 	// Logprobs asked for but unusable: nothing reported, counted unscored.
 	s.End(finishedRecord("ab", `{"content": [{"id": 1, "logprob": "x"}]}`))
 	waitIdle(t, s)
-	assert.Equal(t, 1.0, testutil.ToFloat64(q.confidenceFailed.WithLabelValues("m", SourceInjected)))
-	assert.Equal(t, 2.0, testutil.ToFloat64(q.scored.WithLabelValues("m", SourceInjected)))
-	assert.InDelta(t, 2.0, testutil.ToFloat64(q.perplexity.WithLabelValues("m")), 1e-9, "the last scored answer stays")
+	assert.Equal(t, 1.0, testutil.ToFloat64(q.mlxConfidenceUnscoredTotal.WithLabelValues("m", SourceInjected)))
+	assert.Equal(t, 2.0, testutil.ToFloat64(q.mlxConfidenceScoredTotal.WithLabelValues("m", SourceInjected)))
+	assert.InDelta(t, 2.0, testutil.ToFloat64(q.mlxOutputPerplexity.WithLabelValues("m")), 1e-9, "the last scored answer stays")
 }
 
 // Answers that did not reach the client whole, or were errors, are not
@@ -95,7 +95,7 @@ func TestScorerSkipsFailedAnswers(t *testing.T) {
 	s.start()
 	waitIdle(t, s)
 	s.stop()
-	require.Equal(t, 0, testutil.CollectAndCount(q.riskHist))
+	require.Equal(t, 0, testutil.CollectAndCount(q.mlxHallucinationRiskHistogram))
 }
 
 // waitIdle waits until the scorer has taken every queued record, for 10 s

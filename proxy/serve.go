@@ -25,7 +25,7 @@ func (p *Proxy) Serve(ln net.Listener) {
 		ErrorLog:          debugStdLog(p.log),
 	}
 	limited := limitConnections(ln, p.cfg.MaxConnections, p.cfg.MaxConnectionsPerClient, func(reason string) {
-		p.metrics.connsRefused.WithLabelValues(reason).Inc()
+		p.metrics.mlxProxyConnectionsRefusedTotal.WithLabelValues(reason).Inc()
 	})
 	p.server.ConnState = limited.connState
 	ln = limited
@@ -147,7 +147,7 @@ func (p *Proxy) AttachLive(sink LiveSink) (detach func(context.Context)) {
 // CountLiveDrops counts n live records lost after the proxy handed them
 // over (a POST that failed), in mlx_live_records_dropped_total{reason}.
 func (p *Proxy) CountLiveDrops(reason string, n int) {
-	p.metrics.liveDropped.WithLabelValues(reason).Add(float64(n))
+	p.metrics.mlxLiveRecordsDroppedTotal.WithLabelValues(reason).Add(float64(n))
 }
 
 // AttachAccessLog makes sink the consumer of the access log, likewise.

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"math"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -31,52 +30,41 @@ const (
 // its headers with the whole answer), so it counts as running once sent:
 // counting it as waiting would show a busy engine as idle.
 type vllmGauges struct {
-	waiting, running *prometheus.GaugeVec
-	model            string
-	// kvUsage is the KV-cache receiver's latest utilisation (float64
-	// bits); kvKnown whether there is one.
-	kvUsage atomic.Uint64
-	kvKnown atomic.Bool
-	kvDesc  *prometheus.Desc
-	// requests are vLLM's request histograms and token counters
-	// (vllm_compat_requests.go).
-	requests *vllmRequests
+	vllmFamilies // metadata.yaml's group vllm
+	model        string
 }
 
 func newVLLMGauges(r registrar, model string) *vllmGauges {
-	g := &vllmGauges{
-		waiting: r.gauge(metricVllmNumRequestsWaiting, metricVllmNumRequestsWaitingHelp, "model_name"),
-		running: r.gauge(metricVllmNumRequestsRunning, metricVllmNumRequestsRunningHelp, "model_name"),
-		model:   model,
-		kvDesc:  prometheus.NewDesc(metricVllmKvCacheUsagePerc, metricVllmKvCacheUsagePercHelp, []string{"model_name"}, nil),
+	g := &vllmGauges{model: model}
+	g.register(r)
+	// vLLM makes its series for the served model when it starts
+	// (make_per_engine; request_success for every finish reason), so a
+	// rate over a run sees the first request as an increase from 0.
+	for _, vec := range []*prometheus.GaugeVec{g.vllmNumRequestsWaiting, g.vllmNumRequestsRunning} {
+		vec.WithLabelValues(model)
 	}
-	g.requests = newVLLMRequests(r, model)
-	// The configured model's gauges exist from the start at 0, as vLLM
-	// serves them before the first request.
-	g.waiting.WithLabelValues(model)
-	g.running.WithLabelValues(model)
-	r.reg.MustRegister(g)
+	for _, vec := range []*prometheus.HistogramVec{g.vllmE2eRequestLatencySeconds, g.vllmTimeToFirstTokenSeconds,
+		g.vllmInterTokenLatencySeconds, g.vllmRequestTimePerOutputTokenSeconds, g.vllmRequestQueueTimeSeconds,
+		g.vllmRequestPrefillTimeSeconds, g.vllmRequestDecodeTimeSeconds, g.vllmRequestInferenceTimeSeconds,
+		g.vllmRequestPromptTokens, g.vllmRequestGenerationTokens} {
+		vec.WithLabelValues(model)
+	}
+	g.vllmPromptTokensTotal.WithLabelValues(model)
+	g.vllmGenerationTokensTotal.WithLabelValues(model)
+	for _, reason := range vllmFinishReasons {
+		g.vllmRequestSuccessTotal.WithLabelValues(model, reason)
+	}
 	return g
 }
 
-// Describe and Collect serve vllm:kv_cache_usage_perc only while a value
-// is known: a missing cache state is no series, not a 0.
-func (g *vllmGauges) Describe(ch chan<- *prometheus.Desc) { ch <- g.kvDesc }
-
-func (g *vllmGauges) Collect(ch chan<- prometheus.Metric) {
-	if !g.kvKnown.Load() {
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(g.kvDesc, prometheus.GaugeValue, math.Float64frombits(g.kvUsage.Load()), g.model)
-}
-
+// setKVUsage serves vllm:kv_cache_usage_perc only while a value is known:
+// a missing cache state is no series, not a 0.
 func (g *vllmGauges) setKVUsage(u float64, known bool) {
 	if known && !math.IsNaN(u) && !math.IsInf(u, 0) {
-		g.kvUsage.Store(math.Float64bits(u))
-		g.kvKnown.Store(true)
+		g.vllmKvCacheUsagePerc.WithLabelValues(g.model).Set(u)
 		return
 	}
-	g.kvKnown.Store(false)
+	g.vllmKvCacheUsagePerc.DeleteLabelValues(g.model)
 }
 
 // begin counts a request sent to the engine: waiting when it goes as a
@@ -84,11 +72,11 @@ func (g *vllmGauges) setKVUsage(u float64, known bool) {
 func (g *vllmGauges) begin(rec *Record) {
 	if rec.Streaming && !rec.Destreamed {
 		rec.vllmPhase = vllmWaiting
-		g.waiting.WithLabelValues(rec.inFlightLabel).Inc()
+		g.vllmNumRequestsWaiting.WithLabelValues(rec.inFlightLabel).Inc()
 		return
 	}
 	rec.vllmPhase = vllmRunning
-	g.running.WithLabelValues(rec.inFlightLabel).Inc()
+	g.vllmNumRequestsRunning.WithLabelValues(rec.inFlightLabel).Inc()
 }
 
 // admitted moves a waiting request to running: the engine's headers came.
@@ -99,8 +87,8 @@ func (g *vllmGauges) admitted(rec *Record) {
 		return
 	}
 	rec.vllmPhase = vllmRunning
-	g.waiting.WithLabelValues(rec.inFlightLabel).Dec()
-	g.running.WithLabelValues(rec.inFlightLabel).Inc()
+	g.vllmNumRequestsWaiting.WithLabelValues(rec.inFlightLabel).Dec()
+	g.vllmNumRequestsRunning.WithLabelValues(rec.inFlightLabel).Inc()
 }
 
 // end lowers the request's gauge and records it in vLLM's request
@@ -108,12 +96,12 @@ func (g *vllmGauges) admitted(rec *Record) {
 func (g *vllmGauges) end(rec *Record) {
 	switch rec.vllmPhase {
 	case vllmWaiting:
-		g.waiting.WithLabelValues(rec.inFlightLabel).Dec()
+		g.vllmNumRequestsWaiting.WithLabelValues(rec.inFlightLabel).Dec()
 	case vllmRunning:
-		g.running.WithLabelValues(rec.inFlightLabel).Dec()
+		g.vllmNumRequestsRunning.WithLabelValues(rec.inFlightLabel).Dec()
 	}
 	rec.vllmPhase = vllmUncounted
-	g.requests.observe(rec)
+	g.observe(rec)
 }
 
 // SetKVCacheUsage gives the proxy the KV-cache receiver's latest

@@ -135,8 +135,10 @@ metrics:
 	assert.Contains(t, md, "| model | The model. | Any Str |")
 }
 
-// With -registrars, each family gets a typed registrar with its labels (the
-// name_override's) and buckets, and each enumerated attribute its values.
+// With -registrars, each group gets a struct with one typed field per family
+// and a register method with its labels (the name_override's) and buckets; a
+// family without labels is its one series; each enumerated attribute gets
+// its values.
 func TestGeneratedRegistrars(t *testing.T) {
 	c, err := mdschema.Parse([]byte(`
 type: x
@@ -155,19 +157,32 @@ metrics:
   mlx_c:
     description: C.
     gauge: {value_type: double}
+  vllm:d:
+    group: vllm
+    description: D.
+    gauge: {value_type: double}
+    attributes: [model]
 `))
 	require.NoError(t, err)
 	src, err := goSource(c, "p", "metadata.yaml", true)
 	require.NoError(t, err)
 	for _, want := range []string{
 		`labelValuesRefusalStatus = []string{"400", "429"}`,
-		`familyMlxASeconds = histogramFamily{metricMlxASeconds, metricMlxASecondsHelp, []string{"model"}, metricMlxASecondsBuckets}`,
-		`familyMlxBTotal   = counterFamily{metricMlxBTotal, metricMlxBTotalHelp, []string{"model", "status"}}`,
-		`familyMlxC        = gaugeFamily{metricMlxC, metricMlxCHelp, nil}`,
+		"type families struct {\n" +
+			"\tmlxASeconds *prometheus.HistogramVec // mlx_a_seconds {model}\n" +
+			"\tmlxBTotal   *prometheus.CounterVec   // mlx_b_total {model, status}\n" +
+			"\tmlxC        prometheus.Gauge         // mlx_c\n}",
+		"func (f *families) register(r registrar) {\n" +
+			"\tf.mlxASeconds = r.histogramOf(metricMlxASeconds, metricMlxASecondsHelp, metricMlxASecondsBuckets, \"model\")\n" +
+			"\tf.mlxBTotal = r.counter(metricMlxBTotal, metricMlxBTotalHelp, \"model\", \"status\")\n" +
+			"\tf.mlxC = r.gauge(metricMlxC, metricMlxCHelp).WithLabelValues()\n}",
+		"type vllmFamilies struct {\n\tvllmD *prometheus.GaugeVec // vllm:d {model}\n}",
+		"func (f *vllmFamilies) register(r registrar) {\n\tf.vllmD = r.gauge(metricVllmD, metricVllmDHelp, \"model\")\n}",
 	} {
 		assert.Contains(t, string(src), want)
 	}
 	plain, err := goSource(c, "p", "metadata.yaml", false)
 	require.NoError(t, err)
-	assert.NotContains(t, string(plain), "Family{", "only a package that asks for them")
+	assert.NotContains(t, string(plain), "registrar", "only a package that asks for them")
+	assert.NotContains(t, string(plain), "prometheus", "only a package that asks for them")
 }

@@ -11,13 +11,18 @@ import (
 )
 
 // writeRegistrars writes, for a package that serves its metrics with
-// client_golang (the proxy), the typed registrars: family<Name>, one per
-// metric family, a counterFamily, gaugeFamily or histogramFamily with its
-// name, help text, label names (metadata.yaml's order, which is the order
-// of its WithLabelValues) and buckets, so that none of them is typed again
-// by hand; and labelValues<Attribute>, the values each attribute with an
-// enum allows. The package defines the three family types and their
-// register method (proxy/metrics.go: the unit and the registry are its).
+// client_golang (the proxy), the registered families: per group of
+// metadata.yaml (a metric's group; none is the main group), a struct
+// <group>Families (families for the main group) with one field per family,
+// named after the metric (mlx_requests_total is mlxRequestsTotal) and typed as
+// client_golang registers it (a family without labels is its one series, at 0
+// from the start), and its register method, which registers every family of
+// the group with its name, help text, label names (metadata.yaml's order,
+// which is the order of WithLabelValues) and buckets, so that none of them is
+// typed again by hand; and labelValues<Attribute>, the values each attribute
+// with an enum allows. The package defines registrar, whose counter, gauge
+// and histogramOf register one family (proxy/metrics.go: the unit and the
+// registry are its).
 func writeRegistrars(b *bytes.Buffer, c *mdschema.Component) {
 	var enums []mdschema.Entry[mdschema.Attribute]
 	for _, a := range c.Attributes {
@@ -32,23 +37,74 @@ func writeRegistrars(b *bytes.Buffer, c *mdschema.Component) {
 		}
 		b.WriteString(")\n")
 	}
-	b.WriteString("\n// The families of metadata.yaml, with their labels in order: family.register(r) registers one.\nvar (\n")
+	var groups []string
+	byGroup := map[string][]mdschema.Entry[mdschema.Metric]{}
 	for _, e := range c.Metrics {
 		if slices.Contains(fleet.Metrics, e.Key) {
-			continue
+			continue // internal/fleet's to emit
 		}
-		id := "metric" + camel(e.Key)
-		labels := quoted(c.OwnLabels(e.Value))
-		switch e.Value.PromType() {
-		case "counter":
-			fmt.Fprintf(b, "\tfamily%s = counterFamily{%s, %sHelp, %s}\n", camel(e.Key), id, id, labels)
-		case "gauge":
-			fmt.Fprintf(b, "\tfamily%s = gaugeFamily{%s, %sHelp, %s}\n", camel(e.Key), id, id, labels)
-		default:
-			fmt.Fprintf(b, "\tfamily%s = histogramFamily{%s, %sHelp, %s, %sBuckets}\n", camel(e.Key), id, id, labels, id)
+		g := e.Value.Group
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
 		}
+		byGroup[g] = append(byGroup[g], e)
 	}
-	b.WriteString(")\n")
+	for _, g := range groups {
+		typ := "families"
+		if g != "" {
+			typ = g + "Families"
+		}
+		var fields, regs bytes.Buffer
+		for _, e := range byGroup[g] {
+			id, field := "metric"+camel(e.Key), lowerFirst(camel(e.Key))
+			labels := c.OwnLabels(e.Value)
+			kind := e.Value.PromType()
+			t := familyTypes[kind]
+			args := fmt.Sprintf("%s, %sHelp", id, id)
+			if kind == "histogram" {
+				args += ", " + id + "Buckets"
+			}
+			for _, l := range labels {
+				args += fmt.Sprintf(", %q", l)
+			}
+			ftype, with := t.vec, ""
+			if len(labels) == 0 {
+				ftype, with = t.one, ".WithLabelValues()"
+			}
+			fmt.Fprintf(&fields, "\t%s %s // %s%s\n", field, ftype, e.Key, braced(labels))
+			fmt.Fprintf(&regs, "\tf.%s = r.%s(%s)%s\n", field, t.method, args, with)
+		}
+		fmt.Fprintf(b, "\n// %s are the families of metadata.yaml", typ)
+		if g != "" {
+			fmt.Fprintf(b, " in group %s", g)
+		}
+		fmt.Fprintf(b, ", with their labels in order.\ntype %s struct {\n%s}\n", typ, fields.Bytes())
+		fmt.Fprintf(b, "\n// register registers every family of %s in r.\nfunc (f *%s) register(r registrar) {\n%s}\n", typ, typ, regs.Bytes())
+	}
+}
+
+// familyTypes are, by Prometheus type, the field's type with labels and
+// without, and the registrar's method.
+var familyTypes = map[string]struct{ vec, one, method string }{
+	"counter":   {"*prometheus.CounterVec", "prometheus.Counter", "counter"},
+	"gauge":     {"*prometheus.GaugeVec", "prometheus.Gauge", "gauge"},
+	"histogram": {"*prometheus.HistogramVec", "prometheus.Observer", "histogramOf"},
+}
+
+// braced is " {a, b}", or "" without labels.
+func braced(labels []string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	return " {" + strings.Join(labels, ", ") + "}"
+}
+
+// lowerFirst is s with its first letter in lower case (MlxUp: mlxUp).
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // quoted is a Go []string literal of ss (nil when empty).

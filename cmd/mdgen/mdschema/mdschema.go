@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 
 	"go.yaml.in/yaml/v3"
@@ -79,6 +80,10 @@ type Metric struct {
 	// Platforms say, per platform (macOS, Linux), what feeds the metric
 	// there; a platform not listed never has it. Empty: every platform.
 	Platforms Ordered[string] `yaml:"platforms"`
+	// Group names the families a component registers together (cmd/mdgen
+	// -registrars: the struct <group>Families), such as those served only
+	// under a setting. Empty: the component's main group (families).
+	Group string `yaml:"group"`
 }
 
 // Gauge is a gauge metric.
@@ -208,6 +213,9 @@ func Load(path string) (*Component, error) {
 	return c, nil
 }
 
+// groupName is what a group may be called: it starts a Go identifier.
+var groupName = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+
 func (c *Component) check() error {
 	var errs []error
 	if c.Type == "" {
@@ -239,6 +247,9 @@ func (c *Component) check() error {
 		}
 		if m.Enabled != nil {
 			errs = append(errs, fmt.Errorf("metric %s: enabled is not part of the schema (every metric listed is emitted): remove the line", e.Key))
+		}
+		if m.Group != "" && !groupName.MatchString(m.Group) {
+			errs = append(errs, fmt.Errorf("metric %s: group %q is not a lower-case identifier", e.Key, m.Group))
 		}
 		if m.Histogram != nil && len(m.Histogram.Buckets) == 0 {
 			errs = append(errs, fmt.Errorf("metric %s: a histogram needs its buckets", e.Key))

@@ -45,6 +45,7 @@ func TestParseRefuses(t *testing.T) {
 		"no component type":   "metrics: {}\n",
 		"metric listed twice": "type: x\nmetrics:\n  m: {description: d, gauge: {}}\n  m: {description: d, gauge: {}}\n",
 		"enabled":             "type: x\nmetrics:\n  m: {enabled: true, description: d, gauge: {}}\n",
+		"group not a name":    "type: x\nmetrics:\n  m: {group: Compat-vLLM, description: d, gauge: {}}\n",
 	} {
 		_, err := Parse([]byte(doc))
 		assert.Error(t, err, name)
