@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,9 +12,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mdgen/mdschema"
 	"github.com/mlx-otelcol/mlx-otelcol/internal/fleet"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/promtext"
 )
+
+// proxyMetadata is the proxy's metadata.yaml, the one schema of its series.
+func proxyMetadata(t *testing.T) *mdschema.Component {
+	t.Helper()
+	c, err := mdschema.Load("../extension/proxyextension/metadata.yaml")
+	require.NoError(t, err)
+	return c
+}
 
 // answer is what the test itself reads from an engine's answer, to know
 // what the metrics must say.
@@ -188,32 +198,15 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 	r.do(r.url, http.MethodGet, "/health", "")
 
 	sc := r.scrape()
-	families := []string{
-		"mlx_requests_total", "mlx_tokens_prompt_total", "mlx_tokens_completion_total", "mlx_ttft_seconds",
-		"mlx_generation_seconds", "mlx_token_rate_tokens_per_second", "mlx_queue_wait_seconds", "mlx_admission_wait_seconds", "mlx_http_refusals_total", "mlx_proxy_panics_total", "mlx_proxy_buffer_cuts_total", "mlx_stream_stalls_total", "mlx_tool_calls_total",
-		"mlx_finish_reason_total", "mlx_temperature", "mlx_up", "mlx_in_flight", "mlx_error_total",
-		"mlx_context_length_max_tokens", "mlx_context_used_tokens", "mlx_context_utilization", "mlx_kv_bytes_per_token",
-		"mlx_prompt_cached_tokens_total", "mlx_prompt_cache_ratio", "mlx_model_info", "mlx_model_arch",
-		// Scoring: every answer gets the heuristics, the three non-streamed
-		// answers (two chat, one text) injected logprobs.
-		"mlx_heuristic_repetition", "mlx_heuristic_refusal", "mlx_heuristic_hedging", "mlx_heuristic_ungrounded",
-		"mlx_hallucination_risk", "mlx_hallucination_risk_histogram", "mlx_hallucination_flag_total",
-		"mlx_output_perplexity", "mlx_output_perplexity_histogram", "mlx_token_entropy_nats", "mlx_token_entropy_histogram",
-		"mlx_token_confidence_mean", "mlx_token_confidence_min", "mlx_token_confidence_std", "mlx_token_margin_mean",
-		"mlx_low_confidence_token_ratio", "mlx_confidence_scored_total", "mlx_confidence_unscored_total",
-		"mlx_low_confidence_response_total", "mlx_scoring_dropped_total",
-		// Telemetry hand-over (no pipeline attached here: nothing built).
-		"mlx_spans_dropped_total", "mlx_access_log_dropped_total", "mlx_live_records_dropped_total",
-		// vLLM's latency and length distributions.
-		"mlx_time_to_first_token_seconds", "mlx_request_latency_seconds", "mlx_time_per_output_token_seconds",
-		"mlx_inter_token_latency_seconds", "mlx_prompt_tokens", "mlx_generation_tokens", "mlx_prefill_seconds", "mlx_decode_seconds",
-		// The front door: callers and connections.
-		"mlx_client_requests_total", "mlx_client_tokens_total", "mlx_proxy_connections_refused_total",
-		// Feedback from people.
-		"mlx_user_feedback_total", "mlx_user_feedback_dropped_total",
-		// OpenTelemetry GenAI's server histograms.
-		"gen_ai_server_request_duration_seconds", "gen_ai_server_time_to_first_token_seconds",
-		"gen_ai_server_time_per_output_token_seconds",
+	// Every family of metadata.yaml but the fleet contract's (the
+	// extension adds them) and the vllm group's (compat [vllm] is off):
+	// the scoring's too, as every answer gets the heuristics and the three
+	// non-streamed answers (two chat, one text) injected logprobs.
+	var families []string
+	for _, e := range proxyMetadata(t).Metrics {
+		if e.Value.Group != "vllm" && !slices.Contains(fleet.Metrics, e.Key) {
+			families = append(families, e.Key)
+		}
 	}
 	assert.ElementsMatch(t, families, sc.Names(), "exactly the proxy's families")
 	// Every request came from this machine without a key: "local".

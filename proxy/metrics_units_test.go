@@ -41,22 +41,23 @@ func TestOpenMetricsScrapeShowsUnits(t *testing.T) {
 	om := r.do(r.url, http.MethodGet, "/metrics", "", "Accept", openMetricsAccept)
 	require.Equal(t, http.StatusOK, om.status)
 	assert.True(t, strings.HasPrefix(om.header.Get("Content-Type"), "application/openmetrics-text"), om.header.Get("Content-Type"))
-	assert.Equal(t, map[string]string{
-		"gen_ai_server_request_duration_seconds":      "seconds",
-		"gen_ai_server_time_to_first_token_seconds":   "seconds",
-		"gen_ai_server_time_per_output_token_seconds": "seconds",
-		"mlx_ttft_seconds":                            "seconds",
-		"mlx_time_to_first_token_seconds":             "seconds",
-		"mlx_request_latency_seconds":                 "seconds",
-		"mlx_time_per_output_token_seconds":           "seconds",
-		"mlx_inter_token_latency_seconds":             "seconds",
-		"mlx_prefill_seconds":                         "seconds",
-		"mlx_decode_seconds":                          "seconds",
-		"mlx_generation_seconds":                      "seconds",
-		"mlx_queue_wait_seconds":                      "seconds",
-		"mlx_admission_wait_seconds":                  "seconds",
-		"mlx_token_rate_tokens_per_second":            "per_second",
-	}, unitLines(om.body), "{token}, 1 and a unit the name does not end with (mlx_kv_bytes_per_token's By) show none")
+	// What metadata.yaml says each family served shows: its unit in
+	// OpenMetrics' words when the name (less _total) ends with it.
+	want := map[string]string{}
+	documented := proxyMetadata(t)
+	for _, name := range r.scrape().Names() {
+		m, ok := documented.Metrics.Get(name)
+		require.True(t, ok, "%s is in metadata.yaml", name)
+		u, known := openMetricsWords[m.Unit]
+		require.True(t, known, "%s's unit %q has its OpenMetrics word in openMetricsWords", name, m.Unit)
+		if u != "" && strings.HasSuffix(strings.TrimSuffix(name, "_total"), "_"+u) {
+			want[name] = u
+		}
+	}
+	assert.Equal(t, "seconds", want["mlx_ttft_seconds"])
+	assert.Equal(t, "per_second", want["mlx_token_rate_tokens_per_second"])
+	assert.NotContains(t, want, "mlx_kv_bytes_per_token", "a unit the name does not end with (By) shows none")
+	assert.Equal(t, want, unitLines(om.body), "{token}, 1 and a unit the name does not end with show none")
 
 	text := r.do(r.url, http.MethodGet, "/metrics", "")
 	require.Equal(t, http.StatusOK, text.status)
@@ -85,6 +86,11 @@ func rigAfterAStream(t *testing.T, opts ...rigOption) *rig {
 	settle(r.proxy)
 	return r
 }
+
+// openMetricsWords are metadata.yaml's units (UCUM) in the words an
+// OpenMetrics scrape gives them (otlptranslator's UnitNamer: s is seconds,
+// By bytes, {token}/s per_second; an annotation or 1 has none).
+var openMetricsWords = map[string]string{"": "", "1": "", "{token}": "", "s": "seconds", "By": "bytes", "{token}/s": "per_second"}
 
 // unitLines returns the `# UNIT name unit` lines of an OpenMetrics scrape.
 func unitLines(b []byte) map[string]string {
