@@ -104,6 +104,7 @@ type paramRule struct {
 	min, max     *float64
 	optional     bool
 	whitelist    *float64
+	doc          string // more the documentation says (TestParamsTable)
 }
 
 func bound(f float64) *float64 { return &f }
@@ -130,7 +131,7 @@ var paramRules = []paramRule{
 	{key: "top_logprobs", ints: true, min: bound(0), max: bound(11), whitelist: bound(-1)},
 	{key: "xtc_probability", floats: true, min: bound(0), max: bound(1)},
 	{key: "xtc_threshold", floats: true, min: bound(0), max: bound(1)},
-	{key: "seed", ints: true, optional: true},
+	{key: "seed", ints: true, optional: true, doc: "from 0 to 2⁶⁴−1: MLX seeds its generator with an unsigned 64-bit integer, and `mx.random.seed` raises on another after the answer's headers (the connection drops)"},
 }
 
 // boolParams are the members validate_model_parameters checks as bool.
