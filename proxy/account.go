@@ -40,6 +40,9 @@ func (p *Proxy) begin(rec *Record) {
 
 func (p *Proxy) end(rec *Record) {
 	rec.End = time.Now()
+	if p.router != nil {
+		p.router.end(rec)
+	}
 	if rec.Kind == KindChat && rec.answeredWithReasoning() {
 		// A model that thinks by default (Qwen3 since mlx-lm 0.31.2)
 		// reasons without the request asking: the answer says so.

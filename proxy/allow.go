@@ -234,7 +234,8 @@ func truncateLabel(s string) string {
 // oneModelName returns the body the engine gets (the client's body and
 // members stay as they came, for the span) for the served model: a
 // null model, or the engine's own --model named by its repo id or path
-// (Config.Model), becomes "default_model", the one name mlx_lm serves its
+// (Config.Model; with upstreams, each one's first model), becomes
+// "default_model", the one name mlx_lm serves its
 // model under. mlx_lm keys its batch on the model a request names, and
 // drains every request in progress before it serves another name; only
 // default_model carries --adapter-path (mlx_lm v0.31.3 server.py,
@@ -250,7 +251,7 @@ func (p *Proxy) oneModelName(body []byte, pb parsedBody) (out, restore []byte) {
 	}
 	if !isNull(raw) {
 		var name string
-		if p.cfg.Model == "" || p.cfg.Model == defaultModelName || json.Unmarshal(raw, &name) != nil || name != p.cfg.Model {
+		if json.Unmarshal(raw, &name) != nil || !p.engineModels[name] {
 			return body, nil
 		}
 		restore = pythonString(name)

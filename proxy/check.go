@@ -22,7 +22,7 @@ func (p *Proxy) checkCompletion(w http.ResponseWriter, r *http.Request, rec *Rec
 		return parsedBody{}, false
 	}
 	p.parseRequest(rec, pb.fields)
-	lim := p.modelLimits()
+	lim := p.limitsFor(rec.Model)
 	for _, check := range []func() (refusal, bool){
 		func() (refusal, bool) { return bodyHazard(body) },
 		func() (refusal, bool) { return p.allow.check(pb) },

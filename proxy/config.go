@@ -17,6 +17,11 @@ import (
 type Config struct {
 	// Upstream is the engine's base URL, e.g. http://127.0.0.1:8081.
 	Upstream string `mapstructure:"upstream"`
+	// Upstreams are several engines, each serving its models
+	// (config_upstreams.go), set instead of Upstream; Routing says how a
+	// request's engine is chosen among them.
+	Upstreams []UpstreamConfig `mapstructure:"upstreams"`
+	Routing   Routing          `mapstructure:"routing"`
 	// Timeouts bound the waits of the proxy.
 	Timeouts `mapstructure:"timeouts"`
 	// MaxRequestBodyBytes: a larger completion request body gets 413.
@@ -200,6 +205,10 @@ type AccessLog struct {
 func DefaultConfig() Config {
 	return Config{
 		Upstream: "http://127.0.0.1:8081",
+		// One failed connection says no engine listens there; the first
+		// ejection is short, so an engine back from a restart takes
+		// requests again within seconds (proxy/upstream, Ejection).
+		Routing: Routing{EjectAfterFailures: 1, EjectBase: 5 * time.Second, EjectMax: 5 * time.Minute},
 		Timeouts: Timeouts{
 			ReadHeaderTimeout:             10 * time.Second,
 			UpstreamResponseHeaderTimeout: 10 * time.Minute,
@@ -260,7 +269,9 @@ const maxTopLogprobs = 10
 // Validate checks the settings. Errors name the YAML keys.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.Upstream == "" {
+	if len(c.Upstreams) > 0 {
+		// validateUpstreams
+	} else if c.Upstream == "" {
 		errs = append(errs, errors.New("upstream: must be set (mlx_lm.server's base URL, e.g. http://127.0.0.1:8081)"))
 	} else if u, err := url.Parse(c.Upstream); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("upstream: %q is not an http(s) URL", c.Upstream))
@@ -309,6 +320,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", d.name, d.v))
 		}
 	}
+	errs = append(errs, c.validateUpstreams()...)
 	errs = append(errs, c.Confidence.validate()...)
 	errs = append(errs, c.Requests.validate()...)
 	errs = append(errs, c.Access.validate()...)

@@ -129,6 +129,16 @@ func unavailable(code, message string) refusal {
 		outcome: OutcomeRefused, retryAfter: true}
 }
 
+// noEngine: no engine that serves the model is up (several upstreams,
+// route.go): 503, retry after a second; the request series count it as
+// unavailable, as an engine that cannot be reached.
+func noEngine(model string) refusal {
+	r := upstreamFailure(http.StatusServiceUnavailable, OutcomeUnavailable, "no_upstream_available",
+		fmt.Sprintf("No engine that serves the model %q is available now.", truncateLabel(model)))
+	r.retryAfter = true
+	return r
+}
+
 // upstreamFailure: the engine did not answer (502, 503, 504), with the
 // outcome the record takes; the request series count it.
 func upstreamFailure(status int, outcome Outcome, code, message string) refusal {

@@ -66,6 +66,11 @@ func (p *Proxy) probeOnce(ctx context.Context, timeout time.Duration) {
 		}
 	}()
 	hook(panicProbe)
+	if p.router != nil {
+		p.router.probeAll(ctx, timeout)
+		p.loadRoutedFacts()
+		return
+	}
 	p.probe(ctx, timeout)
 	if !p.modelFactsLoaded() {
 		p.loadModelFacts()
@@ -144,4 +149,40 @@ func (p *Proxy) loadLimits(info modelconfig.Info, path string) *modelLimits {
 	p.log.Info("Prompts are checked against the context", zap.Int("max_context", info.MaxContext),
 		zap.Int("max_token_bytes", tok.MaxTokenBytes), zap.Strings("normalizers", tok.Normalizers))
 	return m
+}
+
+// loadRoutedFacts loads, with several upstreams, each served model's
+// facts the checks need, from its config.json found as the model's name
+// says (a path, or a repo id in the Hugging Face cache, as model_config
+// is for one engine); until found, the checks that need them are skipped
+// for that model, as for one engine whose config.json is not found.
+func (p *Proxy) loadRoutedFacts() {
+	for model, lim := range p.routedLimits {
+		if lim.Load() != nil {
+			continue
+		}
+		info, path, err := modelconfig.Load(model, p.cfg.HFHubCache)
+		if err != nil {
+			if p.factsWarnedFor.CompareAndSwap(false, true) {
+				p.log.Warn("A served model's config.json is not found yet; its checks that need it are skipped until it is", zap.String("model", model), zap.Error(err))
+			}
+			continue
+		}
+		p.metrics.setModelFacts(model, info)
+		lim.Store(p.loadLimits(info, path))
+		p.log.Info("Model facts loaded", zap.String("model", model), zap.String("config", path))
+	}
+}
+
+// limitsFor is the checks' facts of model (zero until known).
+func (p *Proxy) limitsFor(model string) modelLimits {
+	if p.router == nil {
+		return p.modelLimits()
+	}
+	if lim := p.routedLimits[model]; lim != nil {
+		if m := lim.Load(); m != nil {
+			return *m
+		}
+	}
+	return modelLimits{}
 }

@@ -8,6 +8,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -32,18 +33,24 @@ type Proxy struct {
 	log       *zap.Logger
 	upstream  *url.URL
 	transport *http.Transport
-	relay     *httputil.ReverseProxy
-	metrics   *Metrics
-	recorders []Recorder
-	scorer    *scorer
-	tracer    *tracer
-	allow     allowlist
-	callers   *callers
-	origins   origins
-	models    *modelsCache
-	access    *outbox[*AccessRecord]
-	feedback  *feedback
-	live      *live
+	// router chooses among several engines (Config.Upstreams); nil with
+	// one.
+	router *router
+	// engineModels are the model names sent to the engine as
+	// default_model (oneModelName).
+	engineModels map[string]bool
+	relay        *httputil.ReverseProxy
+	metrics      *Metrics
+	recorders    []Recorder
+	scorer       *scorer
+	tracer       *tracer
+	allow        allowlist
+	callers      *callers
+	origins      origins
+	models       *modelsCache
+	access       *outbox[*AccessRecord]
+	feedback     *feedback
+	live         *live
 	// active counts completion requests between begin and the end of
 	// their recorders (tests wait for it to drop to 0).
 	active atomic.Int64
@@ -79,6 +86,10 @@ type Proxy struct {
 	// limits are the served model's facts the checks need (params.go,
 	// context_check.go), set when its config.json is read.
 	limits atomic.Pointer[modelLimits]
+	// routedLimits are those of each served model, with several upstreams
+	// (loadRoutedFacts); factsWarnedFor says the first not found was told.
+	routedLimits   map[string]*atomic.Pointer[modelLimits]
+	factsWarnedFor atomic.Bool
 }
 
 // modelLimits returns the served model's facts the checks need (zero
@@ -102,6 +113,10 @@ func (p *Proxy) RegisterAgent(a *fleet.Agent) error {
 
 // New builds a proxy. It does not listen yet: see Serve.
 func New(cfg Config, log *zap.Logger) (*Proxy, error) {
+	if len(cfg.Upstreams) > 0 {
+		// The relay's first target; the router sets each request's own.
+		cfg.Upstream = cfg.Upstreams[0].Endpoint
+	}
 	u, err := url.Parse(cfg.Upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("upstream %q is not an http(s) URL", cfg.Upstream)
@@ -109,7 +124,8 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Proxy{cfg: cfg, log: log, upstream: u, metrics: newMetrics(cfg), allow: newAllowlist(cfg),
+	cfg = cfg.withUpstreamDefaults()
+	p := &Proxy{cfg: cfg, engineModels: cfg.engineModels(), log: log, upstream: u, metrics: newMetrics(cfg), allow: newAllowlist(cfg),
 		callers: newCallers(cfg.Access), origins: newOrigins(cfg.TrafficOrigins), models: newModelsCache(cfg.ModelsCacheTTL),
 		slots: newRequestSlots(cfg.MaxConcurrentRequestsPerClient)}
 	p.tracer = newTracer(cfg.Traces, u.Host,
@@ -145,21 +161,38 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 	// or pushes it on, knows where it came from.
 	p.scrape = promhttp.HandlerFor(fleet.WithNode(p.metrics.Registry, p.Node()), promhttp.HandlerOpts{EnableOpenMetrics: cfg.MetricsOpenMetrics})
 	p.metricsOnPort = p.metricsHandler()
-	p.transport = &http.Transport{
-		// The engine is on this machine: never through an HTTP proxy.
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   512,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: cfg.UpstreamResponseHeaderTimeout,
-		// Accept-Encoding passes through as the client sent it, and the
-		// answer comes back as the engine encoded it.
-		DisableCompression: true,
+	newTransport := func(tlsCfg *tls.Config) *http.Transport {
+		return &http.Transport{
+			// The engine is on this machine or this LAN: never through an
+			// HTTP proxy.
+			Proxy:                 nil,
+			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSClientConfig:       tlsCfg,
+			MaxIdleConns:          512,
+			MaxIdleConnsPerHost:   512,
+			IdleConnTimeout:       90 * time.Second,
+			ResponseHeaderTimeout: cfg.UpstreamResponseHeaderTimeout,
+			// Accept-Encoding passes through as the client sent it, and
+			// the answer comes back as the engine encoded it.
+			DisableCompression: true,
+		}
+	}
+	p.transport = newTransport(nil)
+	var relayTransport http.RoundTripper = p.transport
+	if len(cfg.Upstreams) > 0 {
+		if p.router, err = newRouter(cfg, newTransport, log); err != nil {
+			return nil, err
+		}
+		relayTransport = p.router
+		p.router.anyUp = p.setUp
+		p.routedLimits = map[string]*atomic.Pointer[modelLimits]{}
+		for _, m := range cfg.ServedModels {
+			p.routedLimits[m] = &atomic.Pointer[modelLimits]{}
+		}
 	}
 	p.relay = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
-		Transport:      p.transport,
+		Transport:      relayTransport,
 		FlushInterval:  -1, // every write reaches the client at once
 		ModifyResponse: p.onResponse,
 		ErrorHandler:   p.onUpstreamError,
@@ -169,7 +202,11 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		// profile of the proxy under load.
 		BufferPool: relayBuffers{},
 	}
-	p.loadModelFacts()
+	if p.router != nil {
+		p.loadRoutedFacts()
+	} else {
+		p.loadModelFacts()
+	}
 	return p, nil
 }
 

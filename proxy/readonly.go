@@ -36,6 +36,8 @@ func (p *Proxy) serveRead(w http.ResponseWriter, r *http.Request) {
 		defer dropBodyLater(w, r)
 	}
 	switch {
+	case p.router != nil && (models || ok):
+		p.router.serveRead(w, r, models, p.cfg.ServedModels)
 	case models:
 		p.serveModels(w, r)
 	case ok:

@@ -105,6 +105,9 @@ type Record struct {
 	// (stream_options.include_usage).
 	includeUsage bool
 
+	// routed is the engine the request went to, with several
+	// (route.go); nil with one.
+	routed *routeChoice
 	// inFlightLabel is the model label mlx_in_flight was raised under.
 	inFlightLabel string
 	// vllmPhase is the vLLM gauge the request is counted in

@@ -34,6 +34,10 @@ func (p *Proxy) relayCompletion(w http.ResponseWriter, r *http.Request, rec *Rec
 	}
 	p.begin(rec)
 	defer p.end(rec) // also when the relay aborts the response
+	if p.router != nil && !p.router.pick(rec, r, fields) {
+		p.refuse(w, r, rec, noEngine(rec.Model))
+		return
+	}
 
 	// The engine's request ends with the client's, or before it when the
 	// engine stalls (stall.go).
@@ -49,6 +53,7 @@ func (p *Proxy) relayCompletion(w http.ResponseWriter, r *http.Request, rec *Rec
 	out.ContentLength = int64(len(body))
 	out.TransferEncoding = nil
 	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	p.relay.ServeHTTP(w, out)
 }
 
@@ -89,7 +94,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // onResponse sees the engine's response headers and puts a tap on 2xx
 // completion bodies.
 func (p *Proxy) onResponse(res *http.Response) error {
-	p.setUp(true)
+	if p.router == nil {
+		p.setUp(true) // with several, the router's probes say (route.go)
+	}
 	stripCORS(res.Header) // the proxy answers CORS itself (caller.go)
 	ctx := res.Request.Context()
 	rec := recordOf(ctx)
@@ -167,6 +174,10 @@ func (p *Proxy) onUpstreamError(w http.ResponseWriter, r *http.Request, err erro
 		// stream it asked for: say so, loudly.
 		p.log.Warn("Destreamed answer cannot be re-streamed", zap.String("path", r.URL.Path), zap.Error(err))
 		status, outcome, code, msg = http.StatusBadGateway, OutcomeBadGateway, "restream_failed", "mlx upstream answer could not be re-streamed: "+restream.err.Error()
+	case errors.As(err, &opErr) && opErr.Op == "dial" && p.router != nil && rec != nil:
+		// Neither the engine chosen nor the one retried could be reached.
+		p.refuse(w, r, rec, noEngine(rec.Model))
+		return
 	case errors.As(err, &opErr) && opErr.Op == "dial":
 		p.setUp(false)
 		status, outcome, code, msg = http.StatusServiceUnavailable, OutcomeUnavailable, "upstream_unavailable", "mlx upstream unavailable"
