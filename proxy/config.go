@@ -19,8 +19,10 @@ type Config struct {
 	Upstream string `mapstructure:"upstream"`
 	// Upstreams are several engines, each serving its models
 	// (config_upstreams.go), set instead of Upstream; Routing says how a
-	// request's engine is chosen among them.
-	Upstreams []UpstreamConfig `mapstructure:"upstreams"`
+	// request's engine is chosen among them. Not read from YAML here: the
+	// extension reads `upstreams` (with each one's key as a secret and its
+	// client TLS) and sets it.
+	Upstreams []UpstreamConfig `mapstructure:"-"`
 	Routing   Routing          `mapstructure:"routing"`
 	// Timeouts bound the waits of the proxy.
 	Timeouts `mapstructure:"timeouts"`

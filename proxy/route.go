@@ -284,3 +284,12 @@ func (rt *router) serveRead(w http.ResponseWriter, r *http.Request, models bool,
 	b, _ := json.Marshal(list)
 	_, _ = w.Write(b)
 }
+
+// SetEngineReady takes a supervisor's word on the engine at endpoint
+// (router.SetEngineReady); with one engine it changes nothing: the
+// supervisor restarts it, and mlx_server_ready says so.
+func (p *Proxy) SetEngineReady(endpoint string, ready bool) {
+	if p.router != nil {
+		p.router.SetEngineReady(endpoint, ready)
+	}
+}

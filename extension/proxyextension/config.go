@@ -44,6 +44,26 @@ type Config struct {
 	// Agent is where the proxy role keeps its start counts
 	// (internal/fleet).
 	Agent fleet.Config `mapstructure:"agent"`
+	// Upstreams are several engines behind the proxy, each serving its
+	// models (proxy.UpstreamConfig), instead of upstream.
+	Upstreams []UpstreamSettings `mapstructure:"upstreams"`
+}
+
+// UpstreamSettings is one of several engines (proxy.UpstreamConfig says
+// what each field does), with its key as a secret and its client TLS.
+type UpstreamSettings struct {
+	Name        string   `mapstructure:"name"`
+	Endpoint    string   `mapstructure:"endpoint"`
+	Node        string   `mapstructure:"node"`
+	Models      []string `mapstructure:"models"`
+	MaxInFlight int      `mapstructure:"max_in_flight"`
+	// APIKey is sent to the engine as Authorization: Bearer (an engine
+	// behind another front door); redacted when the configuration is
+	// printed.
+	APIKey configopaque.String `mapstructure:"api_key"`
+	// TLS is the client TLS for an https endpoint (ca_file, and
+	// cert_file/key_file for mutual TLS).
+	TLS configtls.ClientConfig `mapstructure:"tls"`
 }
 
 // ProxySettings is proxy.Config as the extension embeds it: the same fields
@@ -78,6 +98,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	pc.APIKeys = keys
+	pc.Upstreams = c.upstreams()
 	errs = append(errs, pc.Validate())
 	return errors.Join(errs...)
 }
@@ -131,6 +152,18 @@ func (c *Config) proxyConfig() (proxy.Config, error) {
 		return pc, err
 	}
 	pc.APIKeys = keys
+	pc.Upstreams = c.upstreams()
 	pc.Traces.Hide = proxy.HideFromEnv(os.Getenv)
 	return pc, nil
+}
+
+// upstreams is upstreams as the proxy takes them (without TLS: Start loads
+// it).
+func (c *Config) upstreams() []proxy.UpstreamConfig {
+	var out []proxy.UpstreamConfig
+	for _, u := range c.Upstreams {
+		out = append(out, proxy.UpstreamConfig{Name: u.Name, Endpoint: u.Endpoint, Node: u.Node,
+			Models: u.Models, MaxInFlight: u.MaxInFlight, APIKey: string(u.APIKey)})
+	}
+	return out
 }

@@ -61,6 +61,7 @@ func TestFullConfig(t *testing.T) {
 			MetricsOnProxyPort: false,
 			MetricsOpenMetrics: true,
 			Upstream:           "http://127.0.0.1:18081",
+			Routing:            proxy.Routing{EjectAfterFailures: 2, EjectBase: time.Second, EjectMax: time.Minute},
 			Timeouts: proxy.Timeouts{ReadHeaderTimeout: 5 * time.Second, UpstreamResponseHeaderTimeout: 0, IdleTimeout: 30 * time.Second, ShutdownTimeout: 2 * time.Second, BodyReadTimeout: 10 * time.Second,
 				StreamStallTimeout: 45 * time.Second, ClientWriteTimeout: 20 * time.Second},
 			MaxRequestBodyBytes:   1 << 20,
@@ -190,13 +191,16 @@ func TestEveryKeyReachesTheProxy(t *testing.T) {
 	collectorSide := []string{"endpoint", "metrics_endpoint"}
 
 	keys, untagged := configKeys(reflect.TypeFor[proxy.Config]())
-	assert.ElementsMatch(t, []string{"MetricsBearerToken", "Traces.Hide", "APIKeys", "TLS"}, slices.Collect(maps.Keys(untagged)),
+	assert.ElementsMatch(t, []string{"MetricsBearerToken", "Traces.Hide", "APIKeys", "TLS", "Upstreams"}, slices.Collect(maps.Keys(untagged)),
 		"the proxy.Config fields no key fills: the extension sets them in proxyConfig")
 	// Secrets on the extension (configopaque), plain on the proxy.
 	keys["metrics_bearer_token"] = untagged["MetricsBearerToken"]
 	keys["api_keys"] = untagged["APIKeys"]
 	values["api_keys_file"] = writeKeysFile(t, "carol=0123456789abcdef0123\n")
 	keys["api_keys_file"] = untagged["APIKeys"]
+	// Several engines: the extension's list, each key a secret there.
+	values["upstreams"] = []any{map[string]any{"name": "a", "endpoint": "http://10.0.0.2:8081", "models": []any{"m"}, "api_key": "k"}}
+	keys["upstreams"] = untagged["Upstreams"]
 
 	proxyConfig := func(c *Config) proxy.Config {
 		pc, err := c.proxyConfig()

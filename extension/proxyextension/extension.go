@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"net"
 	"sync"
 	"time"
@@ -37,6 +38,16 @@ func (e *proxyExtension) Start(ctx context.Context, _ component.Host) error {
 	if e.cfg.TLS.HasValue() {
 		if pc.TLS, err = e.cfg.TLS.Get().LoadTLSConfig(ctx); err != nil {
 			return fmt.Errorf("mlx_proxy tls: %w", err)
+		}
+	}
+	for i, u := range e.cfg.Upstreams {
+		// An https endpoint gets the client TLS (the system's roots when
+		// tls says nothing); an http one none.
+		if !strings.HasPrefix(u.Endpoint, "https:") {
+			continue
+		}
+		if pc.Upstreams[i].TLS, err = u.TLS.LoadTLSConfig(ctx); err != nil {
+			return fmt.Errorf("mlx_proxy upstreams[%d] (%s) tls: %w", i, u.Name, err)
 		}
 	}
 	p, err := proxy.New(pc, e.logger)
@@ -166,6 +177,14 @@ func (e *proxyExtension) LastEngineActivity() time.Time {
 		return p.LastEngineActivity()
 	}
 	return time.Time{}
+}
+
+// SetEngineReady takes a supervisor's word on the engine at endpoint: with
+// several upstreams, one that is not ready takes no request.
+func (e *proxyExtension) SetEngineReady(endpoint string, ready bool) {
+	if p, err := e.running(); err == nil {
+		p.SetEngineReady(endpoint, ready)
+	}
 }
 
 // LastEngineAnswer is when the engine last gave a whole successful answer

@@ -46,6 +46,12 @@ type prober struct {
 	inFlight func() int64
 	// busyWarned: the current failing streak has been logged as busy.
 	busyWarned bool
+	// readySink, when set, hears whether the engine is ready, on every
+	// change (the proxy routes no request to an engine not ready: a
+	// wedged generation thread leaves mlx_lm v0.31.3's /health at 200).
+	readySink func(endpoint string, ready bool)
+	// reported is what readySink last heard (nil: nothing yet).
+	reported *bool
 	// pending is the probe still waiting for the engine, if any. A probe
 	// that times out is not abandoned: mlx_lm's handler thread would stay
 	// blocked for ever in response_queue.get() whatever the client does,
@@ -63,6 +69,7 @@ func (p *prober) run(ctx context.Context) {
 		if !spawnedDown {
 			p.check(ctx)
 		}
+		p.reportReady()
 		// The wait follows what this check found: a first success moves to
 		// the slower interval at once.
 		p.st.mu.Lock()
@@ -372,4 +379,19 @@ func listedAs(id, model string) bool {
 	}
 	rel := strings.TrimPrefix(filepath.Clean(model), "/")
 	return rel != "." && strings.HasSuffix(id, "/"+rel)
+}
+
+// reportReady tells readySink the engine's readiness when it changed.
+func (p *prober) reportReady() {
+	if p.readySink == nil {
+		return
+	}
+	p.st.mu.Lock()
+	ready := p.st.ready
+	p.st.mu.Unlock()
+	if p.reported != nil && *p.reported == ready {
+		return
+	}
+	p.reported = &ready
+	p.readySink(p.cfg.Endpoint, ready)
 }

@@ -37,6 +37,12 @@ type answerSource interface{ LastEngineAnswer() time.Time }
 // inFlightSource is what it offers to tell a busy engine from a hung one.
 type inFlightSource interface{ InFlight() int64 }
 
+// readinessSink hears whether the engine is ready (the proxy routes no
+// request to an engine that is not, with several).
+type readinessSink interface {
+	SetEngineReady(endpoint string, ready bool)
+}
+
 // waitSource says how long the proxy itself waits for an answer to begin.
 type waitSource interface{ UpstreamWait() time.Duration }
 
@@ -62,6 +68,9 @@ func (s *supervisor) start(_ context.Context, host component.Host) error {
 		}
 		if src, ok := ext.(inFlightSource); ok {
 			p.inFlight = src.InFlight
+		}
+		if sink, ok := ext.(readinessSink); ok {
+			p.readySink = sink.SetEngineReady
 		}
 		if src, ok := ext.(waitSource); ok && s.cfg.HealthCheck.HangAfter > 0 {
 			if w := src.UpstreamWait(); w == 0 || w > s.cfg.HealthCheck.BusyLimit {
