@@ -81,7 +81,25 @@ func (rt *router) pick(rec *Record, r *http.Request, fields map[string]json.RawM
 	key := upstream.AffinityKey(namedSession(r, fields), fields["messages"], fields["prompt"])
 	i, reason := rt.pool.Pick(rec.Model, key, nil, time.Now())
 	rec.routed = &routeChoice{i: i, reason: reason, key: key}
+	rt.place(rec)
 	return i >= 0
+}
+
+// place writes rec's engine into its facts (the span's mlx.upstream,
+// mlx.node, mlx.route, server.address and server.port).
+func (rt *router) place(rec *Record) {
+	ch := rec.routed
+	if ch.i < 0 {
+		return
+	}
+	e := rt.engines[ch.i]
+	rec.Upstream, rec.UpstreamNode, rec.Chosen = e.cfg.Name, e.cfg.Node, ch.reason.String()
+	if ch.retried {
+		rec.Chosen = "retried:" + rec.Chosen
+	}
+	if h, p, ok := splitHostPort(e.url.Host); ok {
+		rec.ServerAddress, rec.ServerPort = h, p
+	}
 }
 
 // end gives back rec's place in its upstream's requests in flight; a
@@ -148,6 +166,7 @@ func (rt *router) RoundTrip(req *http.Request) (*http.Response, error) {
 	rt.log.Debug("Upstream unreachable; the request goes to another", zap.String("failed", m.cfg.Name),
 		zap.String("upstream", rt.engines[next].cfg.Name), zap.Error(err))
 	*ch = routeChoice{i: next, reason: reason, key: ch.key, retried: true}
+	rt.place(rec)
 	body, berr := req.GetBody()
 	if berr != nil {
 		return nil, err

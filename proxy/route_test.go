@@ -377,3 +377,37 @@ func TestUpstreamsConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// The span says which engine served the request, on which node, and how
+// it was chosen; server.address is that engine's.
+func TestTheSpanNamesTheEngine(t *testing.T) {
+	rr := newRoutedRig(t, func(c *Config) {
+		for i := range c.Upstreams {
+			c.Upstreams[i].Node = "mac-" + c.Upstreams[i].Name
+		}
+	})
+	sink := &spanSink{}
+	detachOnCleanup(t, rr.proxy.AttachSpans(sink.spansSink))
+	t.Cleanup(func() { sink.checkKeysUnique(t) })
+	require.Equal(t, http.StatusOK, rr.chat(otherModel, "s1", "hi").status)
+	settle(rr.proxy)
+	var got map[string]string
+	require.Eventually(t, func() bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		if len(sink.spans) == 0 {
+			return false
+		}
+		got = map[string]string{}
+		for _, kv := range sink.spans[0].Attributes {
+			got[string(kv.Key)] = kv.Value.Emit()
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond)
+	c, _ := url.Parse(rr.engines["c"].srv.URL)
+	assert.Equal(t, "c", got["mlx.upstream"])
+	assert.Equal(t, "mac-c", got["mlx.node"])
+	assert.Equal(t, "affine", got["mlx.route"])
+	assert.Equal(t, c.Hostname(), got["server.address"])
+	assert.Equal(t, c.Port(), got["server.port"])
+}

@@ -47,6 +47,12 @@ type Facts struct {
 	Outputs                  []Output // every choice, by index
 	Request                  Request
 	Session                  string // X-Session-Id, "" without one (then the span reads the body's metadata.session_id)
+	// Upstream, UpstreamNode and Chosen say which of several engines served
+	// the request and how it was chosen; ServerAddress and ServerPort are
+	// its own (empty with one engine: Config.Server says).
+	Upstream, UpstreamNode, Chosen string
+	ServerAddress                  string
+	ServerPort                     int
 	// Client is the caller's client label: its API key's name, or the
 	// local or anonymous label without a key ("" when refused before the
 	// caller was known).

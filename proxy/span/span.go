@@ -140,7 +140,17 @@ func (bd *builder) genAIAttrs(b *attrs) {
 	if f.Streaming {
 		b.add(attribute.Bool(spankey.GenAiRequestStream, true))
 	}
-	b.add(bd.cfg.Server...)
+	if f.ServerAddress != "" {
+		b.add(attribute.String(spankey.ServerAddress, f.ServerAddress), attribute.Int(spankey.ServerPort, f.ServerPort))
+	} else {
+		b.add(bd.cfg.Server...)
+	}
+	if f.Upstream != "" {
+		b.add(attribute.String(spankey.MlxUpstream, f.Upstream), attribute.String(spankey.MlxRoute, f.Chosen))
+		if f.UpstreamNode != "" {
+			b.add(attribute.String(spankey.MlxNode, f.UpstreamNode))
+		}
+	}
 	rf := &f.Request
 	for _, p := range [...][2]string{{"temperature", spankey.GenAiRequestTemperature}, {"top_p", spankey.GenAiRequestTopP},
 		{"frequency_penalty", spankey.GenAiRequestFrequencyPenalty}, {"presence_penalty", spankey.GenAiRequestPresencePenalty},

@@ -74,6 +74,9 @@ const (
 	GenAiUsageReasoningOutputTokens         = "gen_ai.usage.reasoning.output_tokens"
 	ServerAddress                           = "server.address"
 	ServerPort                              = "server.port"
+	MlxUpstream                             = "mlx.upstream"
+	MlxNode                                 = "mlx.node"
+	MlxRoute                                = "mlx.route"
 )
 
 // The resource attributes of ../../../receiver/proxyreceiver/metadata.yaml.
