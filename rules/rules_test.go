@@ -74,13 +74,14 @@ var addedAlerts = map[string][]string{
 		"MLXAgentSilent", "MLXNodeSilent", "MLXFleetSilent", "MLXHeartbeatDown", "MLXAgentCrashLoop",
 		"MLXFleetVersionSkew",
 	},
+	"mlx-routing": {"MLXUpstreamOut", "MLXModelNoUpstream", "MLXSpillOverHot"},
 }
 
 // The original's evaluation intervals.
 var groupIntervals = map[string]string{
 	"mlx-hardware": "30s", "mlx-serving": "15s", "mlx-inference": "15s", "mlx-quality": "30s",
 	"mlx-confidence": "30s", "mlx-slo": "30s", "mlx-slo-recording": "30s", "mlx-collector": "30s",
-	"mlx-judge": "30s", "mlx-failures": "30s", "mlx-fleet-status": "30s", "mlx-fleet": "30s",
+	"mlx-judge": "30s", "mlx-failures": "30s", "mlx-fleet-status": "30s", "mlx-fleet": "30s", "mlx-routing": "30s",
 }
 
 // Alerts that read a last-request gauge must be gated on traffic: they also
