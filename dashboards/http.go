@@ -34,6 +34,29 @@ func httpKinds() *dashboard.DashboardBuilder {
 			Description("MLXResponsesTruncated fires above 20% over 15 minutes.").
 			Thresholds(thresholds("green", at(0.2, "red"))).ThresholdsStyle(thresholdLines()).
 			WithTarget(q(`(sum(rate(mlx_finish_reason_total{{P}, reason="length"}[{R}])) or vector(0)) / sum(rate(mlx_finish_reason_total{{P}}[{R}]))`, "length"))).
+		// Several engines behind one proxy (upstreams): which takes what.
+		WithRow(dashboard.NewRowBuilder("Engines (upstreams)")).
+		WithPanel(ts("Engines up").Span(6).Unit("none").Min(0).Max(1).
+			Description("1 while the proxy sends requests to the engine: its /health answers 200, its supervisor says ready, and it is not ejected for failed connections. MLXUpstreamOut fires after 2 minutes at 0.").
+			WithTarget(qe(`max by (upstream, upstream_node) (mlx_upstream_up{job="mlx-proxy"})`, "{{upstream}} ({{upstream_node}})", cfgRouting))).
+		WithPanel(ts("Engines up by model").Span(6).Unit("none").Min(0).
+			Description("How many engines serving each model take requests. MLXModelNoUpstream fires at 0.").
+			WithTarget(qe(`max by (model) (mlx_model_upstreams_up{{P}})`, "{{model}}", cfgRouting))).
+		WithPanel(ts("Requests / min by engine").Span(6).Unit("none").Min(0).Stacking(stacked()).
+			WithTarget(qe(`sum by (upstream) (rate(mlx_upstream_requests_total{{P}}[{R}])) * 60`, "{{upstream}}", cfgRouting))).
+		WithPanel(ts("In flight by engine").Span(6).Unit("none").Min(0).
+			Description("Requests the proxy has sent each engine that have not ended; at the engine's max_in_flight a conversation spills over.").
+			WithTarget(qe(`max by (upstream) (mlx_upstream_in_flight{job="mlx-proxy"})`, "{{upstream}}", cfgRouting))).
+		WithPanel(ts("Spill-over share by model").Span(8).Unit("percentunit").Min(0).Max(1).
+			Description("Requests that found the engine their conversation is on saturated (spilled elsewhere, or waited there). MLXSpillOverHot fires above 20% for 15 minutes.").
+			Thresholds(thresholds("green", at(0.2, "red"))).ThresholdsStyle(thresholdLines()).
+			WithTarget(qe(`(sum by (model) (rate(mlx_upstream_requests_total{{P}, choice=~"spilled|saturated"}[{R}])) or sum by (model) (rate(mlx_upstream_requests_total{{P}}[{R}])) * 0) / sum by (model) (rate(mlx_upstream_requests_total{{P}}[{R}]))`, "{{model}}", cfgRouting))).
+		WithPanel(ts("Ejections / min by engine").Span(8).Unit("none").Min(0).
+			Description("An engine whose connections fail is taken out for a while (routing.eject_*), between its probes.").
+			WithTarget(qe(`sum by (upstream) (rate(mlx_upstream_ejections_total{job="mlx-proxy"}[{R}])) * 60`, "{{upstream}}", cfgRouting))).
+		WithPanel(ts("Retries / min by engine that failed").Span(8).Unit("none").Min(0).
+			Description("Requests sent once more to another engine because this one could not be reached (never one the engine may have started).").
+			WithTarget(qe(`sum by (upstream) (rate(mlx_upstream_retries_total{job="mlx-proxy"}[{R}])) * 60`, "{{upstream}}", cfgRouting))).
 		WithRow(dashboard.NewRowBuilder("Call kinds")).
 		WithPanel(ts("Completion tokens / s by kind").Span(12).Unit("none").Min(0).
 			WithTarget(q(`sum by (kind) (rate(mlx_tokens_completion_total{{P}}[{R}]))`, "{{kind}}"))).

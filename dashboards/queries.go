@@ -47,6 +47,7 @@ const (
 	faultFailed   = "fault-only: created by the first completion request that failed"
 	cfgVLLM       = "config-only: the proxy's compat: [vllm] (the KV usage also needs an mlx_kvcache receiver that has seen a cache state)"
 	cfgOpik       = "config-only: the opik exporter with OPIK_URL set, once a scored trace was read back"
+	cfgRouting    = "config-only: the proxy's upstreams (several engines behind one proxy)"
 )
 
 // sub fills {P} {G} {HW} {SUP} {KV} {LOG} {COL} {R} in a query.
