@@ -168,6 +168,18 @@ const (
 	metricVllmGenerationTokensTotalHelp            = "Completion tokens of the requests the engine took with usage, with compat [vllm]."
 	metricVllmRequestSuccessTotal                  = "vllm:request_success_total"
 	metricVllmRequestSuccessTotalHelp              = "Requests the engine took, when they ended, by why they ended (finished_reason), with compat [vllm]."
+	metricMlxUpstreamUp                            = "mlx_upstream_up"
+	metricMlxUpstreamUpHelp                        = "Whether the proxy sends requests to the engine (1) or not (0)."
+	metricMlxUpstreamInFlight                      = "mlx_upstream_in_flight"
+	metricMlxUpstreamInFlightHelp                  = "Requests the proxy has sent to the engine that have not ended."
+	metricMlxUpstreamRequestsTotal                 = "mlx_upstream_requests_total"
+	metricMlxUpstreamRequestsTotalHelp             = "Completion requests sent to the engine, by model and how the engine was chosen."
+	metricMlxUpstreamEjectionsTotal                = "mlx_upstream_ejections_total"
+	metricMlxUpstreamEjectionsTotalHelp            = "Times the engine was taken out for failed connections."
+	metricMlxUpstreamRetriesTotal                  = "mlx_upstream_retries_total"
+	metricMlxUpstreamRetriesTotalHelp              = "Requests sent once more to another engine because this one could not be reached."
+	metricMlxModelUpstreamsUp                      = "mlx_model_upstreams_up"
+	metricMlxModelUpstreamsUpHelp                  = "Engines serving the model that take requests."
 )
 
 // metricUnits are the metrics' units (UCUM), by name; a metric without one is absent.
@@ -244,6 +256,7 @@ var (
 
 // The values each enumerated attribute allows, by attribute id.
 var (
+	labelValuesChoice             = []string{"affine", "spilled", "saturated", "retried"}
 	labelValuesSide               = []string{"engine", "client"}
 	labelValuesBuffer             = []string{"sse_event", "tool_arguments", "text"}
 	labelValuesWhere              = []string{"handler", "scorer", "span", "probe", "live_status"}
@@ -451,4 +464,24 @@ func (f *vllmFamilies) register(r registrar) {
 	f.vllmPromptTokensTotal = r.counter(metricVllmPromptTokensTotal, metricVllmPromptTokensTotalHelp, "model_name")
 	f.vllmGenerationTokensTotal = r.counter(metricVllmGenerationTokensTotal, metricVllmGenerationTokensTotalHelp, "model_name")
 	f.vllmRequestSuccessTotal = r.counter(metricVllmRequestSuccessTotal, metricVllmRequestSuccessTotalHelp, "model_name", "finished_reason")
+}
+
+// routingFamilies are the families of metadata.yaml in group routing, with their labels in order.
+type routingFamilies struct {
+	mlxUpstreamUp             *prometheus.GaugeVec   // mlx_upstream_up {upstream, upstream_node}
+	mlxUpstreamInFlight       *prometheus.GaugeVec   // mlx_upstream_in_flight {upstream, upstream_node}
+	mlxUpstreamRequestsTotal  *prometheus.CounterVec // mlx_upstream_requests_total {upstream, upstream_node, model, choice}
+	mlxUpstreamEjectionsTotal *prometheus.CounterVec // mlx_upstream_ejections_total {upstream, upstream_node}
+	mlxUpstreamRetriesTotal   *prometheus.CounterVec // mlx_upstream_retries_total {upstream, upstream_node}
+	mlxModelUpstreamsUp       *prometheus.GaugeVec   // mlx_model_upstreams_up {model}
+}
+
+// register registers every family of routingFamilies in r.
+func (f *routingFamilies) register(r registrar) {
+	f.mlxUpstreamUp = r.gauge(metricMlxUpstreamUp, metricMlxUpstreamUpHelp, "upstream", "upstream_node")
+	f.mlxUpstreamInFlight = r.gauge(metricMlxUpstreamInFlight, metricMlxUpstreamInFlightHelp, "upstream", "upstream_node")
+	f.mlxUpstreamRequestsTotal = r.counter(metricMlxUpstreamRequestsTotal, metricMlxUpstreamRequestsTotalHelp, "upstream", "upstream_node", "model", "choice")
+	f.mlxUpstreamEjectionsTotal = r.counter(metricMlxUpstreamEjectionsTotal, metricMlxUpstreamEjectionsTotalHelp, "upstream", "upstream_node")
+	f.mlxUpstreamRetriesTotal = r.counter(metricMlxUpstreamRetriesTotal, metricMlxUpstreamRetriesTotalHelp, "upstream", "upstream_node")
+	f.mlxModelUpstreamsUp = r.gauge(metricMlxModelUpstreamsUp, metricMlxModelUpstreamsUpHelp, "model")
 }

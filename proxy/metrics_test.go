@@ -199,12 +199,13 @@ func TestMetricsAfterAKnownSequence(t *testing.T) {
 
 	sc := r.scrape()
 	// Every family of metadata.yaml but the fleet contract's (the
-	// extension adds them) and the vllm group's (compat [vllm] is off):
+	// extension adds them), the vllm group's (compat [vllm] is off) and
+	// the routing group's (one engine, no upstreams):
 	// the scoring's too, as every answer gets the heuristics and the three
 	// non-streamed answers (two chat, one text) injected logprobs.
 	var families []string
 	for _, e := range proxyMetadata(t).Metrics {
-		if e.Value.Group != "vllm" && !slices.Contains(fleet.Metrics, e.Key) {
+		if e.Value.Group != "vllm" && e.Value.Group != "routing" && !slices.Contains(fleet.Metrics, e.Key) {
 			families = append(families, e.Key)
 		}
 	}

@@ -152,16 +152,21 @@ func (p *Proxy) loadLimits(info modelconfig.Info, path string) *modelLimits {
 }
 
 // loadRoutedFacts loads, with several upstreams, each served model's
-// facts the checks need, from its config.json found as the model's name
-// says (a path, or a repo id in the Hugging Face cache, as model_config
-// is for one engine); until found, the checks that need them are skipped
-// for that model, as for one engine whose config.json is not found.
+// facts the checks need, from its config.json: model_config's for the
+// configured model, else found as the model's name says (a path, or a
+// repo id in the Hugging Face cache); until found, the checks that need
+// them are skipped for that model, as for one engine whose config.json is
+// not found.
 func (p *Proxy) loadRoutedFacts() {
 	for model, lim := range p.routedLimits {
 		if lim.Load() != nil {
 			continue
 		}
-		info, path, err := modelconfig.Load(model, p.cfg.HFHubCache)
+		ref := model
+		if model == p.cfg.Model && p.cfg.ModelConfig != "" {
+			ref = p.cfg.ModelConfig
+		}
+		info, path, err := modelconfig.Load(ref, p.cfg.HFHubCache)
 		if err != nil {
 			if p.factsWarnedFor.CompareAndSwap(false, true) {
 				p.log.Warn("A served model's config.json is not found yet; its checks that need it are skipped until it is", zap.String("model", model), zap.Error(err))

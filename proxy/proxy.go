@@ -185,6 +185,7 @@ func New(cfg Config, log *zap.Logger) (*Proxy, error) {
 		}
 		relayTransport = p.router
 		p.router.anyUp = p.setUp
+		p.router.metrics = newRoutingMetrics(registrar{p.metrics.Registry}, p.router.engines)
 		p.routedLimits = map[string]*atomic.Pointer[modelLimits]{}
 		for _, m := range cfg.ServedModels {
 			p.routedLimits[m] = &atomic.Pointer[modelLimits]{}

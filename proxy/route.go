@@ -40,6 +40,7 @@ type router struct {
 	// created is /v1/models' created: when the router was made, as
 	// mlx_lm gives its start.
 	created int64
+	metrics *routingFamilies
 }
 
 // engine is one upstream: where it is and how the proxy reaches it.
@@ -61,6 +62,9 @@ type routeChoice struct {
 
 func newRouter(cfg Config, transport func(*tls.Config) *http.Transport, log *zap.Logger) (*router, error) {
 	rt := &router{log: log, created: time.Now().Unix(), probed: make([]bool, len(cfg.Upstreams)), notReady: make([]bool, len(cfg.Upstreams))}
+	for i := range rt.probed {
+		rt.probed[i] = true // up until a probe says otherwise (upstream.NewPool)
+	}
 	var ms []upstream.Member
 	for _, u := range cfg.Upstreams {
 		addr, err := url.Parse(u.Endpoint)
@@ -81,8 +85,12 @@ func (rt *router) pick(rec *Record, r *http.Request, fields map[string]json.RawM
 	key := upstream.AffinityKey(namedSession(r, fields), fields["messages"], fields["prompt"])
 	i, reason := rt.pool.Pick(rec.Model, key, nil, time.Now())
 	rec.routed = &routeChoice{i: i, reason: reason, key: key}
+	if i < 0 {
+		return false
+	}
 	rt.place(rec)
-	return i >= 0
+	rt.metrics.sent(rt.engines[i], rec.Model, reason.String())
+	return true
 }
 
 // place writes rec's engine into its facts (the span's mlx.upstream,
@@ -112,6 +120,7 @@ func (rt *router) end(rec *Record) {
 	}
 	ch.ended = true
 	rt.pool.Done(ch.i, true, time.Now())
+	rt.metrics.ended(rt.engines[ch.i], false, false)
 }
 
 // target points out at engine m: its URL, and its own credential when it
@@ -156,13 +165,15 @@ func (rt *router) RoundTrip(req *http.Request) (*http.Response, error) {
 	now := time.Now()
 	failed := ch.i
 	ch.ended = true
-	rt.pool.Done(failed, false, now)
+	ejected := rt.pool.Done(failed, false, now)
 	tried := make([]bool, len(rt.engines))
 	tried[failed] = true
 	next, reason := rt.pool.Pick(rec.Model, ch.key, tried, now)
+	rt.metrics.ended(rt.engines[failed], ejected, next >= 0)
 	if next < 0 {
 		return nil, err
 	}
+	rt.metrics.sent(rt.engines[next], rec.Model, upstream.Retried)
 	rt.log.Debug("Upstream unreachable; the request goes to another", zap.String("failed", m.cfg.Name),
 		zap.String("upstream", rt.engines[next].cfg.Name), zap.Error(err))
 	*ch = routeChoice{i: next, reason: reason, key: ch.key, retried: true}
@@ -223,9 +234,12 @@ func (rt *router) update(i int) {
 	up := rt.probed[i] && !rt.notReady[i]
 	was := rt.pool.SetUp(i, up)
 	any := false
+	ups := make([]bool, len(rt.probed))
 	for j := range rt.probed {
-		any = any || (rt.probed[j] && !rt.notReady[j])
+		ups[j] = rt.probed[j] && !rt.notReady[j]
+		any = any || ups[j]
 	}
+	rt.metrics.verdicts(rt.engines, ups)
 	rt.mu.Unlock()
 	if rt.anyUp != nil {
 		rt.anyUp(any)

@@ -226,6 +226,15 @@ func TestADeadEngineIsSkippedAndEjected(t *testing.T) {
 		assert.Equal(t, http.StatusOK, rr.chat(testModel, session, "again").status)
 	}
 	assert.Equal(t, b0+6, rr.engines["b"].seen.Load())
+	settle(rr.proxy)
+	sc := rr.scrape()
+	assert.Equal(t, 1.0, value(t, sc, "mlx_upstream_ejections_total", "upstream", "a"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_upstream_retries_total", "upstream", "a"))
+	assert.Equal(t, 0.0, value(t, sc, "mlx_upstream_retries_total", "upstream", "b"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_upstream_requests_total", "upstream", "b", "choice", "retried"))
+	for _, u := range []string{"a", "b", "c"} {
+		assert.Equal(t, 0.0, value(t, sc, "mlx_upstream_in_flight", "upstream", u), "%s: every request ended", u)
+	}
 
 	// Then b goes too: no engine of the model is left; the other model's
 	// still serves.
@@ -252,6 +261,12 @@ func TestAnEngineOutOfHealthTakesNoRequest(t *testing.T) {
 		require.Equal(t, http.StatusOK, rr.chat(testModel, fmt.Sprint("s", i), "x").status)
 	}
 	assert.Zero(t, rr.engines["a"].seen.Load(), "a said 503")
+	sc := rr.scrape()
+	assert.Equal(t, 0.0, value(t, sc, "mlx_upstream_up", "upstream", "a"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_upstream_up", "upstream", "b"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_model_upstreams_up", "model", testModel))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_model_upstreams_up", "model", otherModel))
+	assert.Equal(t, 10.0, value(t, sc, "mlx_upstream_requests_total", "upstream", "b", "model", testModel, "choice", "affine"))
 	rr.engines["a"].health.Store(0)
 	rr.probe()
 	rr.proxy.router.SetEngineReady(rr.engines["a"].srv.URL, false)

@@ -126,10 +126,14 @@ func scrape(t *testing.T, c *http.Client, base string) *promtext.Scrape {
 }
 
 // metadata.yaml (and so documentation.md) lists exactly the families a real scrape shows once
-// every kind of request has been served, with compat [vllm] and a KV
-// usage given (what the mlx_kvcache receiver does at each collection).
+// every kind of request has been served, with compat [vllm], a KV usage
+// given (what the mlx_kvcache receiver does at each collection) and the
+// engine as one of upstreams (the routing group's series).
 func TestDocumentationMatchesAScrape(t *testing.T) {
-	base, c, ext := startProxyWith(t, func(cfg *Config) { cfg.Compat = []string{proxy.CompatVLLM} })
+	base, c, ext := startProxyWith(t, func(cfg *Config) {
+		cfg.Compat = []string{proxy.CompatVLLM}
+		cfg.Upstreams = []UpstreamSettings{{Name: "local", Endpoint: cfg.Upstream, Models: []string{cfg.Model}, MaxInFlight: 32}}
+	})
 	ext.(interface{ SetKVCacheUsage(float64, bool) }).SetKVCacheUsage(0.3, true)
 	tools := `[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]`
 	post(t, c, base+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 12, "stream": true, "temperature": 0.3}`)

@@ -64,6 +64,10 @@ const (
 
 var reasonNames = [...]string{"none", "affine", "spilled", "saturated"}
 
+// Retried names, in series, a request sent to an upstream after the one
+// chosen first could not be reached.
+const Retried = "retried"
+
 func (r Reason) String() string { return reasonNames[r] }
 
 // Choose is the upstream (an index into ups) for a request for model with

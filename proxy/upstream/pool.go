@@ -24,11 +24,15 @@ type Member struct {
 	MaxInFlight int // 0: never saturated
 }
 
-// NewPool holds members, each down until its first probe says up.
+// NewPool holds members, each up until a probe (SetUp) or failed
+// connections (Done) say otherwise, as one engine behind the proxy takes
+// requests from the start: a request that comes before the first probe
+// goes where it would go, and one to an engine that is not there yet is
+// retried elsewhere.
 func NewPool(members []Member, policy EjectionPolicy) *Pool {
 	p := &Pool{policy: policy, state: make([]State, len(members)), eject: make([]Ejection, len(members))}
 	for i, m := range members {
-		p.state[i] = State{Name: m.Name, Models: append([]string(nil), m.Models...), MaxInFlight: m.MaxInFlight}
+		p.state[i] = State{Name: m.Name, Models: append([]string(nil), m.Models...), MaxInFlight: m.MaxInFlight, Up: true}
 	}
 	return p
 }
@@ -51,17 +55,19 @@ func (p *Pool) Pick(model, key string, tried []bool, now time.Time) (int, Reason
 
 // Done ends a request Pick counted on upstream i. reached says whether it
 // reached the engine (a connection was made): false counts toward i's
-// passive ejection, true clears it.
-func (p *Pool) Done(i int, reached bool, now time.Time) {
+// passive ejection, true clears it. ejected says this failure ejected it.
+func (p *Pool) Done(i int, reached bool, now time.Time) (ejected bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.state[i].InFlight--
+	before := p.eject[i].Count
 	if reached {
 		p.eject[i] = p.policy.Succeeded(p.eject[i])
 	} else {
 		p.eject[i] = p.policy.Failed(p.eject[i], now)
 	}
 	p.state[i].EjectedUntil = p.eject[i].Until
+	return p.eject[i].Count > before
 }
 
 // SetUp records upstream i's active verdict (its /health, and its

@@ -13,13 +13,18 @@ func twoMembers() []Member {
 	return []Member{{Name: "a", Models: []string{"qwen"}, MaxInFlight: 2}, {Name: "b", Models: []string{"qwen"}, MaxInFlight: 2}}
 }
 
-func TestAPoolIsDownUntilProbed(t *testing.T) {
+func TestAPoolIsUpUntilProbed(t *testing.T) {
 	p := NewPool(twoMembers(), EjectionPolicy{Failures: 1, Base: time.Second, Max: time.Minute})
 	i, r := p.Pick("qwen", "k", nil, now)
-	assert.Equal(t, -1, i)
+	assert.GreaterOrEqual(t, i, 0, "taken before any probe")
+	assert.Equal(t, Affine, r)
+	p.Done(i, true, now)
+	assert.True(t, p.SetUp(0, false), "the previous verdict")
+	assert.True(t, p.SetUp(1, false))
+	i, r = p.Pick("qwen", "k", nil, now)
+	assert.Equal(t, -1, i, "both said down")
 	assert.Equal(t, None, r)
-	assert.False(t, p.SetUp(0, true))
-	assert.True(t, p.SetUp(0, true), "the previous verdict")
+	p.SetUp(0, true)
 	i, _ = p.Pick("qwen", "k", nil, now)
 	assert.Equal(t, 0, i)
 	assert.True(t, p.Serves("qwen"))
@@ -50,7 +55,7 @@ func TestAFailedConnectionEjects(t *testing.T) {
 	p.SetUp(0, true)
 	p.SetUp(1, true)
 	i, _ := p.Pick("qwen", "k", nil, now)
-	p.Done(i, false, now)
+	assert.True(t, p.Done(i, false, now), "ejected")
 	assert.Equal(t, now.Add(10*time.Second), p.Snapshot()[i].EjectedUntil)
 	for range 5 {
 		j, _ := p.Pick("qwen", "k", nil, now.Add(5*time.Second))
