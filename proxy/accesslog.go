@@ -23,6 +23,9 @@ type AccessRecord struct {
 	// Client is the caller's client label (its API key's name, "local" or
 	// "anonymous"; "" when it was refused before it was known).
 	Client string
+	// Upstream and UpstreamNode are the engine that served the request and
+	// its node, with several (upstreams); "" otherwise.
+	Upstream, UpstreamNode string
 	// TraceID and SpanID are the request's span (zero when untraced).
 	TraceID trace.TraceID
 	SpanID  trace.SpanID

@@ -23,6 +23,7 @@ func (p *Proxy) logAccess(w http.ResponseWriter, r *http.Request, rec *Record, w
 			if rec.spanCtx.IsValid() {
 				acc.TraceID, acc.SpanID = rec.spanCtx.TraceID(), rec.spanCtx.SpanID()
 			}
+			acc.Upstream, acc.UpstreamNode = rec.Upstream, rec.UpstreamNode
 		}
 		p.access.offer(acc)
 	}

@@ -394,7 +394,7 @@ func TestUpstreamsConfigErrors(t *testing.T) {
 }
 
 // The span says which engine served the request, on which node, and how
-// it was chosen; server.address is that engine's.
+// it was chosen; server.address is that engine's. So does the access log.
 func TestTheSpanNamesTheEngine(t *testing.T) {
 	rr := newRoutedRig(t, func(c *Config) {
 		for i := range c.Upstreams {
@@ -403,6 +403,7 @@ func TestTheSpanNamesTheEngine(t *testing.T) {
 	})
 	sink := &spanSink{}
 	detachOnCleanup(t, rr.proxy.AttachSpans(sink.spansSink))
+	detachOnCleanup(t, rr.proxy.AttachAccessLog(sink.accessSink))
 	t.Cleanup(func() { sink.checkKeysUnique(t) })
 	require.Equal(t, http.StatusOK, rr.chat(otherModel, "s1", "hi").status)
 	settle(rr.proxy)
@@ -425,4 +426,11 @@ func TestTheSpanNamesTheEngine(t *testing.T) {
 	assert.Equal(t, "affine", got["mlx.route"])
 	assert.Equal(t, c.Hostname(), got["server.address"])
 	assert.Equal(t, c.Port(), got["server.port"])
+	require.Eventually(t, func() bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return len(sink.access) == 1
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, "c", sink.access[0].Upstream)
+	assert.Equal(t, "mac-c", sink.access[0].UpstreamNode)
 }

@@ -12,6 +12,8 @@ const (
 	attrUserAgentOriginal      = "user_agent.original"
 	attrMlxClient              = "mlx.client"
 	attrMlxDurationSeconds     = "mlx.duration_seconds"
+	attrMlxUpstream            = "mlx.upstream"
+	attrMlxNode                = "mlx.node"
 )
 
 // The attributes of the feedback log records of metadata.yaml.

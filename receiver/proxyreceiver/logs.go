@@ -38,6 +38,12 @@ func accessToLogs(recs []*proxy.AccessRecord) plog.Logs {
 			at.PutStr(attrMlxClient, a.Client)
 		}
 		at.PutDouble(attrMlxDurationSeconds, a.End.Sub(a.Start).Seconds())
+		if a.Upstream != "" {
+			at.PutStr(attrMlxUpstream, a.Upstream)
+		}
+		if a.UpstreamNode != "" {
+			at.PutStr(attrMlxNode, a.UpstreamNode)
+		}
 	}
 	return ld
 }
