@@ -210,7 +210,7 @@ func DefaultConfig() Config {
 		// One failed connection says no engine listens there; the first
 		// ejection is short, so an engine back from a restart takes
 		// requests again within seconds (proxy/upstream, Ejection).
-		Routing: Routing{EjectAfterFailures: 1, EjectBase: 5 * time.Second, EjectMax: 5 * time.Minute},
+		Routing: Routing{Affinity: AffinityConversation, EjectAfterFailures: 1, EjectBase: 5 * time.Second, EjectMax: 5 * time.Minute},
 		Timeouts: Timeouts{
 			ReadHeaderTimeout:             10 * time.Second,
 			UpstreamResponseHeaderTimeout: 10 * time.Minute,

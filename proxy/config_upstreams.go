@@ -47,12 +47,23 @@ type UpstreamConfig struct {
 // Routing says how the proxy chooses among several upstreams (key
 // `routing`).
 type Routing struct {
+	// Affinity keeps a conversation on one engine, where its prompt cache
+	// is: AffinityConversation (its session, else the start of its
+	// messages, proxy/upstream AffinityKey); AffinityNone spreads every
+	// request over the engines (for traffic with no conversations to keep).
+	Affinity string `mapstructure:"affinity"`
 	// Ejection: consecutive failed connections take an upstream out for
 	// a while (proxy/upstream, Ejection), between the probes.
 	EjectAfterFailures int           `mapstructure:"eject_after_failures"`
 	EjectBase          time.Duration `mapstructure:"eject_base"`
 	EjectMax           time.Duration `mapstructure:"eject_max"`
 }
+
+// The routing.affinity values.
+const (
+	AffinityConversation = "conversation"
+	AffinityNone         = "none"
+)
 
 func (c *Config) validateUpstreams() []error {
 	if len(c.Upstreams) == 0 {
@@ -89,6 +100,9 @@ func (c *Config) validateUpstreams() []error {
 	}
 	errs = append(errs, c.validateUpstreamModels()...)
 	r := c.Routing
+	if r.Affinity != AffinityConversation && r.Affinity != AffinityNone {
+		errs = append(errs, fmt.Errorf("routing.affinity: %q is not %s or %s", r.Affinity, AffinityConversation, AffinityNone))
+	}
 	if r.EjectAfterFailures < 1 {
 		errs = append(errs, fmt.Errorf("routing.eject_after_failures: must be at least 1, got %d", r.EjectAfterFailures))
 	}

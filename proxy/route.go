@@ -41,6 +41,8 @@ type router struct {
 	// mlx_lm gives its start.
 	created int64
 	metrics *routingFamilies
+	// affinity: keep conversations on their engine (routing.affinity).
+	affinity bool
 }
 
 // engine is one upstream: where it is and how the proxy reaches it.
@@ -61,7 +63,7 @@ type routeChoice struct {
 }
 
 func newRouter(cfg Config, transport func(*tls.Config) *http.Transport, log *zap.Logger) (*router, error) {
-	rt := &router{log: log, created: time.Now().Unix(), probed: make([]bool, len(cfg.Upstreams)), notReady: make([]bool, len(cfg.Upstreams))}
+	rt := &router{log: log, created: time.Now().Unix(), affinity: cfg.Routing.Affinity != AffinityNone, probed: make([]bool, len(cfg.Upstreams)), notReady: make([]bool, len(cfg.Upstreams))}
 	for i := range rt.probed {
 		rt.probed[i] = true // up until a probe says otherwise (upstream.NewPool)
 	}
@@ -82,7 +84,10 @@ func newRouter(cfg Config, transport func(*tls.Config) *http.Transport, log *zap
 // pick chooses rec's upstream; false when none that serves its model is
 // up (the caller answers 503).
 func (rt *router) pick(rec *Record, r *http.Request, fields map[string]json.RawMessage) bool {
-	key := upstream.AffinityKey(namedSession(r, fields), fields["messages"], fields["prompt"])
+	key := ""
+	if rt.affinity {
+		key = upstream.AffinityKey(namedSession(r, fields), fields["messages"], fields["prompt"])
+	}
 	i, reason := rt.pool.Pick(rec.Model, key, nil, time.Now())
 	rec.routed = &routeChoice{i: i, reason: reason, key: key}
 	if i < 0 {

@@ -383,6 +383,7 @@ func TestUpstreamsConfigErrors(t *testing.T) {
 		}, "first everywhere or nowhere"},
 		"model":    {func(c *Config) { c.Model = "m9" }, "served by no upstream"},
 		"ejection": {func(c *Config) { c.Routing.EjectBase = 0 }, "eject_base"},
+		"affinity": {func(c *Config) { c.Routing.Affinity = "session" }, "routing.affinity"},
 	} {
 		c := base()
 		tc.edit(&c)
@@ -433,4 +434,14 @@ func TestTheSpanNamesTheEngine(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, "c", sink.access[0].Upstream)
 	assert.Equal(t, "mac-c", sink.access[0].UpstreamNode)
+}
+
+// With affinity none, a conversation's turns spread over the engines.
+func TestWithoutAffinityTurnsSpread(t *testing.T) {
+	rr := newRoutedRig(t, func(c *Config) { c.Routing.Affinity = AffinityNone })
+	for range 40 {
+		require.Equal(t, http.StatusOK, rr.chat(testModel, "one-session", "same turn").status)
+	}
+	assert.Positive(t, rr.engines["a"].seen.Load())
+	assert.Positive(t, rr.engines["b"].seen.Load())
 }

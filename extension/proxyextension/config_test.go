@@ -61,7 +61,7 @@ func TestFullConfig(t *testing.T) {
 			MetricsOnProxyPort: false,
 			MetricsOpenMetrics: true,
 			Upstream:           "http://127.0.0.1:18081",
-			Routing:            proxy.Routing{EjectAfterFailures: 2, EjectBase: time.Second, EjectMax: time.Minute},
+			Routing:            proxy.Routing{Affinity: "none", EjectAfterFailures: 2, EjectBase: time.Second, EjectMax: time.Minute},
 			Timeouts: proxy.Timeouts{ReadHeaderTimeout: 5 * time.Second, UpstreamResponseHeaderTimeout: 0, IdleTimeout: 30 * time.Second, ShutdownTimeout: 2 * time.Second, BodyReadTimeout: 10 * time.Second,
 				StreamStallTimeout: 45 * time.Second, ClientWriteTimeout: 20 * time.Second},
 			MaxRequestBodyBytes:   1 << 20,

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"strconv"
 	"sync"
 	"time"
 )
@@ -15,6 +16,9 @@ type Pool struct {
 	mu    sync.Mutex
 	state []State
 	eject []Ejection
+	// next numbers the requests without an affinity key: each gets a key
+	// of its own, so they spread over the engines.
+	next uint64
 }
 
 // Member is one upstream as configured.
@@ -43,9 +47,17 @@ func (p *Pool) Len() int { return len(p.state) }
 // Pick chooses an upstream for a request (Choose) and, when it found one,
 // counts the request in flight there until Done. tried marks the upstreams
 // this request already tried (nil for its first try).
+//
+// A request without a key (no conversation to keep, or routing.affinity
+// none) is given one of its own, a number, so that such requests spread
+// over the engines rather than all going to the one "" ranks first.
 func (p *Pool) Pick(model, key string, tried []bool, now time.Time) (int, Reason) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if key == "" {
+		p.next++
+		key = "#" + strconv.FormatUint(p.next, 10)
+	}
 	i, r := Choose(model, key, p.state, tried, now)
 	if i >= 0 {
 		p.state[i].InFlight++

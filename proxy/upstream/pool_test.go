@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func twoMembers() []Member {
@@ -96,4 +97,18 @@ func TestPoolUnderConcurrency(t *testing.T) {
 	for _, s := range p.Snapshot() {
 		assert.Zero(t, s.InFlight, s.Name)
 	}
+}
+
+// Requests without a key spread over the engines.
+func TestRequestsWithoutAKeySpread(t *testing.T) {
+	p := NewPool(twoMembers(), EjectionPolicy{Failures: 1, Base: time.Second, Max: time.Minute})
+	counts := map[int]int{}
+	for range 400 {
+		i, r := p.Pick("qwen", "", nil, now)
+		require.Equal(t, Affine, r)
+		counts[i]++
+		p.Done(i, true, now)
+	}
+	assert.InDelta(t, 200, counts[0], 50, "%v", counts)
+	assert.InDelta(t, 200, counts[1], 50, "%v", counts)
 }
