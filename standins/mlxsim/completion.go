@@ -359,12 +359,14 @@ func (g *generation) run() {
 	// and so writes its access line, only once it has the context):
 	// a request waiting behind a seed or a drain prints nothing and gets
 	// no headers.
+	e.queued.Add(1)
 	if seed != nil {
 		e.gen.Lock()
 	} else {
 		e.joinBatch(q.description())
 		e.batched.Add(1)
 	}
+	e.queued.Add(-1)
 	unlock := func() {
 		if seed != nil {
 			e.gen.Unlock()

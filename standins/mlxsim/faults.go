@@ -300,7 +300,7 @@ func (e *Engine) waitIfDead() bool {
 	if !e.ThreadDead() {
 		return false
 	}
-	<-e.closed
+	e.waitForever()
 	return true
 }
 
@@ -321,7 +321,7 @@ func (e *Engine) deadEnd(c *pyConn) bool {
 		e.jsonError(c, 404, deadRequestError)
 		return true
 	}
-	<-e.closed
+	e.waitForever()
 	return true
 }
 
