@@ -165,6 +165,11 @@ func (e *Engine) sleep(d time.Duration) bool {
 	}
 }
 
+// Stuck is how many requests wait for ever on a wedged or dead generation
+// thread (a test's proof that a request is past answering, where a
+// silence proves nothing).
+func (e *Engine) Stuck() int64 { return e.stuck.Load() }
+
 // waitForever blocks as a request does on response_queue.get() once the
 // generation thread is wedged or dead: until the engine is closed.
 func (e *Engine) waitForever() {
