@@ -23,7 +23,7 @@ func TestMLXLMVersionsPairWithMLX(t *testing.T) {
 	assert.Equal(t, DefaultSystemFingerprint, FingerprintOf("", DefaultMLXLMVersion))
 }
 
-// xtc_threshold's default: 0.0 in 0.31.3 (server.py L1187), 0.1 from
+// xtc_threshold's default: 0.0 in 0.31.3 (server.py, do_POST), 0.1 from
 // cf10f962 (#1372).
 func TestXTCThresholdDefault(t *testing.T) {
 	body := mustDict(t, `{"messages": []}`)
@@ -87,9 +87,9 @@ func TestSamplerChecksKillTheThreadInBothEras(t *testing.T) {
 	assert.Equal(t, 200, ts.chat(t, userHi).status)
 }
 
-// A lone surrogate in stop fails in tokenizer.encode (v0.31.3 server.py
-// L650, _make_state_machine),
-// outside the try: the thread dies (both eras tokenize stop words).
+// A lone surrogate in stop fails in tokenizer.encode (v0.31.3 server.py,
+// _make_state_machine), outside the try: the thread dies (both eras
+// tokenize stop words).
 func TestLoneSurrogateStopKillsTheThread(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	assert.True(t, noAnswer(t, ts, `{"messages": [{"role": "user", "content": "hi"}], "stop": ["\ud800"]}`))

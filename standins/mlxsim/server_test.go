@@ -211,7 +211,8 @@ func TestNonStreamingBodyIsPythonJSON(t *testing.T) {
 }
 
 // An empty message: mlx-lm 0.31.3 leaves "content" out (server.py
-// v0.31.3 L1355 `if text:`), 0.32.0 sends null (ff0c1c6d, #1739).
+// v0.31.3, generate_response: `if text:`), 0.32.0 sends null (ff0c1c6d,
+// #1739).
 func TestEmptyContentByMLXLMVersionAndASCIIEscaping(t *testing.T) {
 	for _, v := range []string{"0.31.3", "0.32.0"} {
 		ts := newTestServer(t, Options{MLXLMVersion: v})
