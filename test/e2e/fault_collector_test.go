@@ -197,23 +197,17 @@ func TestFaultCollectorKilledAndRestarted(t *testing.T) {
 		note: fmt.Sprintf("%d lines; failed: requests while no collector ran; leftover engine ended: %t", written, !pidAlive(orphans[0]))})
 }
 
-// childrenOf lists the live processes whose parent is pid.
+// childrenOf lists the processes whose parent is pid: every thread's
+// children (Go forks from any of them; Linux's /proc/PID/task/TID/children).
 func childrenOf(pid int) []int {
 	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so after the last ')'.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) && f[0] != "Z" {
-			out = append(out, child)
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, field := range strings.Fields(string(b)) {
+			if child, err := strconv.Atoi(field); err == nil {
+				out = append(out, child)
+			}
 		}
 	}
 	return out
