@@ -20,7 +20,7 @@ import (
 // 1/DecodeTPS. Each step is a timer sleep, which only ever runs late, and
 // the client's clock starts before the engine's: the settings are lower
 // bounds on what the client measures, never a speed it must reach. The
-// rest is counting: a gap between each two output tokens, inside the
+// rest is counting: a gap between each two output chunks, inside the
 // time after the first, and tok/s is the tokens after the first over that
 // time.
 func TestTTFTAndTokensPerSecondMatchTheSim(t *testing.T) {
@@ -50,7 +50,9 @@ func TestTTFTAndTokensPerSecondMatchTheSim(t *testing.T) {
 		if got := s.E2Ems(); got < last-1 {
 			t.Errorf("latency %.1f ms, before the sim's settings let the last token out (%.1f ms)", got, last)
 		}
-		if len(s.ITLUS) != s.OutputTokens-1 {
+		// A gap between each two output chunks; a chunk holds one token or
+		// more (the detokenizer holds back a partial word).
+		if len(s.ITLUS) == 0 || len(s.ITLUS) > s.OutputTokens-1 {
 			t.Errorf("%d inter-token gaps for %d tokens", len(s.ITLUS), s.OutputTokens)
 		}
 		var gaps int64
