@@ -134,11 +134,11 @@ include rules/rules.mk
 
 # The packages make unit tests with the race detector: every one that pools
 # buffers, hands out views into them, or shares state across goroutines (the
-# proxy, the components, their internals, the stand-ins, the test helpers).
-# cmd/ is left out: mlxbench's tests time the simulated engine, which the
-# detector slows past their bounds.
-RACE_PKGS := ./proxy/... ./receiver/... ./processor/... ./exporter/... ./extension/... ./internal/... ./standins/... ./testutil/...
-RACE_RE   := /(proxy|receiver|processor|exporter|extension|internal|standins|testutil)(/|$$)
+# proxy, the components, their internals, the stand-ins, the test helpers,
+# the commands: mlxbench's load loops, mlxsim, mlxperf, mlxjudge). No test
+# asserts a speed (that is make bench), so the detector's slowing fails none.
+RACE_PKGS := ./proxy/... ./receiver/... ./processor/... ./exporter/... ./extension/... ./internal/... ./standins/... ./testutil/... ./cmd/...
+RACE_RE   := /(proxy|receiver|processor|exporter|extension|internal|standins|testutil|cmd)(/|$$)
 
 unit:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './_build/*')); \

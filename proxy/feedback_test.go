@@ -78,10 +78,15 @@ func TestFeedbackOnATrace(t *testing.T) {
 	require.Equal(t, http.StatusOK, again.status)
 	assert.Contains(t, string(again.body), `"status":"duplicate"`, "the same feedback again changes nothing")
 
-	require.Eventually(t, func() bool { return len(fs.records()) == 1 }, 5*time.Second, time.Millisecond)
-	time.Sleep(2 * batchLinger)
+	// Feedback on another answer after it: the records reach the sink in
+	// the order they were offered, so once this one is there, a record of
+	// the duplicate would be too.
+	later, _ := ask(t, r)
+	require.Equal(t, http.StatusOK, r.feedback(`{"trace_id":"`+later+`","score":"down"}`).status)
+	require.Eventually(t, func() bool { return len(fs.records()) >= 2 }, 5*time.Second, time.Millisecond)
 	recs := fs.records()
-	require.Len(t, recs, 1, "one record, however often it is sent")
+	require.Len(t, recs, 2, "one record, however often it is sent, then the later one")
+	assert.Equal(t, later, recs[1].TraceID.String())
 	rec := recs[0]
 	assert.Equal(t, span.Context.TraceID(), rec.TraceID)
 	assert.Equal(t, span.Context.SpanID(), rec.SpanID)
@@ -94,7 +99,7 @@ func TestFeedbackOnATrace(t *testing.T) {
 
 	sc := r.scrape()
 	assert.Equal(t, 1.0, value(t, sc, "mlx_user_feedback_total", "value", "up"))
-	assert.Equal(t, 0.0, value(t, sc, "mlx_user_feedback_total", "value", "down"))
+	assert.Equal(t, 1.0, value(t, sc, "mlx_user_feedback_total", "value", "down"), "the later answer's")
 
 	conflict := r.feedback(`{"trace_id":"` + traceID + `","score":"down"}`)
 	assert.Equal(t, http.StatusConflict, conflict.status)

@@ -63,18 +63,27 @@ func TestEngineStallEndsTheStreamCleanly(t *testing.T) {
 }
 
 // Keepalive comments are bytes: an engine that prefills a long prompt
-// (sending ": keepalive" now and then) is not a stalled one.
+// (sending ": keepalive" now and then) is not a stalled one. The engine
+// sends one every 25 ms until three stall bounds have passed by its own
+// clock, so the stream outlasts the bound by far while no gap comes near
+// it (a gap would have to run 475 ms late to).
 func TestKeepalivesAreNotAStall(t *testing.T) {
+	const bound = 500 * time.Millisecond
+	var sent atomic.Int64
 	r := rigWithUpstream(t, streamEngine(func(w http.ResponseWriter, _ *http.Request) {
-		for range 8 {
-			flush(w, ": keepalive 1/8\n\n")
-			time.Sleep(100 * time.Millisecond)
+		start := time.Now()
+		for time.Since(start) < 3*bound {
+			flush(w, ": keepalive\n\n")
+			sent.Add(1)
+			time.Sleep(bound / 20)
 		}
 		flush(w, chunk+"data: [DONE]\n\n")
-	}), served(func(c *Config) { c.StreamStallTimeout = 300 * time.Millisecond }))
+	}), served(func(c *Config) { c.StreamStallTimeout = bound }))
 	body := string(r.post(chatPath, streamBody).body)
-	assert.NotContains(t, body, "upstream_stalled", "800 ms of keepalives over a 300 ms stall bound")
+	assert.NotContains(t, body, "upstream_stalled", "keepalives for three stall bounds")
 	assert.Contains(t, body, `"content": "word "`)
+	assert.Greater(t, sent.Load(), int64(1))
+	assert.Equal(t, 0.0, value(t, r.scrape(), "mlx_stream_stalls_total", "side", "engine"))
 }
 
 // A client that stops reading: once a write to it cannot finish within

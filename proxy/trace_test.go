@@ -390,10 +390,15 @@ func TestNoSpanWhenTheClientSaysSo(t *testing.T) {
 	r, sink := tracedRig(t)
 	resp := r.do(r.url, http.MethodPost, "/v1/chat/completions", chatBody, NoTraceHeader, "0")
 	require.Equal(t, http.StatusOK, resp.status)
-	r.post("/v1/chat/completions", chatBody) // traced: the first span to arrive
-	span := sink.next(t, 1)
+	// Whatever the first request hands the span outbox is in it once the
+	// proxy has settled, and the outbox hands spans over in order: a span
+	// of the first request would arrive before the second's.
 	settle(r.proxy)
-	time.Sleep(2 * batchLinger)
+	const parent = "0af7651916cd43dd8448eb211c80319c"
+	r.do(r.url, http.MethodPost, "/v1/chat/completions", chatBody, "traceparent", "00-"+parent+"-b7ad6b7169203331-01")
+	span := sink.next(t, 1)
+	assert.Equal(t, parent, span.Context.TraceID().String(), "the first span to arrive is the second request's")
+	settle(r.proxy)
 	assert.Equal(t, 1, sink.count(), "only the second request has a span")
 	assert.True(t, span.Context.IsValid())
 	sc := r.scrape()

@@ -99,16 +99,25 @@ func TestNoTrace(t *testing.T) {
 	}
 }
 
-// Ctrl-C stops the run at once and still writes the partial report.
+// Ctrl-C stops the run at once, with requests in flight, and still writes
+// the partial report: the first level of 30 s ends early, the second never
+// starts, and the requests it cut short are cancelled, not errors.
 func TestInterruptWritesPartialReport(t *testing.T) {
+	const level = 30 * time.Second
 	sim := startSim(t, mlxsim.Options{PrefillTPS: 1e4, DecodeTPS: 100})
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(700*time.Millisecond, cancel)
+	defer cancel()
+	go func() { // Ctrl-C once both workers' requests reached the engine
+		for ctx.Err() == nil && len(sim.completionHeaders()) < 2 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
 	start := time.Now()
-	res := runCmd(t, ctx, append([]string{"load", "--base-url", sim.URL, "--sweep", "2,4", "--duration", "30s", "--settle", "0"}, quiet(dir)...)...)
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("took %v to stop", took)
+	res := runCmd(t, ctx, append([]string{"load", "--base-url", sim.URL, "--sweep", "2,4", "--duration", level.String(), "--settle", "0"}, quiet(dir)...)...)
+	if took := time.Since(start); took >= level {
+		t.Errorf("took %v to stop: the level ran out its %v", took, level)
 	}
 	if res.code != 130 || !strings.Contains(res.stderr, "interrupted") {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)

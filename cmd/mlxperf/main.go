@@ -3,8 +3,10 @@
 // -serve-goproxy) and beside no proxy, under the same load in one run, and
 // the whole distribution's footprint idle and under a realistic load, with
 // the relays' CPU under the same load (cmd/mlxperf/perf). It prints tables
-// of figures and judges them against issue 32's goals; it is a benchmark
-// and exits 0 whatever the figures are. The proxy table runs behind
+// of figures and judges them against the distribution's performance goals
+// (perf.Goals: latency, throughput and chunk delay beside the Go proxy and
+// nginx, CPU and memory idle and under load); it is a benchmark and exits
+// 0 whatever the figures are. The proxy table runs behind
 // mlx_lm 0.31.3's wire (streams without logprobs, the shipped 5 %
 // destreaming) and behind an engine that streams logprobs; with -baseline,
 // a second build of the collector runs the same loads, interleaved, and

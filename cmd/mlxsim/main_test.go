@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim"
 	"github.com/mlx-otelcol/mlx-otelcol/testutil/syncbuf"
 )
 
@@ -105,6 +107,45 @@ func (p *proc) wait(t *testing.T) error {
 }
 
 const hi = `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5}`
+
+// stuckInProcess serves the engine the command line args makes, in this
+// process, answers one completion, then sends another and waits until
+// the engine counts it stuck for ever (mlxsim.Engine.Stuck): a positive
+// event, after which whatever the engine had sent is in the socket. It
+// says whether nothing was (not even headers).
+func stuckInProcess(t *testing.T, args ...string) bool {
+	t.Helper()
+	cfg, _, ok := parseArgs(append([]string{"--sim-prefill-tokens-per-second", "1000000", "--sim-decode-tokens-per-second", "100000"}, args...), io.Discard)
+	if !ok {
+		t.Fatalf("flags %v", args)
+	}
+	e := mlxsim.New(cfg.opts, io.Discard)
+	srv := httptest.NewServer(e.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(e.Close)
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(hi))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("first request: %v %v", resp, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(hi), hi)
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Stuck() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the second completion never waited on the generation thread")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = conn.SetReadDeadline(time.Now())
+	n, err := conn.Read(make([]byte, 1))
+	return n == 0 && err != nil && strings.Contains(err.Error(), "timeout")
+}
 
 func TestRealCommandLineAndStartupLog(t *testing.T) {
 	p := start(t, "--model", "mlx-community/Qwen3-4B-4bit", "--host", "127.0.0.1",
@@ -198,20 +239,15 @@ func TestHangAfter(t *testing.T) {
 		t.Fatalf("first request: %d %v", code, err)
 	}
 	// The hang starts once the first request's handling has begun: every
-	// later completion waits with no header, while /health and /v1/models
-	// answer as mlx_lm's HTTP threads do under a wedged generation thread
-	// (mlx_lm v0.31.3 server.py: ThreadingHTTPServer, do_GET answers
-	// without the generation thread).
-	req, _ := http.NewRequest(http.MethodPost, p.base+"/v1/chat/completions", strings.NewReader(hi))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 500 * time.Millisecond}).Do(req)
-	if err == nil {
-		resp.Body.Close()
-		t.Fatalf("a completion after the hang got %d", resp.StatusCode)
+	// later completion waits with no header (shown on the engine these
+	// flags make, in this process, where the wait is an event), while
+	// /health and /v1/models answer as mlx_lm's HTTP threads do under a
+	// wedged generation thread (mlx_lm v0.31.3 server.py:
+	// ThreadingHTTPServer, do_GET answers without the generation thread).
+	if !stuckInProcess(t, "--sim-hang-after", "1") {
+		t.Error("a completion after the hang got an answer")
 	}
-	if !strings.Contains(err.Error(), "Timeout") {
-		t.Errorf("a completion after the hang should wait, got %v", err)
-	}
+	go func() { _, _, _ = p.chat(t, hi) }() // the binary's own hung request
 	for _, path := range []string{"/health", "/v1/models"} {
 		resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(p.base + path)
 		if err != nil {
@@ -224,19 +260,24 @@ func TestHangAfter(t *testing.T) {
 	}
 }
 
+// While the model loads, /health and /v1/models answer (a load of an
+// hour: had they waited for it, they would not answer at all); a
+// completion waits for the load, so it is answered no sooner than the load
+// takes from the start (a timer only fires late).
 func TestLoadDelay(t *testing.T) {
-	const delay = 1500 * time.Millisecond
 	bin := binary(t)
-	began := time.Now()
-	p := startBin(t, bin, "--sim-load-delay", delay.String()) // returns once /health answers
-	if up := time.Since(began); up > delay/2 {
-		t.Fatalf("/health took %v to answer; it must not wait for the model", up)
-	}
-	resp, err := (&http.Client{Timeout: 200 * time.Millisecond}).Get(p.base + "/v1/models")
+	loading := startBin(t, bin, "--sim-load-delay", "1h") // returns once /health answers
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(loading.base + "/v1/models")
 	if err != nil {
 		t.Fatalf("/v1/models while loading: %v", err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("/v1/models while loading: %d", resp.StatusCode)
+	}
+	const delay = 1500 * time.Millisecond
+	began := time.Now()
+	p := startBin(t, bin, "--sim-load-delay", delay.String())
 	if code, _, err := p.chat(t, hi); err != nil || code != 200 {
 		t.Fatalf("completion: %d %v", code, err)
 	}
@@ -264,10 +305,8 @@ func TestMetalFaultKillsTheThreadUnderMLX032(t *testing.T) {
 		t.Fatalf("/health after the thread died: %v", err)
 	}
 	resp.Body.Close()
-	c := &http.Client{Timeout: 500 * time.Millisecond}
-	if r, err := c.Post(p.base+"/v1/chat/completions", "application/json", strings.NewReader(hi)); err == nil {
-		r.Body.Close()
-		t.Fatalf("a dead thread answered: %d", r.StatusCode)
+	if !stuckInProcess(t, "--sim-metal-fault-after", "1") {
+		t.Fatal("a dead thread answered")
 	}
 	select {
 	case err := <-p.done:
@@ -287,22 +326,28 @@ func TestBindFailureNeverExits(t *testing.T) {
 	defer ln.Close()
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	cmd := exec.Command(binary(t), "--port", port)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncbuf.Buffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		t.Fatalf("exited: %v\n%s", err, stderr.String())
-	case <-time.After(1500 * time.Millisecond):
+	// Once the traceback is out, the process has nothing left to do but
+	// wait: killed then, it dies of the signal. One that exits after the
+	// traceback has an exit status instead.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "OSError: [Errno 48] Address already in use") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no bind traceback:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	_ = cmd.Process.Kill()
-	<-done
-	if !strings.Contains(stderr.String(), "OSError: [Errno 48] Address already in use") {
-		t.Errorf("no bind traceback:\n%s", stderr.String())
+	err = <-done
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
+		t.Fatalf("exited on its own after the traceback: %v\n%s", err, stderr.String())
 	}
 }
 

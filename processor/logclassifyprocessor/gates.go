@@ -12,8 +12,8 @@ import (
 // before it moves its checkpoint on. Without it, stanza batches entries in
 // memory for up to 100 ms after the checkpoint has passed them, and a
 // collector killed then (kill -9, a crash, a power cut) loses those lines
-// of the engine's log for good (contrib issue 35456; the fault suite saw
-// 80 lines lost). This distribution turns it on by default;
+// of the engine's log for good (opentelemetry-collector-contrib
+// pkg/stanza, issue #35456). This distribution turns it on by default;
 // --feature-gates=-stanza.synchronousLogEmitter turns it off again.
 const synchronousEmitterGate = "stanza.synchronousLogEmitter"
 

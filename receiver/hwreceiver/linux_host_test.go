@@ -6,9 +6,11 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/shirou/gopsutil/v4/process"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -43,19 +45,47 @@ func TestLinuxScrapeReadsThisHost(t *testing.T) {
 }
 
 // A process matched by a pattern is found, counted and measured, and its
-// CPU is the CPU it used between two scrapes.
+// CPU is the CPU it used between two scrapes over the wall time between
+// them. The process runs a busy loop only between the scrapes and is
+// stopped while each scrape reads it, and the source's clock is the
+// test's: the expected percentage is exact, whatever the host's load.
 func TestProcfsSourceFindsAProcess(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "while :; do :; done", "hw-test-busy-loop")
 	require.NoError(t, cmd.Start())
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	busyProc := &process.Process{Pid: int32(cmd.Process.Pid)}
+	// stop stops the loop and returns the CPU seconds it has used, read
+	// once the kernel says it is stopped (its CPU time no longer moves).
+	stop := func() float64 {
+		require.NoError(t, cmd.Process.Signal(syscall.SIGSTOP))
+		require.Eventually(t, func() bool {
+			st, err := busyProc.Status()
+			return err == nil && len(st) > 0 && st[0] == process.Stop
+		}, 10*time.Second, time.Millisecond)
+		times, err := busyProc.Times()
+		require.NoError(t, err)
+		return times.User + times.System
+	}
+	before := stop()
 
 	cfg := testConfig()
 	cfg.Processes = map[string]string{"busy": `while :; do :; done hw-test-busy-loop$`}
 	cfg.WorkerComponent = "busy"
-	src := newProcfsSource(newProcMatcher(cfg, os.Getpid()), time.Now)
+	at := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	src := newProcfsSource(newProcMatcher(cfg, os.Getpid()), func() time.Time { return at })
 	_, err := src.collect(context.Background())
 	require.NoError(t, err)
-	time.Sleep(500 * time.Millisecond)
+
+	// Run until the loop has used some CPU (a few clock ticks), then stop
+	// it again.
+	require.NoError(t, cmd.Process.Signal(syscall.SIGCONT))
+	require.Eventually(t, func() bool {
+		times, err := busyProc.Times()
+		return err == nil && times.User+times.System >= before+0.05
+	}, 30*time.Second, 5*time.Millisecond, "the busy loop runs")
+	used := stop() - before
+	at = at.Add(4 * time.Second)
+
 	apply, err := src.collect(context.Background())
 	require.NoError(t, err)
 	s := newSample()
@@ -63,7 +93,6 @@ func TestProcfsSourceFindsAProcess(t *testing.T) {
 	busy := s.procs["busy"]
 	assert.Equal(t, 1, busy.count)
 	assert.Greater(t, busy.rssBytes, 0.0)
-	// A busy loop uses most of a core; on a loaded test host, at least some.
-	assert.Greater(t, busy.cpuPercent, 5.0)
-	assert.LessOrEqual(t, busy.cpuPercent, 110.0)
+	assert.Positive(t, used)
+	assert.InDelta(t, used/4*100, busy.cpuPercent, 1e-9, "its CPU seconds between the scrapes over their 4 s apart")
 }

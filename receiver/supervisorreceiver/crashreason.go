@@ -37,8 +37,8 @@ var crashReasons = []string{
 }
 
 // loadFailed matches what a failed model load prints: the frames of
-// mlx_lm's loading (ModelProvider.load_default and _load, mlx_lm v0.31.3
-// server.py L383-394; utils.py _download and snapshot_download, L218-256)
+// mlx_lm's loading (mlx_lm v0.31.3 server.py, ModelProvider.load_default
+// and _load; utils.py, _download and its snapshot_download call)
 // and huggingface_hub's and mlx_lm's errors for a model it cannot get
 // (their wording from memory: unverified).
 var loadFailed = regexp.MustCompile(`(?m)(, in (load_default|_load|_download|snapshot_download)$|RepositoryNotFoundError|RevisionNotFoundError|GatedRepoError|HFValidationError|LocalEntryNotFoundError|No safetensors found in|Model type \S+ not supported)`)

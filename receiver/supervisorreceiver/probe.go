@@ -282,8 +282,9 @@ func (p *prober) probe(ctx context.Context) error {
 // its --adapter-path and --draft-model, and what the proxy sends for a
 // request without a model and the judge sends by default. mlx_lm batches a
 // request only with requests of the same model description as written
-// (mlx_lm v0.31.3 server.py L734 `current_model == args.model`) and drains
-// its whole batch before serving another (L834, L719): a probe naming the
+// (mlx_lm v0.31.3 server.py, ResponseGenerator._generate:
+// `current_model == args.model`) and drains its whole batch before serving
+// another (drain_batch, which stops it taking requests): a probe naming the
 // repo id would wait for every running generation and hold back every
 // later request; at mlx_lm d78bf58e (0.32.0 dev) it would also reload the
 // model without its adapter (ModelProvider.load keys the default model by

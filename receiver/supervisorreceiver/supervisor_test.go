@@ -214,8 +214,32 @@ func TestProbesSlowDownOnceReady(t *testing.T) {
 	cfg.HealthCheck.Interval = time.Hour
 	s := startSupervisor(t, cfg)
 	require.Eventually(t, func() bool { return s.snap().ready }, 5*time.Second, 10*time.Millisecond)
-	time.Sleep(10 * cfg.HealthCheck.StartupInterval)
-	assert.Equal(t, int64(1), s.snap().checks["ok"], "after the first success the next probe waits the full interval")
+	// A witness with the same startup interval, started now, whose engine
+	// never answers: it stays at the startup interval. Once it has probed
+	// ten times, ten startup intervals have passed at the least (a timer
+	// only fires late); a ready supervisor still at the startup interval
+	// would have probed again by then.
+	witness := startSupervisor(t, fastConfig(t, "http://127.0.0.1:1"))
+	require.Eventually(t, func() bool {
+		n := int64(0)
+		for _, c := range witness.snap().checks {
+			n += c
+		}
+		return n >= 10
+	}, 30*time.Second, 10*time.Millisecond, "the witness probes at its startup interval")
+	assert.False(t, witness.snap().ready)
+	assert.Equal(t, map[string]int64{"ok": 1}, nonZero(s.snap().checks), "after the first success the next probe waits the full interval")
+}
+
+// nonZero is counts without its zero entries.
+func nonZero(counts map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range counts {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func TestRestartedEngineIsProbedAtOnce(t *testing.T) {

@@ -7,7 +7,8 @@ import (
 )
 
 // The generation thread's death. mlx_lm serves every completion from one
-// Thread(target=self._generate) (mlx_lm v0.31.3 server.py L451). An
+// Thread(target=self._generate) (mlx_lm v0.31.3 server.py,
+// ResponseGenerator.__init__). An
 // exception that escapes it kills it, and threading.excepthook prints
 // "Exception in thread Thread-N (_generate):" and the traceback; the
 // process and its HTTP threads live on, /health answers 200, and every
@@ -17,9 +18,11 @@ import (
 // (ml-explore/mlx a025496c8: RuntimeError: [METAL] Command buffer execution
 // failed, thrown in the thread that synchronizes), on a failed
 // [metal::malloc], on a failed model load under mlx-lm 0.31 (load_default
-// runs in that thread, v0.31.3 L695), and on a stop value the batched path
-// cannot use (v0.31.3 L745, _make_state_machine outside the try). The supervisor treats the line as the crash it is: the
-// engine is stopped at once and restarted, the reason read from the
+// runs in that thread: ResponseGenerator._generate calls it first), and on
+// a stop value the batched path cannot use (_generate calls
+// _make_state_machine outside the try that guards _tokenize). The
+// supervisor treats the line as the crash it is: the engine is stopped at
+// once and restarted, the reason read from the
 // traceback that follows the line (crashRules), not from older lines.
 //
 // Only the engine's own output is read. A client could get text into it
@@ -30,7 +33,8 @@ import (
 
 // The same goes for the main thread: a traceback whose first frame is the
 // script's <module> means main() raised (a failed bind: mlx_lm v0.31.3
-// server.py L1744-1746 starts the generation thread before it binds), and
+// server.py, run, makes the ResponseGenerator and its generation thread
+// before _run_http_server binds), and
 // the interpreter then waits for the non-daemon generation thread for
 // ever: the process stays, with no HTTP server. The per-request tracebacks
 // socketserver prints start in process_request_thread, never <module>.

@@ -359,12 +359,14 @@ func (g *generation) run() {
 	// and so writes its access line, only once it has the context):
 	// a request waiting behind a seed or a drain prints nothing and gets
 	// no headers.
+	e.queued.Add(1)
 	if seed != nil {
 		e.gen.Lock()
 	} else {
 		e.joinBatch(q.description())
 		e.batched.Add(1)
 	}
+	e.queued.Add(-1)
 	unlock := func() {
 		if seed != nil {
 			e.gen.Unlock()
@@ -433,7 +435,9 @@ func (g *generation) run() {
 		g.release(nil)
 		if seed != nil {
 			// _serve_single puts the exception on the request's queue
-			// (v0.31.3 L1023-1024); the handler raises it in its loop.
+			// (mlx_lm v0.31.3 server.py, ResponseGenerator._serve_single:
+			// `except Exception as e: rqueue.put(e)`); the handler raises
+			// it in its loop.
 			e.raise(c, &pyExc{typ: exc.typ, msg: exc.msg, frames: []pyFrame{
 				frameHandleCompletion,
 				{serverPy, lineResponseLoop, "handle_completion", "for gen in response:", ""},
@@ -735,8 +739,9 @@ func (g *generation) response(text string, finish any, a *accum, toolCalls []any
 			key = "delta"
 		}
 		m := pyjson.NewDict("role", "assistant")
-		// mlx-lm 0.32.0 (ff0c1c6d, #1739; server.py at d78bf58e L1306) sends null for an
-		// empty non-streamed message; 0.31.3 leaves the key out (L1355).
+		// mlx-lm 0.32.0 (ff0c1c6d, #1739; server.py at d78bf58e,
+		// generate_response) sends null for an empty non-streamed message;
+		// 0.31.3 leaves the key out (its generate_response: `if text:`).
 		switch {
 		case text != "":
 			m.Set("content", text)

@@ -4,18 +4,19 @@ import (
 	"github.com/mlx-otelcol/mlx-otelcol/standins/mlxsim/pyjson"
 )
 
-// The batch drain. mlx_lm batches a request with the
-// running ones only when its model description is the batch's:
-// `current_model == args.model` (v0.31.3 server.py L734), where
-// args.model is ModelDescription(model=<the request's "model" as
-// written>, draft=<"draft_model">, adapter=<"adapters">) (v0.31.3
-// server.py, handle_completion and _generate). "default_model" and the repo id it stands for are different
-// descriptions. A request whose description differs sets drain_batch
-// (v0.31.3 L834): the loop takes no new request (L719 `if not drain_batch`),
-// finishes every generation in flight, closes the batch, and only then
-// serves the newcomer. The simulator does the same with its generation
-// lock: the newcomer takes it exclusively, which waits for every batched
-// request and holds back every later one.
+// The batch drain (mlx_lm v0.31.3 server.py, ResponseGenerator._generate).
+// mlx_lm batches a request with the running ones only when its model
+// description is the batch's (`current_model == args.model` and
+// _is_batchable), where args.model is ModelDescription(model=<the
+// request's "model" as written>, draft=<"draft_model">,
+// adapter=<"adapters">) (handle_completion builds it). "default_model" and
+// the repo id it stands for are different descriptions. A request whose
+// description differs sets drain_batch: the loop takes no new request
+// (`if not drain_batch:` before get_next_request), finishes every
+// generation in flight, closes the batch, and only then serves the
+// newcomer. The simulator does the same with its generation lock: the
+// newcomer takes it exclusively, which waits for every batched request and
+// holds back every later one.
 
 // description is the request's ModelDescription as mlx_lm compares it.
 func (q *completionRequest) description() string {

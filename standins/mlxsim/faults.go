@@ -19,9 +19,9 @@ import (
 //     then exit status 1. A real mlx_lm cannot do this once it serves
 //     (socketserver prints a per-request exception and carries on, and the
 //     non-daemon generation thread would keep the process anyway: CPython
-//     3.12 socketserver.py, _handle_request_noblock); it stands for a process that ends by itself, and the
-//     tests of real failures use the Metal fault, the load failure or a
-//     bad stop;
+//     3.12 socketserver.py, _handle_request_noblock); it stands for a
+//     process that ends by itself, and the tests of real failures use the
+//     Metal fault, the load failure or a bad stop;
 //   - metal fault: under MLX 0.32 (the default pair) the generation
 //     thread dies with RuntimeError: [METAL] ... (below) and the process
 //     lives on; before 0.32, MLX's uncaught C++ exception for a GPU
@@ -110,7 +110,8 @@ func BindErrorTraceback(err error) string {
 }
 
 // The generation thread's death (versions.go). ResponseGenerator starts
-// one Thread(target=self._generate) (mlx_lm v0.31.3 server.py L451); an
+// one Thread(target=self._generate) (mlx_lm v0.31.3 server.py,
+// ResponseGenerator.__init__); an
 // exception that escapes it is printed by threading.excepthook as
 // "Exception in thread Thread-1 (_generate):" and its traceback, and the
 // thread is gone: the HTTP threads still answer /health and /v1/models,
@@ -167,8 +168,9 @@ func (d deathTrace) wrapped(l *pyLog) string {
 		formatTraceback(slices.Concat([]pyFrame{wrapperFrame}, d.frames), d.last)
 }
 
-// batchNextFrames lead a death in the batch step: v0.31.3 server.py L853,
-// outside any try, into BatchGenerator.next.
+// batchNextFrames lead a death in the batch step: v0.31.3 server.py,
+// _generate's batch_generator.next(), outside any try, into
+// BatchGenerator.next.
 var batchNextFrames = []pyFrame{
 	{serverPy, 853, "_generate", "prompt_responses, gen_responses = batch_generator.next()", "                                  ^^^^^^^^^^^^^^^^^^^^^^"},
 	{generatePy, 1855, "next", "return self._next()", "       ^^^^^^^^^^^^"},
@@ -218,7 +220,7 @@ var loadFrames = []pyFrame{
 }
 
 // loadThreadDeath is a failed load of the default model in the generation
-// thread (mlx-lm 0.31: v0.31.3 server.py L695).
+// thread (mlx-lm 0.31: v0.31.3 server.py, _generate's load_default()).
 func loadThreadDeath(model string) deathTrace {
 	return threadDeath(slices.Concat([]pyFrame{
 		{serverPy, 695, "_generate", "self.model_provider.load_default()", ""},
@@ -227,7 +229,7 @@ func loadThreadDeath(model string) deathTrace {
 
 // loadMainTraceback is the same failure in mlx-lm 0.30, where
 // ModelProvider.__init__ loads the model in the main thread (v0.30.7
-// server.py L451) before run() starts anything: exit 1 follows.
+// server.py) before run() starts anything: exit 1 follows.
 func loadMainTraceback(model string) string {
 	return formatTraceback([]pyFrame{
 		{scriptPath, 8, "<module>", "sys.exit(main())", "         ^^^^^^"},
@@ -240,13 +242,14 @@ func loadMainTraceback(model string) string {
 }
 
 // stopThreadDeath is a stop value _make_state_machine cannot use: it runs
-// outside the try that guards _tokenize (v0.31.3 server.py L745, after
-// L737-743), so the exception kills the thread. An element
-// that is a list or dict fails as a dict key (L634 tuple(stop_words));
-// another non-string, or a str with a lone surrogate, fails in
-// tokenizer.encode (L650). mlx-lm 0.32.0 (#1501) does the same from other
-// lines: server.py at d78bf58e L681 and L607-608, and the encode in
-// make_stop_matcher (L612, generate.py L1054).
+// outside the try that guards _tokenize (v0.31.3 server.py, _generate
+// calls it after that try), so the exception kills the thread. An element
+// that is a list or dict fails as a dict key (_make_state_machine's
+// tuple(stop_words)); another non-string, or a str with a lone surrogate,
+// fails in its tokenizer.encode. mlx-lm 0.32.0 (#1501) does the same from
+// other places: server.py at d78bf58e, get_next_request's call of
+// _make_state_machine and its cache key, and the encode in
+// make_stop_matcher (generate.py).
 func stopThreadDeath(exc *pyExc, v032 bool) deathTrace {
 	call := pyFrame{serverPy, 745, "_generate", "sm, sequences = self._make_state_machine(", "                ^^^^^^^^^^^^^^^^^^^^^^^^^"}
 	key := pyFrame{serverPy, 635, "_make_state_machine", "rs = self._state_machine_cache.get(cache_key)", "     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"}
@@ -300,7 +303,7 @@ func (e *Engine) waitIfDead() bool {
 	if !e.ThreadDead() {
 		return false
 	}
-	<-e.closed
+	e.waitForever()
 	return true
 }
 
@@ -311,7 +314,8 @@ const deadRequestError = "Generation thread is not running"
 
 // deadEnd ends a request the generation thread has not taken yet, if the
 // thread is dead: under mlx-lm 0.32.0 generate() raises and the handler
-// answers 404 {"error": str(e)} (v0.31.3 L1419-1427, the same code); before,
+// answers 404 {"error": str(e)} (handle_completion around its generate
+// call, the same code as v0.31.3's); before,
 // it waits on response_queue.get() for ever. False if the thread lives.
 func (e *Engine) deadEnd(c *pyConn) bool {
 	if !e.ThreadDead() {
@@ -321,7 +325,7 @@ func (e *Engine) deadEnd(c *pyConn) bool {
 		e.jsonError(c, 404, deadRequestError)
 		return true
 	}
-	<-e.closed
+	e.waitForever()
 	return true
 }
 

@@ -228,6 +228,23 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// runningStream posts a streamed body on a connection of its own and
+// returns once the first chunk has come: the generation runs. Closing the
+// connection ends it (the client left).
+func runningStream(t testing.TB, ts *testServer, body string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", ts.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if _, err := io.WriteString(conn, postReq("/v1/chat/completions", body)); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, bufio.NewReader(conn), "data: ")
+	return conn
+}
+
 // readUntil reads from a streaming response until the text appears.
 func readUntil(t testing.TB, r *bufio.Reader, sub string) string {
 	t.Helper()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The original's judge prompt, filled in (cluster/opik_evaluator.py).
@@ -81,30 +83,30 @@ func TestOrdinaryPromptIsNotJudged(t *testing.T) {
 
 // A request with a seed has the generation thread alone: a request that
 // comes while it runs waits for it (what makes the supervisor's completion
-// probe wait on a busy engine). 80 tokens at 200/s hold the thread 0.4 s;
-// the request that comes 50 ms in waits most of that.
+// probe wait on a busy engine), and is served once it ends. Without a seed
+// they share the thread: the newcomer is answered while the other still
+// runs. The engine decodes 2 tokens a second, so an answer (16 tokens or
+// more) takes seconds; the test ends it by leaving.
 func TestSeededRequestsRunAlone(t *testing.T) {
-	ts := newTestServer(t, Options{DecodeTPS: 200})
-	long := `{"messages": [{"role": "user", "content": "tell a long story"}], "max_tokens": 80, "seed": 7}`
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ts.chat(t, long)
-	}()
-	time.Sleep(50 * time.Millisecond)
-	began := time.Now()
-	ts.chat(t, `{"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}`)
-	waited := time.Since(began)
-	<-done
-	if waited < 150*time.Millisecond {
-		t.Errorf("a request behind a seeded one was answered in %v: it did not wait for the generation thread", waited)
+	ts := newTestServer(t, Options{DecodeTPS: 2})
+	long := `{"messages": [{"role": "user", "content": "tell a long story"}], "max_tokens": 80, "seed": 7, "stream": true}`
+	ping := `{"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}`
+	running := runningStream(t, ts, long)
+	answered := make(chan rawResp, 1)
+	go func() { answered <- ts.chat(t, ping) }()
+	waitFor(t, "the request behind the seeded one to wait for the generation thread", func() bool { return ts.e.queued.Load() > 0 })
+	require.NoError(t, running.Close()) // the seeded generation ends
+	select {
+	case r := <-answered:
+		assert.Equal(t, 200, r.status, r.raw)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request behind the seeded one was not served once it ended")
 	}
+	waitFor(t, "the seeded generation to end", func() bool { return ts.e.queued.Load() == 0 && ts.e.batched.Load() == 0 })
+
 	// Without a seed they share it.
-	go func() { ts.chat(t, strings.Replace(long, `, "seed": 7`, "", 1)) }()
-	time.Sleep(50 * time.Millisecond)
-	began = time.Now()
-	ts.chat(t, `{"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}`)
-	if d := time.Since(began); d > 150*time.Millisecond {
-		t.Errorf("a request beside a batched one took %v", d)
-	}
+	running = runningStream(t, ts, strings.Replace(long, `, "seed": 7`, "", 1))
+	defer running.Close()
+	assert.Equal(t, 200, ts.chat(t, ping).status)
+	assert.Equal(t, int64(1), ts.e.batched.Load(), "answered while the other generation still runs")
 }

@@ -9,7 +9,7 @@ import (
 // Output of a real engine that a plain mlx_lm.server run does not show.
 //
 //   - Hugging Face download bars (Options.DownloadBars): mlx_lm's load
-//     calls snapshot_download (mlx_lm v0.31.3 utils.py L249), whose tqdm
+//     calls snapshot_download (mlx_lm v0.31.3 utils.py, _download), whose tqdm
 //     bar "Fetching N files" is drawn on stderr and redrawn in place, each
 //     draw after a \r, the line ended only when the bar is complete. (The
 //     bar's wording is tqdm's as huggingface_hub uses it, from memory:

@@ -92,11 +92,12 @@ type Options struct {
 	// first, as Metal's argpartition sorts (logprobs.go).
 	UnsortedTopLogprobs bool
 	// StreamLogprobs sends logprobs in stream chunks, as mlx_lm does not
-	// (server.py 0.31.3 L1483-1488 and L1508-1513 pass none to the
-	// streamed generate_response): each chunk's choice carries the
+	// (mlx_lm v0.31.3 server.py: handle_completion's streamed calls of
+	// generate_response pass none): each chunk's choice carries the
 	// logprobs of the tokens since the previous chunk, in generate_response's
-	// own layout and place (L1317-1327: after finish_reason, before delta
-	// or text, only when there are any), as ml-explore/mlx-lm#1630 proposed
+	// own layout and place (its `if top_logprobs:` block: after
+	// finish_reason, before delta or text, only when there are any), as
+	// ml-explore/mlx-lm#1630 proposed
 	// (closed unmerged). For testing a proxy against an engine that
 	// streams them.
 	StreamLogprobs bool

@@ -14,8 +14,9 @@ import (
 // the frames are reconstructions (doc.go, "Known differences"). Three are
 // that file's lines: L1692 (the UserWarning), L1365 (the keepalive) and
 // L1193-1194 (the logprobs checks); the others are approximate (the
-// non-streamed answer's 1490/1491 fall inside the usage chunk's code). testdata/tracebacks.golden pins
-// what mlxsim prints, so a change to one is seen. The generation thread's
+// non-streamed answer's 1490/1491 fall inside the usage chunk's code).
+// testdata/tracebacks.golden pins what mlxsim prints, so a change to one
+// is seen. The generation thread's
 // tracebacks (faults.go) use mlx_lm v0.31.3's lines, the release they
 // simulate.
 

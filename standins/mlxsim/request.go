@@ -73,7 +73,7 @@ func (e *Engine) readRequest(body *pyjson.Dict) *completionRequest {
 	q.freqPenalty = body.GetDefault("frequency_penalty", 0.0)
 	q.freqCtx = body.GetDefault("frequency_context_size", pyjson.NewInt("20"))
 	q.xtcProb = body.GetDefault("xtc_probability", 0.0)
-	// 0.0 in mlx-lm 0.31.3 (server.py L1187), 0.1 from cf10f962 (#1372).
+	// 0.0 in mlx-lm 0.31.3 (server.py, do_POST), 0.1 from cf10f962 (#1372).
 	q.xtcThresh = body.GetDefault("xtc_threshold", e.era.xtcThreshold)
 	q.logitBias = body.GetDefault("logit_bias", nil)
 	q.logprobs = body.GetDefault("logprobs", false)

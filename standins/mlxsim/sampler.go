@@ -10,15 +10,15 @@ import (
 
 // The sampler's own checks, which validate_model_parameters does not make
 // (mlx_lm v0.31.3 sample_utils.py; unchanged at 0.32.0 but for the XTC
-// token list). make_sampler (L10-69) returns argmax at temperature 0, so
+// token list). make_sampler returns argmax at temperature 0, so
 // none applies there; otherwise the chain is top_p, min_p, xtc (when
 // xtc_probability > 0), top_k (when top_k > 0), and the first to raise
 // names the error. The sampler first runs in the batch's first
 // generation step, after prefill (mlx_lm v0.31.3 generate.py,
 // GenerationBatch.__init__ → _step): in the batched path that is inside
-// batch_generator.next() (v0.31.3 server.py L853), outside any try, so the
+// batch_generator.next() (v0.31.3 server.py, _generate), outside any try, so the
 // generation thread dies; in _serve_single (a seed) the exception is put
-// on the request's queue (v0.31.3 server.py L1023-1024) and raised in
+// on the request's queue (v0.31.3 server.py, _serve_single) and raised in
 // the handler's loop.
 
 // logitsSize is the model's output width, apply_top_k's vocab_size:

@@ -52,6 +52,11 @@ type Engine struct {
 	drains atomic.Int64
 	// batched counts the batched generations running.
 	batched atomic.Int64
+	// queued counts the requests waiting for the generation thread (behind
+	// a seed or a drain), stuck the requests that wait for ever on a wedged
+	// or dead one: what a test waits for instead of a silence.
+	queued atomic.Int64
+	stuck  atomic.Int64
 }
 
 type activeSeq struct{ tokens atomic.Int64 }
@@ -141,7 +146,7 @@ func (e *Engine) sleep(d time.Duration) bool {
 		case <-e.closed:
 			return false
 		case <-e.dead:
-			<-e.closed
+			e.waitForever()
 			return false
 		default:
 			return true
@@ -155,9 +160,22 @@ func (e *Engine) sleep(d time.Duration) bool {
 	case <-e.closed:
 		return false
 	case <-e.dead:
-		<-e.closed
+		e.waitForever()
 		return false
 	}
+}
+
+// Stuck is how many requests wait for ever on a wedged or dead generation
+// thread (a test's proof that a request is past answering, where a
+// silence proves nothing).
+func (e *Engine) Stuck() int64 { return e.stuck.Load() }
+
+// waitForever blocks as a request does on response_queue.get() once the
+// generation thread is wedged or dead: until the engine is closed.
+func (e *Engine) waitForever() {
+	e.stuck.Add(1)
+	defer e.stuck.Add(-1)
+	<-e.closed
 }
 
 func uuid4() string {
@@ -187,7 +205,7 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// response_queue.get() before any header, and the HTTP threads
 		// answer everything else (mlx_lm v0.31.3 server.py: do_GET and
 		// do_OPTIONS never wait for the generation thread).
-		<-e.closed
+		e.waitForever()
 		return
 	}
 	// Python checks the Content-Length header; net/http has already framed

@@ -211,7 +211,8 @@ func TestNonStreamingBodyIsPythonJSON(t *testing.T) {
 }
 
 // An empty message: mlx-lm 0.31.3 leaves "content" out (server.py
-// v0.31.3 L1355 `if text:`), 0.32.0 sends null (ff0c1c6d, #1739).
+// v0.31.3, generate_response: `if text:`), 0.32.0 sends null (ff0c1c6d,
+// #1739).
 func TestEmptyContentByMLXLMVersionAndASCIIEscaping(t *testing.T) {
 	for _, v := range []string{"0.31.3", "0.32.0"} {
 		ts := newTestServer(t, Options{MLXLMVersion: v})
@@ -756,24 +757,33 @@ func TestUnknownModelIs404(t *testing.T) {
 	}
 }
 
+// While the model loads, /health and /v1/models answer (a load that
+// never ends here: had they waited for it, they would not answer at all);
+// a completion waits for the load, so it is answered no sooner than the
+// load takes (a timer only fires late).
 func TestLoadDelay(t *testing.T) {
+	loading := newTestServer(t, Options{LoadDelay: time.Hour})
+	if r := loading.get(t, "/health"); r.status != 200 {
+		t.Fatalf("/health must answer while loading: %q", r.raw)
+	}
+	if r := loading.get(t, "/v1/models"); r.status != 200 {
+		t.Fatalf("/v1/models must answer while loading: %q", r.raw)
+	}
 	const delay = 400 * time.Millisecond
-	ts := newTestServer(t, Options{LoadDelay: delay})
 	start := time.Now()
-	if r := ts.get(t, "/health"); r.status != 200 || time.Since(start) > delay/2 {
-		t.Fatalf("/health must answer while loading (%v): %q", time.Since(start), r.raw)
-	}
-	if r := ts.get(t, "/v1/models"); r.status != 200 || time.Since(start) > delay/2 {
-		t.Fatalf("/v1/models must answer while loading")
-	}
+	ts := newTestServer(t, Options{LoadDelay: delay})
 	r := ts.chat(t, `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}`)
 	if r.status != 200 || time.Since(start) < delay {
-		t.Errorf("completion answered after %v, before the model loaded (%v)", time.Since(start), delay)
+		t.Errorf("completion answered after %v, before the model loaded (%v): %q", time.Since(start), delay, r.raw)
 	}
 }
 
+// A client that leaves mid-stream stops the generation: the engine's next
+// writes fail (the log says so), the sequence is released, and what it had
+// not generated is never cached. At 5 tokens a second the answer (16
+// tokens or more) is far from its end when the client leaves.
 func TestClientDisconnectStopsGeneration(t *testing.T) {
-	ts := newTestServer(t, Options{DecodeTPS: 200})
+	ts := newTestServer(t, Options{DecodeTPS: 5})
 	conn, err := net.Dial("tcp", ts.addr())
 	if err != nil {
 		t.Fatal(err)
@@ -785,14 +795,10 @@ func TestClientDisconnectStopsGeneration(t *testing.T) {
 	br := bufio.NewReader(conn)
 	readUntil(t, br, "data: ")
 	readUntil(t, br, "data: ")
-	start := time.Now()
 	conn.Close()
 	waitFor(t, "the handler to notice", func() bool {
 		return strings.Contains(ts.log.String(), "BrokenPipeError: [Errno 32] Broken pipe") || strings.Contains(ts.log.String(), "ConnectionResetError")
 	})
-	if el := time.Since(start); el > time.Second {
-		t.Errorf("generation went on for %v after the client left", el)
-	}
 	waitFor(t, "the sequence to be released", func() bool {
 		ts.e.cmu.Lock()
 		defer ts.e.cmu.Unlock()

@@ -342,9 +342,10 @@ func textPrompt(p any) (renderedPrompt, *pyExc) {
 // HasThinking says whether a model's vocabulary has <think> and </think>,
 // so that mlx_lm reasons by default: mlx-lm v0.31.2 and later set
 // kwargs["enable_thinking"] = self.has_thinking when neither
-// --chat-template-args nor the request set it (tokenizer_utils.py
-// L333-334, commit f26fddfd; has_thinking is the vocabulary test at
-// L253-268), and Qwen3's own template thinks unless enable_thinking is
+// --chat-template-args nor the request set it (mlx_lm v0.31.3
+// tokenizer_utils.py, TokenizerWrapper.apply_chat_template, from commit
+// f26fddfd; has_thinking is the vocabulary test, _infer_thinking), and
+// Qwen3's own template thinks unless enable_thinking is
 // false, so mlx-lm 0.30.7 reasons too. Every Qwen3 release has the tokens
 // (the Instruct-2507 models among them); the simulated vocabulary is
 // Qwen3's, so the name decides.

@@ -15,19 +15,21 @@ import (
 //     536-541) and thrown in the thread that next synchronizes, as
 //     `RuntimeError: [METAL] Command buffer execution failed: ...`. In
 //     mlx_lm's batched path that exception escapes ResponseGenerator._generate
-//     (mlx_lm v0.31.3 server.py L853 `batch_generator.next()`, outside any
-//     try): the generation thread dies, the process and /health stay up,
+//     (mlx_lm v0.31.3 server.py, _generate's `batch_generator.next()`,
+//     outside any try): the generation thread dies, the process and /health stay up,
 //     every completion waits for ever. Before 0.32 the error was thrown from
 //     Metal's completion handler and the process aborted (libc++abi, SIGABRT).
 //   - mlx-lm 0.31.3 loads the default model in the generation thread
-//     (v0.31.3 server.py L695 `self.model_provider.load_default()`, outside
-//     any try), which run() starts before it binds (L1744-1746): a load that
+//     (v0.31.3 server.py, _generate's first
+//     `self.model_provider.load_default()`, outside any try), which run()
+//     starts before _run_http_server binds: a load that
 //     fails kills that thread and leaves the HTTP server up, never ready.
-//     mlx-lm 0.30.7 loads it in ModelProvider.__init__ (v0.30.7 server.py
-//     L451), in the main thread before anything starts: the traceback, then
+//     mlx-lm 0.30.7 loads it in ModelProvider.__init__ (v0.30.7
+//     server.py), in the main thread before anything starts: the traceback, then
 //     exit 1.
-//   - Both start the non-daemon generation thread before the bind (v0.31.3
-//     L1744, v0.30.7 L1715): a bind failure prints its traceback and the
+//   - Both start the non-daemon generation thread before the bind (run
+//     makes the ResponseGenerator before _run_http_server, in v0.31.3 and
+//     v0.30.7): a bind failure prints its traceback and the
 //     interpreter then waits for that thread at exit, for ever.
 //
 // The pairs: MLX 0.32.1 with mlx-lm 0.31.3 is what `pip install mlx-lm`
@@ -37,17 +39,18 @@ import (
 // mlx-lm's own version (--sim-mlx-lm-version) picks the server's era
 // within a pair: 0.31.3 (the newest tag, v0.31.3 ed1fca4c, what pip
 // installs) or 0.32.0, main as installed from git (d78bf58e _version.py;
-// setup.py L13 MIN_MLX_VERSION = "0.32.1", so only with MLX 0.32.1). The
+// setup.py MIN_MLX_VERSION = "0.32.1", so only with MLX 0.32.1). The
 // default is 0.31.3: it is the release a user gets, and 0.32.0 is not
 // released. What 0.32.0 changes (mlxLMEra):
 //
 //   - ff0c1c6d (#1739): a non-streamed chat answer without text carries
-//     "content": null (server.py at d78bf58e L1306); v0.31.3 leaves the key out
-//     (L1355 `if text:`).
-//   - cf10f962 (#1372): xtc_threshold defaults to 0.1 (d78bf58e L1136), not
-//     0.0 (v0.31.3 L1187).
-//   - 15b522f5 (#1176): xtc_special_tokens is a flat list (d78bf58e L389). In
-//     v0.31.3 (L407-410) it is [eos_token_id, tokenizer.encode("\n")], and
+//     "content": null (server.py at d78bf58e, generate_response); v0.31.3
+//     leaves the key out (its generate_response: `if text:`).
+//   - cf10f962 (#1372): xtc_threshold defaults to 0.1 (d78bf58e, do_POST),
+//     not 0.0 (v0.31.3, do_POST).
+//   - 15b522f5 (#1176): xtc_special_tokens is a flat list (d78bf58e,
+//     _make_sampler). In v0.31.3 (_make_sampler) it is [eos_token_id,
+//     tokenizer.encode("\n")], and
 //     apply_xtc's `mask[..., xtc_special_tokens] = False` fails on it
 //     ("ValueError: Initialization encountered extra dimension.",
 //     ml-explore/mlx-lm#1257, #1408), in the generation thread.
@@ -57,7 +60,8 @@ import (
 //     (ResponseGenerator.is_healthy), /v1/models too; the thread is
 //     wrapped, queued requests are failed and new generate() calls
 //     rejected, which the handler answers as any generate() exception:
-//     404 {"error": str(e)} (v0.31.3 L1419-1427). The wording of that
+//     404 {"error": str(e)} (v0.31.3 handle_completion, around its
+//     response_generator.generate call). The wording of that
 //     error, of the 503 body and of the wrapper's log record is not known
 //     (deadRequestError, unhealthyBody, wrappedThreadDeath); the collector
 //     reads only the status codes and the traceback.

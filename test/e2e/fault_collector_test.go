@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -137,9 +138,25 @@ func TestFaultCollectorKilledAndRestarted(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	orphans := enginePids(first.stack)
 	require.Len(t, orphans, 1)
+	launchers := childrenOf(first.cmd.Process.Pid)
+	require.NotEmpty(t, launchers, "the collector's launcher")
 	require.NoError(t, first.cmd.Process.Kill())
 	<-first.exited
-	time.Sleep(300 * time.Millisecond)
+	// The launcher gets the parent-death signal and is gone: whatever was
+	// to end with the collector has had its signal by then. The engine
+	// still answers after that (a process with a pending SIGKILL answers
+	// nothing).
+	require.Eventually(t, func() bool {
+		for _, pid := range launchers {
+			if pidAlive(pid) {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "the launcher outlived the killed collector")
+	resp, err := http.Get(first.stack.engineURL("/health"))
+	require.NoError(t, err, "the engine outlived the killed collector (only its launcher got the parent-death signal)")
+	resp.Body.Close()
 	left := enginePids(first.stack)
 	assert.Equal(t, orphans, left, "the engine outlived the killed collector (only its launcher got the parent-death signal)")
 
@@ -178,6 +195,22 @@ func TestFaultCollectorKilledAndRestarted(t *testing.T) {
 	second.finish(t, faultRow{name: "collector kill -9 and restart mid-traffic", sent: load.sent.Load(), failed: load.failed.Load(), hasFailed: true,
 		linesLost: lost, linesDuplicated: dup, hasLines: true,
 		note: fmt.Sprintf("%d lines; failed: requests while no collector ran; leftover engine ended: %t", written, !pidAlive(orphans[0]))})
+}
+
+// childrenOf lists the processes whose parent is pid: every thread's
+// children (Go forks from any of them; Linux's /proc/PID/task/TID/children).
+func childrenOf(pid int) []int {
+	var out []int
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, field := range strings.Fields(string(b)) {
+			if child, err := strconv.Atoi(field); err == nil {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
 }
 
 func pidAlive(pid int) bool {

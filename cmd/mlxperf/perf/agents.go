@@ -34,7 +34,7 @@ import (
 //     forks still happen every sample, but a failed exec costs less than
 //     powermetrics' one-second sample on a Mac.
 //   - the log tailer (mlx_server_log_tailer.py): it ships the engine's log
-//     by OTLP (the same missing SDK); issue 13's figures left it out too.
+//     by OTLP (the same missing SDK), so it is left out.
 
 // agentModel is the simulated engine's model (config/demo.yaml's default).
 const agentModel = "mlx-community/Qwen3-4B-4bit"

@@ -102,14 +102,15 @@ func WriteFootprint(w io.Writer, fp Footprint) {
 	_ = tw.Flush()
 }
 
-// Goal is one of issue 32's goals, and whether this run met it.
+// Goal is one of the distribution's performance goals, and whether this
+// run met it.
 type Goal struct {
 	What     string
 	Measured string
 	Met      bool
 }
 
-// Goals judges this run's figures against issue 32's goals: ratios within
+// Goals judges this run's figures against the performance goals: ratios within
 // the same run against the Go proxy (and nginx for relay CPU and chunk
 // delay), read on the first collector row (the first shape's: mlx_lm's by
 // default, the path users take); and, for every collector with a baseline
