@@ -197,22 +197,6 @@ func TestFaultCollectorKilledAndRestarted(t *testing.T) {
 		note: fmt.Sprintf("%d lines; failed: requests while no collector ran; leftover engine ended: %t", written, !pidAlive(orphans[0]))})
 }
 
-// childrenOf lists the processes whose parent is pid: every thread's
-// children (Go forks from any of them; Linux's /proc/PID/task/TID/children).
-func childrenOf(pid int) []int {
-	var out []int
-	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		for _, field := range strings.Fields(string(b)) {
-			if child, err := strconv.Atoi(field); err == nil {
-				out = append(out, child)
-			}
-		}
-	}
-	return out
-}
-
 func pidAlive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false

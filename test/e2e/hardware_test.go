@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -55,7 +56,7 @@ func TestHardwareSeriesOfThisLinuxHost(t *testing.T) {
 	sc := s.waitFor("prometheus/hw", 30*time.Second, "the engine's RSS as /proc has it", func(sc *promtext.Scrape) bool {
 		n, _ := sc.Value("mlx_proc_count", "component", "mlxsim")
 		rss, _ := sc.Value("mlx_proc_rss_bytes", "component", "mlxsim")
-		kernel := procRSSOf(t, "mlxsim")
+		kernel := procRSSOf(t, s.cmd.Process.Pid, "mlxsim")
 		return n == 1 && rss > 0.75*kernel && rss < 1.25*kernel
 	})
 	load := readLoadavg(t)
@@ -188,14 +189,16 @@ func linuxDocumented(t *testing.T) (always, maybe map[string]bool) {
 	return always, maybe
 }
 
-// procRSSOf sums VmRSS over the processes whose command name is comm (0
-// when there is none).
-func procRSSOf(t *testing.T, comm string) float64 {
+// procRSSOf sums VmRSS over the descendants of the process root whose
+// command name is comm (0 when there is none): only this test's, whatever
+// else runs on the machine.
+func procRSSOf(t *testing.T, root int, comm string) float64 {
 	t.Helper()
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	require.NoError(t, err)
 	total := 0.0
-	for _, d := range dirs {
+	for todo := childrenOf(root); len(todo) > 0; {
+		pid := todo[0]
+		todo = append(todo[1:], childrenOf(pid)...)
+		d := fmt.Sprintf("/proc/%d", pid)
 		c, err := os.ReadFile(filepath.Join(d, "comm"))
 		if err != nil || strings.TrimSpace(string(c)) != comm {
 			continue
@@ -205,6 +208,22 @@ func procRSSOf(t *testing.T, comm string) float64 {
 		total += rss
 	}
 	return total
+}
+
+// childrenOf lists the processes whose parent is pid: every thread's
+// children (Go forks from any of them; Linux's /proc/PID/task/TID/children).
+func childrenOf(pid int) []int {
+	var out []int
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, field := range strings.Fields(string(b)) {
+			if child, err := strconv.Atoi(field); err == nil {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
 }
 
 func readLoadavg(t *testing.T) float64 {

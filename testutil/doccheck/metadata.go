@@ -27,6 +27,24 @@ func MetadataNames(path string) ([]string, error) {
 	return names, nil
 }
 
+// MetadataNamesOutside returns the metric names of a metadata.yaml but
+// those of the groups given (a group served only under a setting: the
+// proxy's vllm and routing), sorted.
+func MetadataNamesOutside(path string, groups ...string) ([]string, error) {
+	c, err := mdschema.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range c.Metrics {
+		if !slices.Contains(groups, e.Value.Group) {
+			names = append(names, e.Key)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 // MetadataPlatforms returns, for every metric of a metadata.yaml, its
 // platforms entries for the platforms asked for: metric -> platform ->
 // text.
