@@ -307,7 +307,13 @@ func (p *Proxy) newRecord(r *http.Request, start time.Time) *Record {
 // LastEngineActivity is when the engine last sent stream bytes (tokens,
 // keepalive comments) through the proxy; zero if never. The supervisor
 // takes it as proof that a busy engine is alive while its probe waits.
+//
+// With several engines it is zero: the bytes could be any engine's, and a
+// supervisor must not take another's stream for its own engine's life.
 func (p *Proxy) LastEngineActivity() time.Time {
+	if p.router != nil {
+		return time.Time{}
+	}
 	if n := p.engineActivity.Load(); n != 0 {
 		return time.Unix(0, n)
 	}
@@ -318,7 +324,12 @@ func (p *Proxy) LastEngineActivity() time.Time {
 // to a completion request through the proxy; zero if never. A user's answer
 // proves the engine ready as well as the supervisor's completion probe
 // does, so the supervisor probes only when there has been none for a while.
+// With several engines it is zero, as LastEngineActivity: the supervisor
+// probes its own engine.
 func (p *Proxy) LastEngineAnswer() time.Time {
+	if p.router != nil {
+		return time.Time{}
+	}
 	if n := p.engineAnswered.Load(); n != 0 {
 		return time.Unix(0, n)
 	}

@@ -158,6 +158,10 @@ func TestARequestGoesOnlyWhereItsModelIs(t *testing.T) {
 	require.NoError(t, json.Unmarshal(res.body, &ans))
 	assert.Equal(t, otherModel, ans.Model)
 
+	// A supervisor is never told another engine's answers are its own's.
+	assert.True(t, rr.proxy.LastEngineAnswer().IsZero())
+	assert.True(t, rr.proxy.LastEngineActivity().IsZero())
+
 	// A model no upstream serves is refused before any engine sees it.
 	res = rr.chat("mlx-community/Other-7B", "", "x")
 	assert.Equal(t, http.StatusNotFound, res.status, "%s", res.body)
