@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -179,4 +180,52 @@ func TestFaultHostileParameters(t *testing.T) {
 	assert.Equal(t, float64(len(killers)), sum(sc, "mlx_http_refusals_total", "status", "400"), "each counted as a refusal")
 	f.finish(t, faultRow{name: "requests that killed the engine: sampling values, surrogates, long integers, 8 MiB prompts", sent: int64(len(killers) + len(good)),
 		failed: failed, hasFailed: true, note: "failed: not the proxy's own 400 naming the member"})
+}
+
+// The same requests with several engines behind the front door: each is
+// checked against the facts of the model it names before any engine is
+// chosen, so neither engine sees one, and an ordinary request still goes
+// through.
+func TestFaultHostileParametersWithUpstreams(t *testing.T) {
+	enginePort, portB := freePort(t), freePort(t)
+	b := startSimEngine(t, portB, "--model", "mlx-community/Qwen3-4B-4bit")
+	var relayA, relayB recordingRelay
+	viaA, viaB := relayA.start(t, enginePort), relayB.start(t, b.port)
+	overlay := writeOverlay(t, "upstreams.yaml", fmt.Sprintf(`
+extensions:
+  mlx_proxy:
+    upstream: ""
+    model_config: %q
+    upstreams:
+      - {name: a, endpoint: %q, models: [mlx-community/Qwen3-4B-4bit]}
+      - {name: b, endpoint: %q, models: [mlx-community/Qwen3-4B-4bit]}
+`, qwen3ModelDir(t), viaA, viaB))
+	f := startFaultCollector(t, collectorOptions{configs: append(append([]string{}, demoConfigs...), engineOverlay(t), overlay), enginePort: enginePort})
+	waitEngineReady(f.stack)
+	base := f.proxyURL("")
+	require.Eventually(t, func() bool {
+		return !completion(t.Context(), base+"/v1/chat/completions", false, 4)
+	}, 30*time.Second, 200*time.Millisecond, "the front door serves")
+	beforeA, beforeB := len(relayA.seen()), len(relayB.seen())
+	require.Positive(t, beforeA+beforeB, "the relays are on the proxy's paths to the engines")
+
+	killers := engineKillers()
+	for _, k := range killers {
+		resp, body := postJSON(t, base+k.route, k.body)
+		var e struct {
+			Error struct {
+				Code  string
+				Param *string
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(body, &e)
+		if assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %.300s", k.name, body) && assert.NotNil(t, e.Error.Param, k.name) {
+			assert.Equal(t, k.code, e.Error.Code, k.name)
+			assert.Equal(t, k.param, *e.Error.Param, k.name)
+		}
+	}
+	assert.Len(t, relayA.seen(), beforeA, "engine a saw none of them")
+	assert.Len(t, relayB.seen(), beforeB, "engine b saw none of them")
+	assert.False(t, completion(t.Context(), base+"/v1/chat/completions", true, 8), "the engines still serve")
+	assert.Equal(t, 0.0, supervisorValue(f, "mlx_server_restarts_total"), "nothing a client sent brought an engine down")
 }
