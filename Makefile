@@ -23,7 +23,7 @@ CONFIG      ?= config/mlx.yaml
 # Go sources that end up in the collector binary.
 COMPONENT_SRC := $(shell find receiver processor exporter extension proxy internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run demo test unit fuzz e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render fleet-screenshots jaeger victorialogs promtool stores stores-darwin bench bench-profile
+.PHONY: all build run demo test unit fuzz e2e fault e2e-stack tools clean mlxsim mlxjudge mlxbench report-render fleet-screenshots jaeger victorialogs promtool stores stores-darwin bench bench-profile bench-routing
 
 mlxsim: $(MLXSIM)
 ## mlxjudge: one-off judge passes (bin/mlxjudge --once --dry-run).
@@ -227,6 +227,15 @@ fleet-demo: $(COLLECTOR) $(COLLECTOR_OLD) $(MLXSIM) rules-deps jaeger victorialo
 .PHONY: fleet-outage
 fleet-outage: $(COLLECTOR) $(MLXSIM) rules-deps
 	MLX_FLEET_OUTAGE=10m MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) $(GO) test -count=1 -v -tags 'e2e stack' -timeout 30m -run TestStackFleetPush ./test/e2e/...
+
+## bench-routing: the front door over several engines (upstreams): the
+## prompt cache's hit share and TTFT of mlxbench's agent loops with
+## affinity, spread (routing.affinity none) and one engine alone, and what
+## fails when an engine is killed or wedges under that load; a table in
+## the test's log (opt-in, about 10 minutes; ROUTING_BENCH_AGENTS and
+## ROUTING_BENCH_RUNS size it). Nothing asserts a time.
+bench-routing: $(COLLECTOR) $(MLXSIM) $(MLXBENCH)
+	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) MLXBENCH=$(MLXBENCH) $(GO) test -count=1 -v -tags 'e2e routingbench' -timeout 40m -run TestRoutingBench ./test/e2e/
 
 ## bench: the distribution measured as a user would run it (bin/mlxperf,
 ## docs/performance.md): the built collector with the shipped config beside

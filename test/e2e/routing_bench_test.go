@@ -1,0 +1,169 @@
+//go:build e2e && routingbench
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mlx-otelcol/mlx-otelcol/cmd/mlxbench/bench"
+)
+
+// TestRoutingBench measures the front door over several engines with
+// mlxbench's agent loops (multi-turn conversations, each its own
+// X-Session-Id): the prompt cache's hit share and TTFT with affinity,
+// with routing.affinity none, and with one engine alone; then the
+// requests that fail when an engine is killed, and when one wedges, under
+// that load. make bench-routing runs it; it logs a table and asserts no
+// speed. Engines: two serving Qwen3-4B (a, under the collector's
+// supervisor, as mlx_lm 0.31.3; b, run by the test), one another model.
+func TestRoutingBench(t *testing.T) {
+	mlxbench := binary(t, "MLXBENCH")
+	agents := envInt(t, "ROUTING_BENCH_AGENTS", 6)
+	runs := envInt(t, "ROUTING_BENCH_RUNS", 2)
+	type row struct {
+		name                string
+		hit, p50, p95, errs float64
+		requests            int
+		note                string
+	}
+	var rows []row
+	// Each setup: the collector and its engines, fresh (empty caches).
+	setup := func(t *testing.T, affinity string, engines int, hangAfter int) (proxy string, s *stack, b *simEngine) {
+		enginePort, portB, portC := freePort(t), freePort(t), freePort(t)
+		simArgs := []string{"--prompt-cache-size", "64"}
+		b = startSimEngine(t, portB, append([]string{"--model", routeQwen}, simArgs...)...)
+		startSimEngine(t, portC, append([]string{"--model", routeLlama}, simArgs...)...)
+		hang := ""
+		if hangAfter > 0 {
+			hang = fmt.Sprintf(", --sim-hang-after, %q", fmt.Sprint(hangAfter))
+		}
+		ups := fmt.Sprintf(`      - {name: a, endpoint: "http://127.0.0.1:%d", node: mac-a, models: [%q], max_in_flight: 8}
+`, enginePort, routeQwen)
+		if engines > 1 {
+			ups += fmt.Sprintf(`      - {name: b, endpoint: "http://127.0.0.1:%d", node: mac-b, models: [%q], max_in_flight: 8}
+      - {name: c, endpoint: "http://127.0.0.1:%d", node: mac-c, models: [%q], max_in_flight: 8}
+`, portB, routeQwen, portC, routeLlama)
+		}
+		overlay := writeOverlay(t, "routing.yaml", fmt.Sprintf(`
+receivers:
+  mlx_supervisor:
+    command: [%q, --model, %q, --host, 127.0.0.1, --port, "%d", --sim-load-delay, 0s,
+      --sim-decode-tokens-per-second, "400", --prompt-cache-size, "64"%s]
+    health_check:
+      interval: 2s
+      timeout: 2s
+      hang_after: 0s
+extensions:
+  mlx_proxy:
+    upstream: ""
+    upstream_probe_interval: 2s
+    routing: {affinity: %s}
+    upstreams:
+%s`, binary(t, "MLXSIM"), routeQwen, enginePort, hang, affinity, ups))
+		s = startCollector(t, collectorOptions{configs: append(append([]string{}, demoConfigs...), overlay), enginePort: enginePort})
+		proxy = s.proxyURL("")
+		require.Eventually(t, func() bool { return routedChat(proxy, routeQwen, "warm", 5*time.Second).status == 200 },
+			60*time.Second, 200*time.Millisecond, "the front door serves")
+		return proxy, s, b
+	}
+	hitShare := func(s *stack) float64 {
+		sc, err := s.scrape("mlx_proxy")
+		require.NoError(t, err)
+		var cached, prompt float64
+		for _, m := range sc.Families["mlx_prompt_cached_tokens_total"].GetMetric() {
+			cached += m.GetCounter().GetValue()
+		}
+		for _, m := range sc.Families["mlx_tokens_prompt_total"].GetMetric() {
+			prompt += m.GetCounter().GetValue()
+		}
+		return cached / max(prompt, 1)
+	}
+	// agentic runs mlxbench's agent loops against proxy, during is called
+	// while they run; the run's samples.
+	agentic := func(t *testing.T, proxy string, during func()) []bench.Sample {
+		out := t.TempDir()
+		cmd := exec.Command(mlxbench, "agentic", "--base-url", proxy+"/v1", "--model", routeQwen,
+			"--agents", fmt.Sprint(agents), "--runs", fmt.Sprint(runs), "--out-dir", out, "--progress", "off",
+			"--proxy-metrics", "", "--hw-metrics", "", "--kv-metrics", "", "--supervisor-metrics", "", "--version-url", "",
+			"--timeout", "30s", "--max-tokens", "128")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		require.NoError(t, cmd.Start())
+		if during != nil {
+			during()
+		}
+		_ = cmd.Wait()
+		reports, _ := filepath.Glob(filepath.Join(out, "*.json"))
+		require.Len(t, reports, 1)
+		_, samples, err := bench.ReadReport(reports[0])
+		require.NoError(t, err)
+		return samples
+	}
+	summarize := func(name string, s *stack, samples []bench.Sample, note string) {
+		sum := bench.Summarize(samples, bench.SummaryOptions{})
+		errs := 0
+		for _, n := range sum.Errors {
+			errs += n
+		}
+		rows = append(rows, row{name: name, hit: hitShare(s), p50: sum.TTFT.P50, p95: sum.TTFT.P95,
+			errs: float64(errs), requests: sum.Requests, note: note})
+	}
+
+	for _, c := range []struct {
+		name     string
+		affinity string
+		engines  int
+	}{{"affinity (conversation)", "conversation", 3}, {"spread (affinity none)", "none", 3}, {"one engine alone", "conversation", 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			proxy, s, _ := setup(t, c.affinity, c.engines, 0)
+			summarize(c.name, s, agentic(t, proxy, nil), "")
+		})
+	}
+	t.Run("an engine killed mid-load", func(t *testing.T) {
+		proxy, s, b := setup(t, "conversation", 3, 0)
+		samples := agentic(t, proxy, func() {
+			time.Sleep(10 * time.Second) // the load is under way
+			inFlight := upstreamInFlight(t, s, "b")
+			_ = b.cmd.Process.Signal(syscall.SIGKILL)
+			t.Logf("b killed with %v requests in flight on it", inFlight)
+		})
+		summarize("b killed after 10 s", s, samples, "failed: those in flight on b")
+	})
+	t.Run("an engine wedged mid-load", func(t *testing.T) {
+		proxy, s, _ := setup(t, "conversation", 3, 40)
+		summarize("a wedged at its 40th completion", s, agentic(t, proxy, nil), "failed: those waiting on a until its supervisor said not ready")
+	})
+
+	var b strings.Builder
+	b.WriteString("\n| run | requests | failed | prompt tokens from the cache | TTFT p50 | TTFT p95 |\n|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f %% | %.0f ms | %.0f ms |\n", r.name, r.requests, r.errs, 100*r.hit, r.p50, r.p95)
+	}
+	t.Logf("agents %d x runs %d per scenario (calculator, tri_tool, planner):%s", agents, runs, b.String())
+}
+
+func upstreamInFlight(t *testing.T, s *stack, name string) float64 {
+	sc, err := s.scrape("mlx_proxy")
+	require.NoError(t, err)
+	v, _ := sc.Value("mlx_upstream_in_flight", "upstream", name)
+	return v
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var n int
+	_, err := fmt.Sscan(v, &n)
+	require.NoError(t, err, name)
+	return n
+}
