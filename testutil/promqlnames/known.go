@@ -192,6 +192,16 @@ var MayBeAbsent = map[string]string{
 	"vllm:request_time_per_output_token_seconds_bucket": "config-only: the proxy's compat [vllm]",
 	"vllm:time_to_first_token_seconds_bucket":           "config-only: the proxy's compat [vllm]",
 
+	// The routing series exist only with the proxy's upstreams (several
+	// engines behind one proxy, TestRoutingAcrossThreeEngines); the
+	// shipped config has one engine.
+	"mlx_upstream_up":              "config-only: the proxy's upstreams",
+	"mlx_upstream_in_flight":       "config-only: the proxy's upstreams",
+	"mlx_upstream_requests_total":  "config-only: the proxy's upstreams",
+	"mlx_upstream_ejections_total": "config-only: the proxy's upstreams",
+	"mlx_upstream_retries_total":   "config-only: the proxy's upstreams",
+	"mlx_model_upstreams_up":       "config-only: the proxy's upstreams",
+
 	"mlx_opik_scores_unseen_total": "config/fault: the opik exporter with an endpoint, once a read-back found scores Opik does not show",
 	"mlx_opik_readbacks_total":     "config/fault: the opik exporter with an endpoint, once a scored trace was read back",
 
