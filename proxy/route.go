@@ -190,7 +190,14 @@ func (rt *router) RoundTrip(req *http.Request) (*http.Response, error) {
 	again := req.Clone(req.Context())
 	again.Body = body
 	rt.engines[next].target(again)
-	return rt.engines[next].transport.RoundTrip(again)
+	res, err = rt.engines[next].transport.RoundTrip(again)
+	if err != nil && neverReached(err) {
+		// The second engine could not be reached either: its failure
+		// counts toward its ejection too, and the request ends here.
+		ch.ended = true
+		rt.metrics.ended(rt.engines[next], rt.pool.Done(next, false, time.Now()), false)
+	}
+	return res, err
 }
 
 // neverReached: the connection to the engine failed, so no byte of the

@@ -449,3 +449,23 @@ func TestWithoutAffinityTurnsSpread(t *testing.T) {
 	assert.Positive(t, rr.engines["a"].seen.Load())
 	assert.Positive(t, rr.engines["b"].seen.Load())
 }
+
+// Both engines of a model gone at once: the request tries one, then the
+// other, and each failed connection counts toward that engine's ejection.
+func TestBothEnginesGoneEjectsBoth(t *testing.T) {
+	rr := newRoutedRig(t, nil)
+	for i, n := range []string{"a", "b"} {
+		rr.engines[n].srv.Close()
+		rr.proxy.router.engines[i].transport.CloseIdleConnections()
+	}
+	res := rr.chat(testModel, "s", "x")
+	assert.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)
+	settle(rr.proxy)
+	sc := rr.scrape()
+	for _, n := range []string{"a", "b"} {
+		assert.Equal(t, 1.0, value(t, sc, "mlx_upstream_ejections_total", "upstream", n), n)
+		assert.Equal(t, 0.0, value(t, sc, "mlx_upstream_in_flight", "upstream", n), n)
+	}
+	snap := rr.proxy.router.pool.Snapshot()
+	assert.True(t, snap[0].EjectedUntil.After(time.Now()) && snap[1].EjectedUntil.After(time.Now()), "both ejected")
+}
