@@ -102,6 +102,11 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.feedback.outbox.shutdown(flushCtx)
 	p.live.outbox.shutdown(flushCtx)
 	p.transport.CloseIdleConnections()
+	if p.router != nil {
+		for _, e := range p.router.engines {
+			e.transport.CloseIdleConnections()
+		}
+	}
 	return err
 }
 
