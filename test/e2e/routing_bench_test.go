@@ -130,12 +130,17 @@ extensions:
 	t.Run("an engine killed mid-load", func(t *testing.T) {
 		proxy, s, b := setup(t, "conversation", 3, 0)
 		samples := agentic(t, proxy, func() {
-			time.Sleep(10 * time.Second) // the load is under way
+			// Killed while it holds requests: the first moment the
+			// proxy counts some in flight on it.
+			deadline := time.Now().Add(time.Minute)
+			for upstreamInFlight(t, s, "b") < 2 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
 			inFlight := upstreamInFlight(t, s, "b")
 			_ = b.cmd.Process.Signal(syscall.SIGKILL)
 			t.Logf("b killed with %v requests in flight on it", inFlight)
 		})
-		summarize("b killed after 10 s", s, samples, "failed: those in flight on b")
+		summarize("b killed under load", s, samples, "failed: those in flight on b")
 	})
 	t.Run("an engine wedged mid-load", func(t *testing.T) {
 		proxy, s, _ := setup(t, "conversation", 3, 40)
