@@ -344,11 +344,7 @@ func jaegerTraceIDs(t *testing.T, j *jaeger) []string {
 func TestJudgeFaultsAreCounted(t *testing.T) {
 	j := startJaeger(t)
 	port := freePort(t)
-	noisy := exec.Command(binary(t, "MLXSIM"), "--port", fmt.Sprint(port), "--sim-judge-noise", "--sim-decode-tokens-per-second", "2000")
-	require.NoError(t, noisy.Start())
-	exited := make(chan struct{})
-	go func() { _ = noisy.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = noisy.Process.Kill(); <-exited })
+	noisy := startSimEngine(t, port, "--sim-judge-noise", "--sim-decode-tokens-per-second", "2000")
 	s := startCollector(t, collectorOptions{configs: demoConfigs,
 		sets: judgeSets("500ms", "exporters::otlp_grpc/jaeger::endpoint="+j.otlp, "receivers::mlx_judge::jaeger::endpoint=http://"+j.query,
 			fmt.Sprintf("receivers::mlx_judge::judge::endpoint=http://127.0.0.1:%d/v1", port)),
@@ -361,8 +357,7 @@ func TestJudgeFaultsAreCounted(t *testing.T) {
 	})
 	assert.Empty(t, evaluations(s.dataDir), "an unparsed reply made an event")
 
-	_ = noisy.Process.Kill()
-	<-exited
+	noisy.kill()
 	for range 3 {
 		_, _ = askTraced(t, s, "Is the judge gone?")
 	}
