@@ -120,7 +120,7 @@ func (p *Proxy) loadModelFacts() {
 		p.factsLoaded = true
 		return
 	}
-	info, path, err := modelconfig.Load(ref, p.cfg.HFHubCache)
+	lim, err := p.readFacts(p.cfg.modelLabel(), ref)
 	if err != nil {
 		if !p.factsWarned {
 			p.factsWarned = true
@@ -129,10 +129,7 @@ func (p *Proxy) loadModelFacts() {
 		return
 	}
 	p.factsLoaded = true
-	p.metrics.setModelFacts(p.cfg.modelLabel(), info)
-	p.limits.Store(p.loadLimits(info, path))
-	p.log.Info("Model facts loaded", zap.String("config", path), zap.Int("max_context", info.MaxContext),
-		zap.Int64("kv_bytes_per_token", info.KVBytesPerToken(2)))
+	p.limits.Store(lim)
 }
 
 // loadLimits makes the checks' facts of the model from its config.json
@@ -166,17 +163,28 @@ func (p *Proxy) loadRoutedFacts() {
 		if model == p.cfg.Model && p.cfg.ModelConfig != "" {
 			ref = p.cfg.ModelConfig
 		}
-		info, path, err := modelconfig.Load(ref, p.cfg.HFHubCache)
+		m, err := p.readFacts(model, ref)
 		if err != nil {
 			if p.factsWarnedFor.CompareAndSwap(false, true) {
 				p.log.Warn("A served model's config.json is not found yet; its checks that need it are skipped until it is", zap.String("model", model), zap.Error(err))
 			}
 			continue
 		}
-		p.metrics.setModelFacts(model, info)
-		lim.Store(p.loadLimits(info, path))
-		p.log.Info("Model facts loaded", zap.String("model", model), zap.String("config", path))
+		lim.Store(m)
 	}
+}
+
+// readFacts reads the config.json ref locates into the model facts series
+// under label, and returns the checks' facts of it.
+func (p *Proxy) readFacts(label, ref string) (*modelLimits, error) {
+	info, path, err := modelconfig.Load(ref, p.cfg.HFHubCache)
+	if err != nil {
+		return nil, err
+	}
+	p.metrics.setModelFacts(label, info)
+	p.log.Info("Model facts loaded", zap.String("model", label), zap.String("config", path), zap.Int("max_context", info.MaxContext),
+		zap.Int64("kv_bytes_per_token", info.KVBytesPerToken(2)))
+	return p.loadLimits(info, path), nil
 }
 
 // limitsFor is the checks' facts of model (zero until known).
