@@ -269,12 +269,20 @@ func (rt *router) update(i int) {
 // SetEngineReady takes a supervisor's verdict on the engine at endpoint:
 // not ready (a wedged or dead generation thread, which /health under
 // mlx_lm v0.31.3 does not show) takes it out whatever its /health says,
-// until the supervisor says ready again.
+// until the supervisor says ready again. Ready is also a probe that
+// answered: the supervisor says so only when its own check of the engine
+// (/health, /v1/models or a one-token completion) just did. So an engine
+// the supervisor started or restarted is in at once, not after the next
+// upstream_probe_interval (15 s by default) with the front door sending its
+// model's every request to the others, or answering 503 if there are none.
 func (rt *router) SetEngineReady(endpoint string, ready bool) {
 	for i, m := range rt.engines {
 		if sameEndpoint(m.url, endpoint) {
 			rt.mu.Lock()
 			rt.notReady[i] = !ready
+			if ready {
+				rt.probed[i] = true
+			}
 			rt.mu.Unlock()
 			rt.update(i)
 		}

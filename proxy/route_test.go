@@ -286,6 +286,25 @@ func TestAnEngineOutOfHealthTakesNoRequest(t *testing.T) {
 	assert.Positive(t, rr.engines["a"].seen.Load(), "a back")
 }
 
+// An engine its supervisor (re)started is in as soon as the supervisor
+// says ready, not at the next probe: until then its model's every request
+// would go to the others, or be refused with none left.
+func TestAnEngineIsInWhenItsSupervisorSaysReady(t *testing.T) {
+	rr := newRoutedRig(t, nil)
+	rr.engines["a"].health.Store(http.StatusServiceUnavailable) // still loading
+	rr.engines["b"].health.Store(http.StatusServiceUnavailable)
+	rr.probe()
+	assert.Equal(t, http.StatusServiceUnavailable, rr.chat(testModel, "s", "x").status, "no engine of the model is up")
+	rr.engines["a"].health.Store(0)
+	rr.proxy.router.SetEngineReady(rr.engines["a"].srv.URL, true) // no probe since
+	assert.Equal(t, http.StatusOK, rr.chat(testModel, "s", "x").status)
+	assert.Equal(t, int64(1), rr.engines["a"].seen.Load())
+	assert.Equal(t, 1.0, value(t, rr.scrape(), "mlx_upstream_up", "upstream", "a"))
+	// Not ready stays out whatever the probe said before.
+	rr.proxy.router.SetEngineReady(rr.engines["a"].srv.URL, false)
+	assert.Equal(t, http.StatusServiceUnavailable, rr.chat(testModel, "s", "x").status)
+}
+
 // A request the engine may have started (its connection was made and the
 // request sent) is never sent again: the client gets 502.
 func TestAStartedRequestIsNotRetried(t *testing.T) {

@@ -30,10 +30,12 @@ func TestRoutingBench(t *testing.T) {
 	agents := envInt(t, "ROUTING_BENCH_AGENTS", 6)
 	runs := envInt(t, "ROUTING_BENCH_RUNS", 2)
 	type row struct {
-		name                string
-		hit, p50, p95, errs float64
-		requests            int
-		note                string
+		name           string
+		requests, errs int
+		byUpstream     string
+		hit            float64 // later turns' prompt tokens from the cache
+		first, later   bench.Pcts
+		note           string
 	}
 	var rows []row
 	// Each setup: the collector and its engines, fresh (empty caches).
@@ -73,19 +75,17 @@ extensions:
 		proxy = s.proxyURL("")
 		require.Eventually(t, func() bool { return routedChat(proxy, routeQwen, "warm", 5*time.Second).status == 200 },
 			60*time.Second, 200*time.Millisecond, "the front door serves")
+		// Every engine in before the load, or a row measures fewer.
+		names := []string{"a", "b", "c"}[:engines]
+		require.Eventually(t, func() bool {
+			for _, u := range names {
+				if v, err := upstreamUp(s, u); err != nil || v != 1 {
+					return false
+				}
+			}
+			return true
+		}, 60*time.Second, 200*time.Millisecond, "every engine up")
 		return proxy, s, b
-	}
-	hitShare := func(s *stack) float64 {
-		sc, err := s.scrape("mlx_proxy")
-		require.NoError(t, err)
-		var cached, prompt float64
-		for _, m := range sc.Families["mlx_prompt_cached_tokens_total"].GetMetric() {
-			cached += m.GetCounter().GetValue()
-		}
-		for _, m := range sc.Families["mlx_tokens_prompt_total"].GetMetric() {
-			prompt += m.GetCounter().GetValue()
-		}
-		return cached / max(prompt, 1)
 	}
 	// agentic runs mlxbench's agent loops against proxy, during is called
 	// while they run; the run's samples.
@@ -107,14 +107,30 @@ extensions:
 		require.NoError(t, err)
 		return samples
 	}
-	summarize := func(name string, s *stack, samples []bench.Sample, note string) {
-		sum := bench.Summarize(samples, bench.SummaryOptions{})
+	// summarize is a row: the first turn of a conversation has nothing
+	// in any cache (mlxbench makes each loop's prompt its own); a later
+	// turn finds its prefix in the cache only on the engine that served
+	// the turn before.
+	summarize := func(name string, s *stack, samples []bench.Sample) {
+		var first, later []bench.Sample
+		cached, prompt := 0, 0
+		for _, smp := range samples {
+			if smp.Turn <= 1 {
+				first = append(first, smp)
+				continue
+			}
+			later = append(later, smp)
+			cached += smp.CachedTokens
+			prompt += smp.PromptTokens
+		}
+		all := bench.Summarize(samples, bench.SummaryOptions{})
 		errs := 0
-		for _, n := range sum.Errors {
+		for _, n := range all.Errors {
 			errs += n
 		}
-		rows = append(rows, row{name: name, hit: hitShare(s), p50: sum.TTFT.P50, p95: sum.TTFT.P95,
-			errs: float64(errs), requests: sum.Requests, note: note})
+		rows = append(rows, row{name: name, requests: all.Requests, errs: errs, byUpstream: sentByUpstream(t, s),
+			hit:   float64(cached) / float64(max(prompt, 1)),
+			first: bench.Summarize(first, bench.SummaryOptions{}).TTFT, later: bench.Summarize(later, bench.SummaryOptions{}).TTFT})
 	}
 
 	for _, c := range []struct {
@@ -124,11 +140,12 @@ extensions:
 	}{{"affinity (conversation)", "conversation", 3}, {"spread (affinity none)", "none", 3}, {"one engine alone", "conversation", 1}} {
 		t.Run(c.name, func(t *testing.T) {
 			proxy, s, _ := setup(t, c.affinity, c.engines, 0)
-			summarize(c.name, s, agentic(t, proxy, nil), "")
+			summarize(c.name, s, agentic(t, proxy, nil))
 		})
 	}
 	t.Run("an engine killed mid-load", func(t *testing.T) {
 		proxy, s, b := setup(t, "conversation", 3, 0)
+		var inFlight float64
 		samples := agentic(t, proxy, func() {
 			// Killed while it holds requests: the first moment the
 			// proxy counts some in flight on it.
@@ -136,21 +153,36 @@ extensions:
 			for upstreamInFlight(t, s, "b") < 2 && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
-			inFlight := upstreamInFlight(t, s, "b")
+			inFlight = upstreamInFlight(t, s, "b")
 			_ = b.cmd.Process.Signal(syscall.SIGKILL)
-			t.Logf("b killed with %v requests in flight on it", inFlight)
 		})
-		summarize("b killed under load", s, samples, "failed: those in flight on b")
+		summarize("b killed under load", s, samples)
+		rows[len(rows)-1].note = fmt.Sprintf("%.0f in flight on b when killed", inFlight)
 	})
 	t.Run("an engine wedged mid-load", func(t *testing.T) {
-		proxy, s, _ := setup(t, "conversation", 3, 40)
-		summarize("a wedged at its 40th completion", s, agentic(t, proxy, nil), "failed: those waiting on a until its supervisor said not ready")
+		proxy, s, _ := setup(t, "conversation", 3, 15)
+		var inFlight, sentBefore float64
+		samples := agentic(t, proxy, func() {
+			// The moment its supervisor's not-ready takes it out.
+			deadline := time.Now().Add(time.Minute)
+			for time.Now().Before(deadline) {
+				if v, err := upstreamUp(s, "a"); err == nil && v == 0 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			inFlight, sentBefore = upstreamInFlight(t, s, "a"), sentTo(t, s, "a")
+		})
+		summarize("a wedged at its 15th completion", s, samples)
+		rows[len(rows)-1].note = fmt.Sprintf("%.0f in flight on a when it went out, %.0f sent to it after",
+			inFlight, sentTo(t, s, "a")-sentBefore)
 	})
 
 	var b strings.Builder
-	b.WriteString("\n| run | requests | failed | prompt tokens from the cache | TTFT p50 | TTFT p95 |\n|---|---|---|---|---|---|\n")
+	b.WriteString("\n| run | requests | failed | sent to a / b | later turns: prompt from the cache | later turns: TTFT p50 / p95 | first turns: TTFT p50 / p95 | |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f %% | %.0f ms | %.0f ms |\n", r.name, r.requests, r.errs, 100*r.hit, r.p50, r.p95)
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.0f %% | %.0f / %.0f ms | %.0f / %.0f ms | %s |\n",
+			r.name, r.requests, r.errs, r.byUpstream, 100*r.hit, r.later.P50, r.later.P95, r.first.P50, r.first.P95, r.note)
 	}
 	t.Logf("agents %d x runs %d per scenario (calculator, tri_tool, planner):%s", agents, runs, b.String())
 }
@@ -160,6 +192,40 @@ func upstreamInFlight(t *testing.T, s *stack, name string) float64 {
 	require.NoError(t, err)
 	v, _ := sc.Value("mlx_upstream_in_flight", "upstream", name)
 	return v
+}
+
+func upstreamUp(s *stack, name string) (float64, error) {
+	sc, err := s.scrape("mlx_proxy")
+	if err != nil {
+		return 0, err
+	}
+	v, ok := sc.Value("mlx_upstream_up", "upstream", name)
+	if !ok {
+		return 0, fmt.Errorf("no mlx_upstream_up{upstream=%q}", name)
+	}
+	return v, nil
+}
+
+// sentByUpstream is "a / b": the requests the front door sent to the two
+// engines serving the bench's model, so that a row whose engine was out
+// all along shows it.
+func sentByUpstream(t *testing.T, s *stack) string {
+	return fmt.Sprintf("%.0f / %.0f", sentTo(t, s, "a"), sentTo(t, s, "b"))
+}
+
+// sentTo is mlx_upstream_requests_total of upstream name, every choice.
+func sentTo(t *testing.T, s *stack, name string) float64 {
+	sc, err := s.scrape("mlx_proxy")
+	require.NoError(t, err)
+	sent := 0.0
+	for _, m := range sc.Families["mlx_upstream_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "upstream" && l.GetValue() == name {
+				sent += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sent
 }
 
 func envInt(t *testing.T, name string, def int) int {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -99,7 +100,8 @@ func routedChat(proxy, model, session string, timeout time.Duration) routedAnswe
 // when its generation thread wedges, so only its supervisor can tell);
 // b, as a later mlx_lm from git (its /health answers 503 once its thread
 // is dead, mlx-lm #1791); both serve Qwen3-4B; c serves another model.
-// c is killed and comes back; a wedges; b's thread dies and it is started
+// c is killed and comes back; a is killed and its supervisor starts it
+// again; a wedges; b's thread dies and it is started
 // again. After each engine goes out, no request goes to it, and the
 // model's requests are served by what is left, or refused with 503 and
 // Retry-After when nothing is.
@@ -158,6 +160,9 @@ extensions:
 	require.Eventually(t, func() bool { return routedChat(proxy, routeQwen, "warm", 5*time.Second).status == http.StatusOK },
 		60*time.Second, 200*time.Millisecond, "the front door serves")
 
+	require.Eventually(t, func() bool { return up("a") == 1 && up("b") == 1 && up("c") == 1 },
+		30*time.Second, 100*time.Millisecond, "every engine in")
+
 	// Sessions a takes and sessions b takes, by the front door's own choice.
 	onA, onB := []string{}, []string{}
 	for i := 0; i < 60 && (len(onA) < 3 || len(onB) < 3); i++ {
@@ -201,6 +206,41 @@ extensions:
 		require.Eventually(t, func() bool { return routedChat(proxy, routeLlama, "l1", 5*time.Second).status == http.StatusOK },
 			30*time.Second, 250*time.Millisecond, "c serves again once its probe says so")
 		assert.Equal(t, 1.0, up("c"))
+	})
+
+	t.Run("ASupervisedEngineRestartedTakesItsConversationsBack", func(t *testing.T) {
+		pids := enginePids(s)
+		require.Len(t, pids, 1, "a's engine")
+		require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
+		// Gone once its port refuses (a request sent while it dies is one
+		// in flight on it, which fails).
+		require.Eventually(t, func() bool {
+			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", enginePort), time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err != nil
+		}, 10*time.Second, 20*time.Millisecond, "a's engine gone")
+		require.Eventually(t, func() bool { return up("a") == 0 }, 15*time.Second, 100*time.Millisecond, "mlx_upstream_up{a} 0")
+		// While it is down its conversations are served by b: a request
+		// that cannot reach a is sent to b, never failed.
+		b0 := served("b")
+		for _, session := range onA {
+			r := routedChat(proxy, routeQwen, session, 10*time.Second)
+			require.NoError(t, r.err, session)
+			assert.Equal(t, http.StatusOK, r.status, "%s: %s", session, r.body)
+		}
+		assert.Equal(t, b0+float64(len(onA)), served("b"), "a's conversations on b")
+		// Its supervisor starts it again and says ready; then each of its
+		// conversations goes back to it (the same key ranks the same
+		// engine first once it is in).
+		require.Eventually(t, func() bool { return up("a") == 1 }, 30*time.Second, 100*time.Millisecond, "mlx_upstream_up{a} 1")
+		for _, session := range onA {
+			a0 := served("a")
+			r := routedChat(proxy, routeQwen, session, 10*time.Second)
+			require.Equal(t, http.StatusOK, r.status, "%s: %s", session, r.body)
+			assert.Equal(t, a0+1, served("a"), "%s back on a", session)
+		}
 	})
 
 	t.Run("AWedgedEngineIsOutByItsSupervisor", func(t *testing.T) {
