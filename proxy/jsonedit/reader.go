@@ -238,86 +238,14 @@ func (r *Reader) Number() ([]byte, bool) {
 }
 
 // Float reads a JSON number that a float64 holds finitely, rounded as
-// strconv.ParseFloat rounds it (Number, for the rest).
+// strconv.ParseFloat rounds it.
 func (r *Reader) Float() (float64, bool) {
 	num, ok := r.Number()
 	if !ok {
 		return 0, false
 	}
-	if f, ok := exactFloat(num); ok {
-		return f, true
-	}
 	return Number(num)
 }
-
-// exactFloat converts num, a number as Reader.Number reads it, where one
-// IEEE operation does it exactly: at most 19 significant digits and a
-// decimal exponent within ±22 make an exact integer times or over an
-// exact power of ten, which ParseFloat's own first attempt (atof64exact)
-// rounds the same way. The logprobs engines write are such numbers
-// (Python's repr of a bfloat16, -0.0078125, or of a float32,
-// -0.31725305), and this saves ParseFloat's second scan of the text:
-// BenchmarkScore1000TokensTop5/parse_only.
-func exactFloat(num []byte) (float64, bool) {
-	i, neg := 0, num[0] == '-'
-	if neg {
-		i++
-	}
-	var mant uint64
-	nd, exp, point := 0, 0, false // significant digits summed; decimal exponent
-	for ; i < len(num) && num[i] != 'e' && num[i] != 'E'; i++ {
-		c := num[i]
-		if c == '.' {
-			point = true
-			continue
-		}
-		if point {
-			exp--
-		}
-		switch {
-		case nd < 19:
-			if mant = mant*10 + uint64(c-'0'); mant != 0 {
-				nd++
-			}
-		case c != '0':
-			return 0, false // past 19 significant digits: not exact
-		default:
-			exp++
-		}
-	}
-	if i < len(num) { // the exponent
-		i++
-		eneg := num[i] == '-'
-		if num[i] == '+' || num[i] == '-' {
-			i++
-		}
-		e := 0
-		for ; i < len(num) && e < 10000; i++ {
-			e = e*10 + int(num[i]-'0')
-		}
-		if eneg {
-			e = -e
-		}
-		exp += e
-	}
-	if mant > 1<<53 || exp < -22 || exp > 22 || len(num) > 64 {
-		return 0, false
-	}
-	f := float64(mant)
-	if exp < 0 {
-		f /= pow10[-exp]
-	} else {
-		f *= pow10[exp]
-	}
-	if neg {
-		f = -f
-	}
-	return f, true
-}
-
-// pow10 holds the powers of ten a float64 holds exactly.
-var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // digitsEnd is the index past the digits at b[i:].
 func digitsEnd(b []byte, i int) int {
