@@ -233,7 +233,7 @@ fleet-outage: $(COLLECTOR) $(MLXSIM) rules-deps
 ## prompt cache's hit share and TTFT of mlxbench's agent loops with
 ## affinity, spread (routing.affinity none) and one engine alone, and what
 ## fails when an engine is killed or wedges under that load; a table in
-## the test's log (opt-in, about 10 minutes; ROUTING_BENCH_AGENTS and
+## the test's log (opt-in, about 70 s; ROUTING_BENCH_AGENTS and
 ## ROUTING_BENCH_RUNS size it). Nothing asserts a time.
 bench-routing: $(COLLECTOR) $(MLXSIM) $(MLXBENCH)
 	MLX_OTELCOL=$(COLLECTOR) MLXSIM=$(MLXSIM) MLXBENCH=$(MLXBENCH) $(GO) test -count=1 -v -tags 'e2e routingbench' -timeout 40m -run TestRoutingBench ./test/e2e/
