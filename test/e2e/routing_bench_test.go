@@ -79,7 +79,7 @@ extensions:
 		names := []string{"a", "b", "c"}[:engines]
 		require.Eventually(t, func() bool {
 			for _, u := range names {
-				if v, err := upstreamUp(s, u); err != nil || v != 1 {
+				if upstreamGauge(s, "mlx_upstream_up", u) != 1 {
 					return false
 				}
 			}
@@ -150,10 +150,10 @@ extensions:
 			// Killed while it holds requests: the first moment the
 			// proxy counts some in flight on it.
 			deadline := time.Now().Add(time.Minute)
-			for upstreamInFlight(t, s, "b") < 2 && time.Now().Before(deadline) {
+			for upstreamGauge(s, "mlx_upstream_in_flight", "b") < 2 && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
-			inFlight = upstreamInFlight(t, s, "b")
+			inFlight = upstreamGauge(s, "mlx_upstream_in_flight", "b")
 			_ = b.cmd.Process.Signal(syscall.SIGKILL)
 		})
 		summarize("b killed under load", s, samples)
@@ -166,12 +166,12 @@ extensions:
 			// The moment its supervisor's not-ready takes it out.
 			deadline := time.Now().Add(time.Minute)
 			for time.Now().Before(deadline) {
-				if v, err := upstreamUp(s, "a"); err == nil && v == 0 {
+				if upstreamGauge(s, "mlx_upstream_up", "a") == 0 {
 					break
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			inFlight, sentBefore = upstreamInFlight(t, s, "a"), sentTo(t, s, "a")
+			inFlight, sentBefore = upstreamGauge(s, "mlx_upstream_in_flight", "a"), sentTo(t, s, "a")
 		})
 		summarize("a wedged at its 15th completion", s, samples)
 		rows[len(rows)-1].note = fmt.Sprintf("%.0f in flight on a when it went out, %.0f sent to it after",
@@ -187,45 +187,11 @@ extensions:
 	t.Logf("agents %d x runs %d per scenario (calculator, tri_tool, planner):%s", agents, runs, b.String())
 }
 
-func upstreamInFlight(t *testing.T, s *stack, name string) float64 {
-	sc, err := s.scrape("mlx_proxy")
-	require.NoError(t, err)
-	v, _ := sc.Value("mlx_upstream_in_flight", "upstream", name)
-	return v
-}
-
-func upstreamUp(s *stack, name string) (float64, error) {
-	sc, err := s.scrape("mlx_proxy")
-	if err != nil {
-		return 0, err
-	}
-	v, ok := sc.Value("mlx_upstream_up", "upstream", name)
-	if !ok {
-		return 0, fmt.Errorf("no mlx_upstream_up{upstream=%q}", name)
-	}
-	return v, nil
-}
-
 // sentByUpstream is "a / b": the requests the front door sent to the two
 // engines serving the bench's model, so that a row whose engine was out
 // all along shows it.
 func sentByUpstream(t *testing.T, s *stack) string {
 	return fmt.Sprintf("%.0f / %.0f", sentTo(t, s, "a"), sentTo(t, s, "b"))
-}
-
-// sentTo is mlx_upstream_requests_total of upstream name, every choice.
-func sentTo(t *testing.T, s *stack, name string) float64 {
-	sc, err := s.scrape("mlx_proxy")
-	require.NoError(t, err)
-	sent := 0.0
-	for _, m := range sc.Families["mlx_upstream_requests_total"].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "upstream" && l.GetValue() == name {
-				sent += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sent
 }
 
 func envInt(t *testing.T, name string, def int) int {

@@ -25,6 +25,35 @@ const (
 	routeLlama = "mlx-community/Llama-3.2-1B-Instruct-4bit"
 )
 
+// upstreamGauge is the front door's family{upstream=name}, -1 when the
+// scrape fails or has no such series (so that neither reads as 0 or 1).
+func upstreamGauge(s *stack, family, name string) float64 {
+	sc, err := s.scrape("mlx_proxy")
+	if err != nil {
+		return -1
+	}
+	v, ok := sc.Value(family, "upstream", name)
+	if !ok {
+		return -1
+	}
+	return v
+}
+
+// sentTo is mlx_upstream_requests_total of upstream name, every choice.
+func sentTo(t *testing.T, s *stack, name string) float64 {
+	sc, err := s.scrape("mlx_proxy")
+	require.NoError(t, err)
+	sent := 0.0
+	for _, m := range sc.Families["mlx_upstream_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "upstream" && l.GetValue() == name {
+				sent += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sent
+}
+
 // routedAnswer is what a client of the front door got.
 type routedAnswer struct {
 	status int
@@ -92,24 +121,18 @@ extensions:
 		require.NoError(t, err)
 		return sc
 	}
-	up := func(name string) float64 {
-		v, ok := scrape().Value("mlx_upstream_up", "upstream", name)
-		if !ok {
-			return -1
+	up := func(name string) float64 { return upstreamGauge(s, "mlx_upstream_up", name) }
+	served := func(name string) float64 { return sentTo(t, s, name) }
+	// servedBy sends each session once and holds that every one was
+	// answered by the engine name.
+	servedBy := func(t *testing.T, sessions []string, name string) {
+		before := served(name)
+		for _, session := range sessions {
+			r := routedChat(proxy, routeQwen, session, 10*time.Second)
+			require.NoError(t, r.err, session)
+			assert.Equal(t, http.StatusOK, r.status, "%s: %s", session, r.body)
 		}
-		return v
-	}
-	served := func(name string) float64 {
-		total := 0.0
-		sc := scrape()
-		for _, m := range sc.Families["mlx_upstream_requests_total"].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "upstream" && l.GetValue() == name {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-		return total
+		assert.Equal(t, before+float64(len(sessions)), served(name), "the conversations on %s", name)
 	}
 	// The front door answers once the supervised engine is ready.
 	require.Eventually(t, func() bool { return routedChat(proxy, routeQwen, "warm", 5*time.Second).status == http.StatusOK },
@@ -179,13 +202,7 @@ extensions:
 		require.Eventually(t, func() bool { return up("a") == 0 }, 15*time.Second, 100*time.Millisecond, "mlx_upstream_up{a} 0")
 		// While it is down its conversations are served by b: a request
 		// that cannot reach a is sent to b, never failed.
-		b0 := served("b")
-		for _, session := range onA {
-			r := routedChat(proxy, routeQwen, session, 10*time.Second)
-			require.NoError(t, r.err, session)
-			assert.Equal(t, http.StatusOK, r.status, "%s: %s", session, r.body)
-		}
-		assert.Equal(t, b0+float64(len(onA)), served("b"), "a's conversations on b")
+		servedBy(t, onA, "b")
 		// Its supervisor starts it again and says ready; then each of its
 		// conversations goes back to it (the same key ranks the same
 		// engine first once it is in).
@@ -216,13 +233,7 @@ extensions:
 		assert.Equal(t, http.StatusOK, res.StatusCode, "mlx_lm 0.31.3's /health after a wedge")
 		require.Eventually(t, func() bool { return up("a") == 0 }, 30*time.Second, 200*time.Millisecond, "mlx_upstream_up{a} 0")
 		// Every conversation that was on a is now served, by b.
-		b0 := served("b")
-		for _, session := range onA {
-			r := routedChat(proxy, routeQwen, session, 10*time.Second)
-			require.NoError(t, r.err, session)
-			assert.Equal(t, http.StatusOK, r.status, "%s: %s", session, r.body)
-		}
-		assert.Equal(t, b0+float64(len(onA)), served("b"), "a's conversations on b")
+		servedBy(t, onA, "b")
 	})
 
 	t.Run("ADeadThreadIsOutAndTheModelWithIt", func(t *testing.T) {
