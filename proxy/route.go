@@ -123,9 +123,17 @@ func (rt *router) end(rec *Record) {
 	if ch == nil || ch.i < 0 || ch.ended {
 		return
 	}
+	rt.finish(ch, true, false)
+}
+
+// finish ends choice ch on its upstream: its place in flight given back,
+// and reached (a connection was made) clearing the upstream's failed
+// connections or, false, counting toward its ejection; retried says the
+// request goes on at another upstream.
+func (rt *router) finish(ch *routeChoice, reached, retried bool) {
 	ch.ended = true
-	rt.pool.Done(ch.i, true, time.Now())
-	rt.metrics.ended(rt.engines[ch.i], false, false)
+	ejected := rt.pool.Done(ch.i, reached, time.Now())
+	rt.metrics.ended(rt.engines[ch.i], ejected, retried)
 }
 
 // target points out at engine m: its URL, and its own credential when it
@@ -167,14 +175,12 @@ func (rt *router) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil || !neverReached(err) || ch.retried || req.GetBody == nil {
 		return res, err
 	}
-	now := time.Now()
-	failed := ch.i
-	ch.ended = true
-	ejected := rt.pool.Done(failed, false, now)
+	// The next choice leaves the failed upstream out (tried), so it is
+	// made before that upstream's failure is counted.
 	tried := make([]bool, len(rt.engines))
-	tried[failed] = true
-	next, reason := rt.pool.Pick(rec.Model, ch.key, tried, now)
-	rt.metrics.ended(rt.engines[failed], ejected, next >= 0)
+	tried[ch.i] = true
+	next, reason := rt.pool.Pick(rec.Model, ch.key, tried, time.Now())
+	rt.finish(ch, false, next >= 0)
 	if next < 0 {
 		return nil, err
 	}
@@ -194,8 +200,7 @@ func (rt *router) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil && neverReached(err) {
 		// The second engine could not be reached either: its failure
 		// counts toward its ejection too, and the request ends here.
-		ch.ended = true
-		rt.metrics.ended(rt.engines[next], rt.pool.Done(next, false, time.Now()), false)
+		rt.finish(ch, false, false)
 	}
 	return res, err
 }
